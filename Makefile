@@ -1,0 +1,29 @@
+# Cardfit: `make run` starts the bot (or the terminal chat), `make test` runs the suite.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: install install-test run test bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+install: $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+
+install-test: $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[test]'
+
+run: install
+	@mkdir -p var
+	@if [ -n "$$CARDFIT_BOT_TOKEN" ]; then exec $(BIN)/cardfit bot; else exec $(BIN)/cardfit chat; fi
+
+test: install-test
+	$(BIN)/python -m pytest
+
+bench: install-test
+	$(BIN)/python benchmarks/bench_ask.py
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .hypothesis

@@ -1,0 +1,67 @@
+"""Texts in English and German behind one `t(lang, key, **values)`, and locale-aware number formatting."""
+from __future__ import annotations
+
+import string
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+LOCALES_DIR = Path(__file__).resolve().parent / "locales"
+LANGUAGES = ("en", "de")
+DEFAULT_LANGUAGE = "en"
+
+
+@lru_cache(maxsize=None)
+def texts(lang: str) -> dict[str, str]:
+    with (LOCALES_DIR / f"{lang}.yaml").open(encoding="utf-8") as handle:
+        data = yaml.safe_load(handle)
+    return {str(key): str(value) for key, value in data.items()}
+
+
+def normalize_language(code: str | None) -> str:
+    """Telegram `language_code` ('de-DE', 'de', 'en-US', None) -> 'de' or 'en'."""
+    if not code:
+        return DEFAULT_LANGUAGE
+    base = code.replace("_", "-").split("-")[0].lower()
+    return base if base in LANGUAGES else DEFAULT_LANGUAGE
+
+
+def t(lang: str, key: str, **values: object) -> str:
+    """The text for `key` in `lang` (falling back to English), with {placeholders} filled."""
+    lang = lang if lang in LANGUAGES else DEFAULT_LANGUAGE
+    template = texts(lang).get(key)
+    if template is None:
+        template = texts(DEFAULT_LANGUAGE)[key]
+    return template.format(**values) if values else template
+
+
+def placeholders(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def fmt_number(lang: str, value: float, decimals: int = 1) -> str:
+    """1,234.5 in English, 1.234,5 in German (half-up rounding, as the seeds print)."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    quant = Decimal(1).scaleb(-decimals)
+    rounded = Decimal(repr(float(value))).quantize(quant, rounding=ROUND_HALF_UP)
+    text = f"{rounded:,.{decimals}f}"
+    if lang == "de":
+        text = text.replace(",", "\u0000").replace(".", ",").replace("\u0000", ".")
+    return text
+
+
+def fmt_gb(lang: str, value: float, decimals: int = 1) -> str:
+    return f"{fmt_number(lang, value, decimals)} GB"
+
+
+def fmt_usd(lang: str, value: float) -> str:
+    """$1,590 / $0.33 in English; 1.590 $ / 0,33 $ in German. Cents only below $100."""
+    decimals = 2 if abs(value) < 100 else 0
+    number = fmt_number(lang, value, decimals)
+    return f"{number} $" if lang == "de" else f"${number}"
+
+
+def fmt_tokens(lang: str, tokens: int) -> str:
+    return fmt_number(lang, tokens, 0)

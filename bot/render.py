@@ -1,0 +1,253 @@
+"""Reply texts built from engine answers: one HTML renderer shared by Telegram, the terminal chat and the CLI."""
+from __future__ import annotations
+
+import html
+import re
+
+from bot.i18n import fmt_gb, fmt_number, fmt_tokens, fmt_usd, t
+from catalog.schema import Card, Catalog
+from engine.answer import Answer
+from engine.fit import Layout
+from engine.sizing import Requirement, ResolvedRequest
+
+
+TELEGRAM_LIMIT = 4096
+esc = html.escape
+
+
+def _layout_name(layout: Layout) -> str:
+    return esc(f"{layout.count}x {layout.card.name}")
+
+
+def _vram(lang: str, layout: Layout) -> str:
+    return fmt_gb(lang, layout.vram_gb, 0 if float(layout.vram_gb).is_integer() else 1)
+
+
+def _precision_label(resolved: ResolvedRequest) -> str:
+    return resolved.precision.upper()
+
+
+def render_request(answer: Answer, lang: str, model_note: str | None = None) -> list[str]:
+    """The request as understood, what was assumed, and what was not understood."""
+    resolved = answer.resolved
+    assert resolved is not None
+    raw = answer.request
+    shape = resolved.shape
+    marker = t(lang, "default_marker")
+    parts = [f"<b>{esc(shape.name)}</b>"]
+    if shape.typical:
+        parts[0] = f"<b>{esc(fmt_number(lang, resolved.params_b, 1 if not float(resolved.params_b).is_integer() else 0))}B</b>"
+    if resolved.weight_bytes is None and shape.published_weights is not None:
+        parts.append(esc(t(lang, "request.published", format=shape.published_weights.format.upper())))
+    elif resolved.workload == "qlora":
+        parts.append("NF4")
+    elif resolved.workload != "full":
+        parts.append(esc(_precision_label(resolved)))
+    if resolved.workload == "inference" or resolved.workload in ("lora", "qlora") and answer.catalog.sizing.policy == "breakdown":
+        parts.append(esc(t(lang, "request.context", tokens=fmt_tokens(lang, resolved.context_tokens))))
+        parts.append(esc(t(lang, "request.batch", batch=resolved.batch)))
+    parts.append(esc(t(lang, f"workload.{resolved.workload}")))
+    lines = [" · ".join(parts)]
+
+    assumed: list[str] = []
+    if model_note:
+        assumed.append(t(lang, "request.model_note", note=model_note))
+    if shape.typical:
+        size = next((a for a in resolved.assumed if a.startswith("shape of a typical")), "")
+        nominal = size.split("typical ")[1].split("B model")[0] if size else fmt_number(lang, resolved.params_b, 0)
+        assumed.append(t(lang, "request.typical_shape", size=nominal, shape=shape.describe_shape()))
+    if raw.workload is None:
+        assumed.append(f"{t(lang, f'workload.{resolved.workload}')} ({marker})")
+    if raw.precision is None and resolved.weight_bytes is not None and resolved.workload in ("inference", "lora"):
+        assumed.append(f"{_precision_label(resolved)} ({marker})")
+    if resolved.workload == "inference" or (resolved.workload in ("lora", "qlora") and answer.catalog.sizing.policy == "breakdown"):
+        if raw.context_tokens is None and (answer.catalog.sizing.policy == "breakdown"):
+            assumed.append(f"{t(lang, 'request.context', tokens=fmt_tokens(lang, resolved.context_tokens))} ({marker})")
+        if raw.batch is None and answer.catalog.sizing.policy == "breakdown":
+            assumed.append(f"{t(lang, 'request.batch', batch=resolved.batch)} ({marker})")
+    if resolved.workload == "inference" and raw.kv_precision is None and shape.kv_known and (
+        answer.catalog.sizing.policy == "breakdown" or resolved.context_named or resolved.batch_named
+    ):
+        assumed.append(f"{t(lang, 'request.kv', kv=resolved.kv_precision.upper())} ({marker})")
+    if assumed:
+        lines.append("<i>" + esc(t(lang, "request.assumed", items="; ".join(assumed))) + "</i>")
+    if resolved.ignored:
+        lines.append("<i>" + esc(t(lang, "request.ignored", items=", ".join(f"'{w}'" for w in resolved.ignored))) + "</i>")
+    return lines
+
+
+def render_requirement(requirement: Requirement, lang: str, details: bool) -> list[str]:
+    if requirement.low_gb is not None:
+        lines = [t(lang, "answer.memory_range", low=fmt_gb(lang, requirement.low_gb), total=fmt_gb(lang, requirement.total_gb))]
+    else:
+        lines = [t(lang, "answer.memory", total=fmt_gb(lang, requirement.total_gb))]
+    if details:
+        for component in requirement.components:
+            lines.append(f"• {esc(t(lang, f'component.{component.name}'))}: <code>{esc(component.formula)}</code>")
+    else:
+        lines.append(" · ".join(
+            f"{esc(t(lang, f'component.{c.name}'))} {fmt_gb(lang, c.gb)}" for c in requirement.components
+        ))
+    return lines
+
+
+def _price_line(lang: str, layout: Layout, catalog: Catalog) -> str:
+    line = t(lang, "answer.price", hourly=fmt_usd(lang, layout.hourly_usd), monthly=fmt_usd(lang, layout.monthly_usd))
+    percent = catalog.discount_percent(layout.count)
+    if percent:
+        line += t(lang, "answer.price_discount", percent=fmt_number(lang, percent, 0))
+    return line
+
+
+def _fit_lines(answer: Answer, layout: Layout, lang: str, details: bool) -> list[str]:
+    spare = fmt_gb(lang, layout.spare_gb)
+    line = t(lang, "answer.fits", layout=_layout_name(layout), vram=_vram(lang, layout), spare=spare)
+    if layout.tight:
+        line += t(lang, "answer.tight")
+    lines = [line, _price_line(lang, layout, answer.catalog)]
+    if layout.decode_tokens_per_s is not None:
+        lines.append(t(lang, "answer.decode", tps=fmt_number(lang, layout.decode_tokens_per_s, 0)))
+    if layout.per_gpu is not None and (details or layout.fits_total_not_per_gpu):
+        per = layout.per_gpu
+        lines.append(t(lang, "answer.per_gpu", weights=fmt_gb(lang, per.weights_gb), kv=fmt_gb(lang, per.kv_cache_gb),
+                       other=fmt_gb(lang, per.other_gb), total=fmt_gb(lang, per.total_gb),
+                       vram=fmt_gb(lang, layout.card.vram_gb, 0)))
+    return lines
+
+
+def _alternative_line(lang: str, layout: Layout) -> str:
+    extra = ""
+    if layout.decode_tokens_per_s is not None:
+        extra = t(lang, "answer.alternative_decode", tps=fmt_number(lang, layout.decode_tokens_per_s, 0))
+    if layout.tight:
+        extra += t(lang, "answer.tight")
+    return t(lang, "answer.alternative", layout=_layout_name(layout), vram=_vram(lang, layout),
+             monthly=fmt_usd(lang, layout.monthly_usd), hourly=fmt_usd(lang, layout.hourly_usd), extra=extra)
+
+
+def render_answer(answer: Answer, lang: str, *, details: bool = False, model_note: str | None = None,
+                  billing: str | None = None, max_alternatives: int = 2) -> str:
+    """The whole reply for one sizing question (HTML, under Telegram's 4,096 characters)."""
+    if answer.error:
+        return t(lang, "error.value", message=esc(answer.error))
+    assert answer.requirement is not None and answer.selection is not None and answer.resolved is not None
+    lines = render_request(answer, lang, model_note)
+    lines.append("")
+    selection = answer.selection
+    fit = selection.fit
+    requirement = answer.requirement
+    budget = answer.budget()
+    if answer.resolved.card and fit is not None:
+        # A named layout is answered first: yes/no, by how much, and what to do instead.
+        if fit.valid:
+            lines.append(t(lang, "answer.named_yes", layout=_layout_name(fit), vram=_vram(lang, fit),
+                           total=fmt_gb(lang, requirement.total_gb), spare=fmt_gb(lang, fit.spare_gb))
+                         + (t(lang, "answer.tight") if fit.tight else ""))
+        else:
+            reasons = [esc(p) for p in fit.problems if not p.startswith("needs ")]
+            if fit.spare_gb < 0:
+                reasons.insert(0, t(lang, "answer.named_short", missing=fmt_gb(lang, -fit.spare_gb)))
+            reason = "; ".join(reasons)
+            lines.append(t(lang, "answer.named_no", layout=_layout_name(fit), vram=_vram(lang, fit), reason=reason))
+    lines.extend(render_requirement(requirement, lang, details))
+    if budget is not None:
+        if budget["fits"]:
+            lines.append(t(lang, "answer.budget_yes", budget=fmt_gb(lang, budget["budget_gb"], 0),
+                           spare=fmt_gb(lang, budget["spare_gb"])))
+        else:
+            lines.append(t(lang, "answer.budget_no", budget=fmt_gb(lang, budget["budget_gb"], 0),
+                           missing=fmt_gb(lang, -budget["spare_gb"])))
+    if (requirement.kv_cache_gb == 0 and answer.resolved.workload == "inference" and not answer.resolved.shape.kv_known):
+        lines.append("<i>" + esc(t(lang, "answer.kv_unknown", model=answer.resolved.shape.name)) + "</i>")
+    lines.append("")
+    recommended = selection.recommended
+    if answer.resolved.card and fit is not None:
+        shown = fit if fit.valid else None
+        if shown is not None:
+            lines.extend(_fit_lines(answer, shown, lang, details)[1:])
+        if recommended is not None and (shown is None or not (recommended.card.id == fit.card.id and recommended.count == fit.count)):
+            lines.append(t(lang, "answer.instead", layout=_layout_name(recommended), vram=_vram(lang, recommended),
+                           monthly=fmt_usd(lang, recommended.monthly_usd), hourly=fmt_usd(lang, recommended.hourly_usd)))
+    elif fit is not None:
+        lines.extend(_fit_lines(answer, fit, lang, details))
+        if details:
+            lines.append("<i>" + esc(t(lang, "answer.reason", reason=selection.reason)) + "</i>")
+    else:
+        lines.append(t(lang, "answer.no_fit", reason=esc(selection.reason)))
+    alternatives = [a for a in selection.alternatives if not (recommended and a is recommended and answer.resolved.card)]
+    if alternatives and max_alternatives:
+        lines.append("")
+        lines.append(t(lang, "answer.alternatives"))
+        lines.extend(_alternative_line(lang, layout) for layout in alternatives[:max_alternatives])
+    if answer.topup_url and answer.topup_amount_usd is not None:
+        period = billing or answer.catalog.default_billing
+        lines.append("")
+        lines.append(t(lang, "answer.topup_line", url=esc(answer.topup_url, quote=True),
+                       amount=fmt_usd(lang, answer.topup_amount_usd), coin=esc(answer.coin or ""),
+                       period=esc(t(lang, f"period.{period}"))))
+    return clip("\n".join(lines))
+
+
+def clip(text: str, limit: int = TELEGRAM_LIMIT) -> str:
+    """Keep a reply under Telegram's limit, cutting at a line boundary (never inside a tag)."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind("\n", 0, limit - 2)
+    return text[: cut if cut > 0 else limit - 2].rstrip() + "\n…"
+
+
+def render_help(lang: str, not_question: bool = False) -> str:
+    head = t(lang, "help.not_question") if not_question else t(lang, "help.intro") + "\n\n" + t(lang, "help.examples")
+    examples = "\n".join(f"• <code>{esc(t(lang, f'help.example{i}'))}</code>" for i in (1, 2, 3))
+    tail = "" if not_question else "\n\n" + esc(t(lang, "help.commands"))
+    return f"{head}\n{examples}{tail}"
+
+
+def help_examples(lang: str) -> list[str]:
+    return [t(lang, f"help.example{i}") for i in (1, 2, 3)]
+
+
+def render_cards(catalog: Catalog, lang: str) -> str:
+    lines = [t(lang, "cards.title", provider=esc(catalog.provider), count=len(catalog.cards))]
+    for card in catalog.cards:
+        stock = ""
+        if card.stock:
+            stock = "".join(t(lang, "cards.stock", count=n, region=esc(r)) for r, n in card.stock.items())
+        lines.append(t(lang, "cards.line", name=esc(card.name), vram=fmt_gb(lang, card.vram_gb, 0),
+                       bandwidth=_bandwidth(lang, card), fp8=t(lang, "cards.fp8_yes" if card.fp8 else "cards.fp8_no"),
+                       monthly=fmt_usd(lang, catalog.monthly_list_price_usd(card)),
+                       hourly=fmt_usd(lang, catalog.hourly_list_price_usd(card)), stock=stock))
+    return clip("\n".join(lines))
+
+
+def _bandwidth(lang: str, card: Card) -> str:
+    if card.bandwidth_gbps >= 1000:
+        return f"{fmt_number(lang, card.bandwidth_gbps / 1000, 2).rstrip('0').rstrip(',.')} TB/s"
+    return f"{fmt_number(lang, card.bandwidth_gbps, 0)} GB/s"
+
+
+def render_card(catalog: Catalog, card: Card, lang: str) -> str:
+    monthly = catalog.monthly_list_price_usd(card)
+    regions = ""
+    if card.regions:
+        regions = "\n" + esc(", ".join(card.regions))
+    notes = f"\n<i>{esc(card.notes)}</i>" if card.notes else ""
+    interconnect = card.interconnect + (f" ({fmt_number(lang, card.interconnect_gbps, 0)} GB/s)" if card.interconnect_gbps else "")
+    return t(lang, "card.detail", name=esc(card.name), architecture=esc(card.architecture or "?"),
+             memory=esc(card.memory or "?"), vram=fmt_gb(lang, card.vram_gb, 0), bandwidth=_bandwidth(lang, card),
+             fp8=t(lang, "cards.fp8_yes" if card.fp8 else "cards.fp8_no"), interconnect=esc(interconnect),
+             monthly=fmt_usd(lang, monthly), hourly=fmt_usd(lang, catalog.hourly_list_price_usd(card)),
+             per_gb=fmt_usd(lang, monthly / card.vram_gb), gbps_per_usd=fmt_number(lang, card.bandwidth_gbps / monthly, 2),
+             sets=", ".join(str(n) for n in card.set_sizes), regions=regions, notes=notes)
+
+
+_TAG = re.compile(r"<[^>]+>")
+_LINK = re.compile(r'<a href="([^"]*)">([^<]*)</a>')
+
+
+def plain(text: str) -> str:
+    """HTML reply -> terminal text: links as 'text: url', tags dropped, entities unescaped."""
+    text = _LINK.sub(lambda m: f"{m.group(2)}: {html.unescape(m.group(1))}", text)
+    return html.unescape(_TAG.sub("", text))
+
+

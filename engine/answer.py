@@ -1,0 +1,96 @@
+"""One sizing answer end to end (request -> requirement -> fit -> top-up link), and its JSON form (DESIGN.md)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from catalog.schema import Catalog
+from engine.fit import Layout, Selection, select
+from engine.registry import Registry
+from engine.sizing import Requirement, ResolvedRequest, SizeRequest, SizingError, resolve, size
+from engine.topup import topup_amount_usd, topup_url
+
+
+@dataclass(slots=True)
+class Answer:
+    catalog: Catalog
+    request: SizeRequest
+    resolved: ResolvedRequest | None = None
+    requirement: Requirement | None = None
+    selection: Selection | None = None
+    topup_url: str | None = None
+    topup_amount_usd: float | None = None
+    coin: str | None = None
+    error: str | None = None
+
+    @property
+    def fit(self) -> Layout | None:
+        return self.selection.fit if self.selection else None
+
+    @property
+    def payable(self) -> Layout | None:
+        """The layout a top-up pays for: the named layout when it works, else the recommended one."""
+        if self.selection is None:
+            return None
+        if self.selection.fit is not None and self.selection.fit.valid:
+            return self.selection.fit
+        return self.selection.recommended
+
+    def budget(self) -> dict | None:
+        if self.resolved is None or self.resolved.memory_budget_gb is None or self.requirement is None:
+            return None
+        budget = self.resolved.memory_budget_gb
+        return {"budget_gb": budget, "fits": self.requirement.total_gb <= budget,
+                "spare_gb": budget - self.requirement.total_gb}
+
+    def to_json(self) -> dict:
+        selection = self.selection
+        data = {
+            "request": self.resolved.to_json() if self.resolved else _raw_request_json(self.request),
+            "requirement": self.requirement.to_json() if self.requirement else None,
+            "fit": selection.fit.to_json(self.catalog) if selection and selection.fit else None,
+            "reason": selection.reason if selection else None,
+            "alternatives": [l.to_json(self.catalog) for l in selection.alternatives] if selection else [],
+            "topup_url": self.topup_url,
+            "error": self.error,
+        }
+        budget = self.budget()
+        if budget is not None:
+            data["budget"] = budget
+        return data
+
+
+def _raw_request_json(request: SizeRequest) -> dict:
+    return {
+        "model": request.model, "params_b": request.params_b, "precision": request.precision,
+        "kv_precision": request.kv_precision, "context_tokens": request.context_tokens, "batch": request.batch,
+        "workload": request.workload, "card": request.card, "gpu_count": request.gpu_count,
+        "assumed": list(request.assumed), "ignored": list(request.ignored),
+    }
+
+
+def build_answer(
+    request: SizeRequest,
+    catalog: Catalog,
+    *,
+    registry: Registry | None = None,
+    user_id: int | str | None = None,
+    topup_secret: str | None = None,
+    billing: str | None = None,
+    coin: str | None = None,
+) -> Answer:
+    answer = Answer(catalog=catalog, request=request)
+    try:
+        resolved = resolve(request, catalog.sizing, registry)
+        requirement = size(resolved, catalog.sizing)
+    except SizingError as exc:
+        answer.error = str(exc)
+        return answer
+    answer.resolved, answer.requirement = resolved, requirement
+    answer.selection = select(requirement, resolved, catalog)
+    payable = answer.payable
+    if payable is not None:
+        amount = topup_amount_usd(catalog, payable.hourly_usd, payable.monthly_usd, billing)
+        answer.topup_amount_usd = amount
+        answer.coin = (coin or catalog.default_coin).upper() if (coin or "").upper() in catalog.coins or not coin else catalog.default_coin
+        answer.topup_url = topup_url(catalog, amount, answer.coin, user_id, topup_secret)
+    return answer

@@ -1,0 +1,188 @@
+"""The model registry: real shapes of open models (bundled YAML) and the seed's typical shapes for bare sizes."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+REGISTRY_PATH = Path(__file__).resolve().parent / "data" / "models.yaml"
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedWeights:
+    format: str  # "fp8", "mxfp4", "fp4+fp8"
+    gb: float
+    note: str = ""
+
+    @property
+    def needs_fp8_hardware(self) -> bool:
+        """FP8/FP4 weights run only on cards with hardware support (issue 3)."""
+        return any(tag in self.format.lower() for tag in ("fp8", "fp4"))
+
+
+@dataclass(frozen=True, slots=True)
+class ModelShape:
+    id: str
+    name: str
+    params_b: float
+    active_params_b: float
+    layers: int | None
+    attention_heads: int | None
+    kv_heads: int | None
+    head_dim: int | None
+    family: str = ""
+    kind: str = "llm"
+    sliding_window: int | None = None
+    sliding_layers: int = 0
+    mla_kv_lora_rank: int | None = None
+    mla_qk_rope_head_dim: int | None = None
+    experts_total: int | None = None
+    experts_active: int | None = None
+    published_weights: PublishedWeights | None = None
+    context_max: int | None = None
+    aliases: tuple[str, ...] = ()
+    source: str = ""
+    typical: bool = False  # a seed "typical shape" for a bare size, not a named model
+
+    @property
+    def is_mla(self) -> bool:
+        return self.mla_kv_lora_rank is not None
+
+    @property
+    def kv_known(self) -> bool:
+        # A diffusion transformer (FLUX.1) has attention but no token-by-token KV cache to size.
+        if self.layers is None or self.kind != "llm":
+            return False
+        if self.is_mla:
+            return True
+        return self.kv_heads is not None and self.head_dim is not None
+
+    def describe_shape(self) -> str:
+        if not self.kv_known:
+            return "attention shape not published"
+        if self.is_mla:
+            return f"{self.layers} layers, MLA latent {self.mla_kv_lora_rank}+{self.mla_qk_rope_head_dim}"
+        kind = "MHA" if self.kv_heads == self.attention_heads else f"GQA {self.kv_heads} KV heads"
+        text = f"{self.layers} layers, {kind}, head dim {self.head_dim}"
+        if self.sliding_window:
+            text += f", {self.sliding_layers} layers with a {self.sliding_window:,}-token window"
+        return text
+
+
+# Seed 000 section 02: "typische Formen" for bare sizes; head dim 128 throughout. Attention heads are not in
+# the seed; they come from the real model of that shape (Llama 2 7B/13B, Yi-34B, Llama 3.1 70B/405B) and only
+# matter for tensor-parallel divisibility.
+TYPICAL_SHAPES: tuple[tuple[float, int, int, int], ...] = (
+    # size_b, layers, attention_heads, kv_heads
+    (7, 32, 32, 8),
+    (13, 40, 40, 40),
+    (34, 60, 56, 8),
+    (70, 80, 64, 8),
+    (405, 126, 128, 8),
+)
+
+
+def typical_shape(params_b: float) -> tuple[ModelShape, float]:
+    """The seed's typical shape nearest to `params_b` (by ratio), with params set to `params_b`.
+
+    Returns the shape and the nominal size whose shape was used, so the caller can say what it assumed.
+    """
+    import math
+
+    size, layers, heads, kv_heads = min(
+        TYPICAL_SHAPES, key=lambda row: abs(math.log(params_b / row[0])) if params_b > 0 else row[0]
+    )
+    shape = ModelShape(
+        id=f"typical-{size:g}b",
+        name=f"{params_b:g}B",
+        params_b=params_b,
+        active_params_b=params_b,
+        layers=layers,
+        attention_heads=heads,
+        kv_heads=kv_heads,
+        head_dim=128,
+        typical=True,
+        source="seed 000 section 02 (typical shapes)",
+    )
+    return shape, size
+
+
+_NORMALIZE = re.compile(r"[\s_\-./\[\]():,]+")
+
+
+def normalize_name(text: str) -> str:
+    """Lower-case and drop separators so 'Llama-3.1 70B' and 'llama3.170b' compare equal."""
+    return _NORMALIZE.sub("", text.lower())
+
+
+@dataclass(frozen=True)
+class Registry:
+    models: tuple[ModelShape, ...]
+    by_key: dict[str, ModelShape] = field(repr=False)
+
+    def get(self, model_id: str) -> ModelShape | None:
+        """Exact lookup by id or alias (separators and case ignored)."""
+        return self.by_key.get(normalize_name(model_id))
+
+    def __iter__(self):
+        return iter(self.models)
+
+    def __len__(self) -> int:
+        return len(self.models)
+
+
+def _shape_from_entry(entry: dict) -> ModelShape:
+    mla = entry.get("mla") or {}
+    experts = entry.get("experts") or {}
+    published = entry.get("published_weights")
+    params_b = float(entry["params_b"])
+    return ModelShape(
+        id=str(entry["id"]),
+        name=str(entry.get("name") or entry["id"]),
+        family=str(entry.get("family") or ""),
+        kind=str(entry.get("kind") or "llm"),
+        params_b=params_b,
+        active_params_b=float(entry.get("active_params_b") or params_b),
+        layers=entry.get("layers"),
+        attention_heads=entry.get("attention_heads"),
+        kv_heads=entry.get("kv_heads"),
+        head_dim=entry.get("head_dim"),
+        sliding_window=entry.get("sliding_window"),
+        sliding_layers=int(entry.get("sliding_layers") or 0),
+        mla_kv_lora_rank=mla.get("kv_lora_rank"),
+        mla_qk_rope_head_dim=mla.get("qk_rope_head_dim"),
+        experts_total=experts.get("total"),
+        experts_active=experts.get("active"),
+        published_weights=(
+            PublishedWeights(str(published["format"]), float(published["gb"]), str(published.get("note") or ""))
+            if published
+            else None
+        ),
+        context_max=entry.get("context_max"),
+        aliases=tuple(str(alias) for alias in entry.get("aliases") or ()),
+        source=str(entry.get("source") or ""),
+    )
+
+
+def build_registry(entries: list[dict]) -> Registry:
+    models = tuple(_shape_from_entry(entry) for entry in entries)
+    by_key: dict[str, ModelShape] = {}
+    for model in models:
+        for key in (model.id, model.name, *model.aliases):
+            normalized = normalize_name(key)
+            other = by_key.get(normalized)
+            if other is not None and other.id != model.id:
+                raise ValueError(f"model registry: {key!r} names both {other.id} and {model.id}")
+            by_key[normalized] = model
+    return Registry(models, by_key)
+
+
+@lru_cache(maxsize=1)
+def default_registry() -> Registry:
+    """The bundled registry, read once (DESIGN: the engine reads its bundled data at import/first use only)."""
+    with REGISTRY_PATH.open(encoding="utf-8") as handle:
+        data = yaml.safe_load(handle)
+    return build_registry(data["models"])

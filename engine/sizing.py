@@ -1,0 +1,520 @@
+"""Sizing maths: a request -> named memory components in decimal GB, under the provider's sizing policy.
+
+Pure and synchronous: no I/O, no clock. Every component carries the formula that produced it, so a reply can
+show its working ("70 x 0.5 B = 35.0 GB").
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from catalog.schema import SizingPolicy
+from engine.registry import ModelShape, Registry, default_registry, typical_shape
+
+GB = 1e9
+
+# Bytes per parameter (DESIGN.md "Sizing"; seed 000 section 01).
+PRECISION_BYTES: dict[str, float] = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
+# Words that mean one of the precisions above. nf4/awq/gptq are 4-bit weight-only methods (issue 2).
+PRECISION_SYNONYMS: dict[str, str] = {
+    "fp32": "fp32", "float32": "fp32", "f32": "fp32", "full": "fp32",
+    "bf16": "bf16", "bfloat16": "bf16",
+    "fp16": "fp16", "float16": "fp16", "f16": "fp16", "half": "fp16", "16bit": "bf16",
+    "fp8": "fp8", "float8": "fp8", "e4m3": "fp8",
+    "int8": "int8", "8bit": "int8", "q8": "int8", "w8a8": "int8",
+    "int4": "int4", "4bit": "int4", "q4": "int4", "nf4": "int4", "awq": "int4", "gptq": "int4", "w4a16": "int4",
+}
+KV_PRECISION_BYTES: dict[str, float] = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
+WORKLOADS = ("inference", "full", "lora", "qlora")
+
+MAX_PARAMS_B = 100_000
+MAX_CONTEXT_TOKENS = 10_000_000
+MAX_BATCH = 4096
+
+# Full fine-tuning with Adam (seed 000 section 04): BF16 weights 2 + BF16 gradients 2 + FP32 master 4 +
+# Adam moments 4 + 4 = 16 B/param, plus 15 % for activations and fragmentation.
+FULL_FT_ACTIVATION_SHARE = 0.15
+# LoRA adapter: ~0.5 % of the params, 16 B of optimizer state per adapter param (seed 000 section 04).
+LORA_ADAPTER_SHARE = 0.005
+LORA_ADAPTER_BYTES = 16
+# Activations for LoRA/QLoRA with gradient checkpointing, per 2,048 tokens x batch 1. The seed does not give
+# its activation formula; LoRA - 2P = QLoRA - 0.5P in its table, and 1.6 GB + 80 MB per layer reproduces nine of
+# its ten LoRA/QLoRA cells (tests/test_golden_gpurenthub.py names the tenth).
+LORA_ACTIVATION_BASE_GB = 1.6
+LORA_ACTIVATION_PER_LAYER_GB = 0.08
+LORA_ACTIVATION_TOKENS = 2048
+# GPUwithCrypto (seed 004): full fine-tuning 16-18 B/param, QLoRA 0.75 GB per billion params.
+HEADROOM_FULL_LOW_BYTES = 16
+HEADROOM_FULL_HIGH_BYTES = 18
+HEADROOM_QLORA_GB_PER_B = 0.75
+
+
+class SizingError(ValueError):
+    """A request that cannot be sized; the message names the bad value."""
+
+
+@dataclass(slots=True)
+class SizeRequest:
+    """What the user asked; None means "not said" (the policy's default is then used and listed)."""
+
+    model: str | None = None
+    params_b: float | None = None
+    precision: str | None = None
+    kv_precision: str | None = None
+    context_tokens: int | None = None
+    batch: int | None = None
+    workload: str | None = None
+    card: str | None = None
+    gpu_count: int | None = None
+    memory_budget_gb: float | None = None
+    region: str | None = None
+    assumed: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ResolvedRequest:
+    """A request with every value filled in, and the list of what was assumed to fill it."""
+
+    shape: ModelShape
+    model: str | None
+    params_b: float
+    precision: str  # a PRECISION_BYTES key, or the published format of a pre-quantized model
+    weight_bytes: float | None  # None when the published weight size is used
+    kv_precision: str
+    context_tokens: int
+    batch: int
+    workload: str
+    context_named: bool
+    batch_named: bool
+    card: str | None
+    gpu_count: int | None
+    memory_budget_gb: float | None
+    region: str | None
+    assumed: list[str]
+    ignored: list[str]
+
+    def to_json(self) -> dict:
+        return {
+            "model": self.model,
+            "params_b": self.params_b,
+            "precision": self.precision,
+            "kv_precision": self.kv_precision,
+            "context_tokens": self.context_tokens,
+            "batch": self.batch,
+            "workload": self.workload,
+            "card": self.card,
+            "gpu_count": self.gpu_count,
+            "assumed": list(self.assumed),
+            "ignored": list(self.ignored),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Component:
+    name: str
+    gb: float
+    formula: str
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "gb": self.gb, "formula": self.formula}
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    """The memory a request needs, as components that add up to `total_gb`.
+
+    `low_gb` is set where the policy gives a range (GPUwithCrypto full fine-tuning 16-18 B/param); the high
+    end is `total_gb` and decides the fit. The split fields feed the per-GPU view under tensor parallelism.
+    """
+
+    components: tuple[Component, ...]
+    total_gb: float
+    low_gb: float | None
+    weights_gb: float  # resident weights
+    active_weights_gb: float  # weights read per decoded token (MoE: the active experts only)
+    kv_cache_gb: float
+    per_process_gb: float  # fixed cost that every GPU process pays (runtime overhead)
+    scales_with_weights_gb: float  # headroom/optimizer/activations that shard like the weights
+    kv_replicated: bool  # MLA latent cache: the same on every tensor-parallel rank
+
+    def component(self, name: str) -> Component | None:
+        for component in self.components:
+            if component.name == name:
+                return component
+        return None
+
+    def per_gpu_gb(self, count: int, kv_heads: int | None) -> float:
+        """Memory on each of `count` GPUs under tensor parallelism.
+
+        Weights (and what scales with them) split evenly; the KV cache splits by KV head, and a KV head is
+        never split, so with fewer KV heads than cards each card holds one (replicated); the runtime overhead
+        is paid once per GPU process.
+        """
+        if count <= 1:
+            return self.total_gb
+        if self.kv_replicated:
+            kv_per_gpu = self.kv_cache_gb
+        elif kv_heads:
+            kv_per_gpu = self.kv_cache_gb * math.ceil(kv_heads / count) / kv_heads
+        else:
+            kv_per_gpu = self.kv_cache_gb / count
+        sharded = (self.weights_gb + self.scales_with_weights_gb) / count
+        return sharded + kv_per_gpu + self.per_process_gb
+
+    def to_json(self) -> dict:
+        data = {"total_gb": self.total_gb, "components": [c.to_json() for c in self.components]}
+        if self.low_gb is not None:
+            data["low_gb"] = self.low_gb
+        return data
+
+
+def canonical_precision(word: str) -> str | None:
+    key = word.strip().lower().replace("-", "").replace(" ", "").replace("_", "")
+    return PRECISION_SYNONYMS.get(key)
+
+
+def canonical_kv_precision(word: str) -> str | None:
+    precision = canonical_precision(word)
+    if precision is None or precision not in KV_PRECISION_BYTES:
+        return None
+    return precision
+
+
+def fmt_num(value: float) -> str:
+    """Compact number for formulas: 70, 7.3, 0.5, 8,192."""
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.4g}" if abs(value) < 1000 else f"{value:,.1f}"
+
+
+def fmt_gb(value: float) -> str:
+    return f"{value:,.1f} GB"
+
+
+def resolve(request: SizeRequest, policy: SizingPolicy, registry: Registry | None = None) -> ResolvedRequest:
+    """Fill every value the user did not give from the model and the policy; list each filled value."""
+    assumed = list(request.assumed)
+
+    workload = (request.workload or "inference").lower()
+    if workload not in WORKLOADS:
+        raise SizingError(f"unknown workload {request.workload!r} (use one of {', '.join(WORKLOADS)})")
+    if request.workload is None:
+        assumed.append("workload: inference (default)")
+
+    if request.model:
+        shape = (registry or default_registry()).get(request.model)
+        if shape is None:
+            raise SizingError(f"unknown model {request.model!r}")
+        if request.params_b is not None and abs(request.params_b - shape.params_b) > 1e-9:
+            assumed.append(f"{fmt_num(request.params_b)}B ignored: {shape.name} has {fmt_num(shape.params_b)}B")
+        params_b = shape.params_b
+        model_id: str | None = shape.id
+    elif request.params_b is not None:
+        params_b = float(request.params_b)
+        _check_range("params", params_b, 0, MAX_PARAMS_B, "B")
+        shape, nominal = typical_shape(params_b)
+        assumed.append(f"shape of a typical {fmt_num(nominal)}B model: {shape.describe_shape()}")
+        model_id = None
+    else:
+        raise SizingError("no model or parameter count given")
+    _check_range("params", params_b, 0, MAX_PARAMS_B, "B")
+
+    weight_bytes: float | None
+    if request.precision is not None:
+        precision = canonical_precision(request.precision)
+        if precision is None:
+            raise SizingError(f"unknown precision {request.precision!r} (use fp32, bf16, fp16, fp8, int8 or int4)")
+        weight_bytes = PRECISION_BYTES[precision]
+    elif shape.published_weights is not None and workload == "inference":
+        precision = shape.published_weights.format
+        weight_bytes = None
+        assumed.append(
+            f"weights as published: {fmt_gb(shape.published_weights.gb)} ({shape.published_weights.format.upper()})"
+        )
+    else:
+        precision = policy.default_precision
+        weight_bytes = PRECISION_BYTES[precision]
+        if workload in ("inference", "lora"):
+            assumed.append(f"precision: {precision.upper()} (default)")
+
+    if request.kv_precision is not None:
+        kv_precision = canonical_kv_precision(request.kv_precision)
+        if kv_precision is None:
+            raise SizingError(f"unknown KV cache precision {request.kv_precision!r} (use fp16, bf16, fp8 or int8)")
+    else:
+        kv_precision = policy.default_kv_precision
+
+    training = workload != "inference"
+    if request.context_tokens is not None:
+        context_tokens = int(request.context_tokens)
+        _check_range("context", context_tokens, 0, MAX_CONTEXT_TOKENS, " tokens")
+    else:
+        context_tokens = policy.training_context_tokens if training else policy.default_context_tokens
+        if training and workload in ("full",) and policy.policy == "breakdown":
+            pass  # full fine-tuning in this policy is per-parameter only; no sequence length enters it
+        elif training and policy.policy == "headroom":
+            pass  # seed 004's training rules are per-parameter; context does not enter them
+        else:
+            assumed.append(f"context: {context_tokens:,} tokens (default)")
+    if request.batch is not None:
+        batch = int(request.batch)
+        _check_range("batch", batch, 0, MAX_BATCH, "")
+    else:
+        batch = policy.default_batch
+        if not training or (policy.policy == "breakdown" and workload in ("lora", "qlora")):
+            assumed.append(f"batch: {batch} (default)")
+    if (
+        not training
+        and request.kv_precision is None
+        and shape.kv_known
+        and (policy.policy == "breakdown" or request.context_tokens is not None or request.batch is not None)
+    ):
+        assumed.append(f"KV cache in {kv_precision.upper()} (default)")
+
+    if request.gpu_count is not None and not 1 <= request.gpu_count <= 64:
+        raise SizingError(f"GPU count {request.gpu_count} is outside 1..64")
+    if request.memory_budget_gb is not None and not 0 < request.memory_budget_gb <= 1_000_000:
+        raise SizingError(f"memory budget {request.memory_budget_gb:g} GB is not a sensible size")
+
+    return ResolvedRequest(
+        shape=shape,
+        model=model_id,
+        params_b=params_b,
+        precision=precision,
+        weight_bytes=weight_bytes,
+        kv_precision=kv_precision,
+        context_tokens=context_tokens,
+        batch=batch,
+        workload=workload,
+        context_named=request.context_tokens is not None,
+        batch_named=request.batch is not None,
+        card=request.card,
+        gpu_count=request.gpu_count,
+        memory_budget_gb=request.memory_budget_gb,
+        region=request.region,
+        assumed=assumed,
+        ignored=list(request.ignored),
+    )
+
+
+def _check_range(what: str, value: float, low_exclusive: float, high: float, unit: str) -> None:
+    if not math.isfinite(value) or value <= low_exclusive or value > high:
+        raise SizingError(f"{what} {fmt_num(value)}{unit} is out of range (must be above {fmt_num(low_exclusive)} "
+                          f"and at most {fmt_num(high)}{unit})")
+
+
+# -- KV cache ----------------------------------------------------------------------------------------------
+
+def kv_cache(shape: ModelShape, kv_bytes: float, tokens: int, batch: int) -> Component | None:
+    """2 x layers x kv_heads x head_dim x bytes x tokens x batch, with sliding windows and MLA latents.
+
+    Sliding-window layers hold at most the window (Gemma 2/3, Mistral 7B v0.1, gpt-oss); MLA models (DeepSeek
+    V3/R1) cache one latent of kv_lora_rank + qk_rope_head_dim per layer and token, with no K/V pair.
+    Returns None when the registry does not know the attention shape.
+    """
+    if not shape.kv_known:
+        return None
+    assert shape.layers is not None
+    bytes_label = fmt_num(kv_bytes)
+    if shape.is_mla:
+        assert shape.mla_kv_lora_rank is not None and shape.mla_qk_rope_head_dim is not None
+        width = shape.mla_kv_lora_rank + shape.mla_qk_rope_head_dim
+        total = shape.layers * width * kv_bytes * tokens * batch
+        formula = (
+            f"{shape.layers} layers x ({shape.mla_kv_lora_rank} + {shape.mla_qk_rope_head_dim}) MLA latent x "
+            f"{bytes_label} B x {tokens:,} tokens x {batch} = {fmt_gb(total / GB)}"
+        )
+        return Component("kv_cache", total / GB, formula)
+    assert shape.kv_heads is not None and shape.head_dim is not None
+    window_layers = shape.sliding_layers if shape.sliding_window else 0
+    full_layers = shape.layers - window_layers
+    per_layer_token = 2 * shape.kv_heads * shape.head_dim * kv_bytes
+    if window_layers and tokens > (shape.sliding_window or 0):
+        windowed = min(tokens, shape.sliding_window or tokens)
+        total = per_layer_token * (full_layers * tokens + window_layers * windowed) * batch
+        formula = (
+            f"2 x {shape.kv_heads} KV heads x {shape.head_dim} x {bytes_label} B x "
+            f"({full_layers} layers x {tokens:,} + {window_layers} window layers x {windowed:,} tokens) x "
+            f"{batch} = {fmt_gb(total / GB)}"
+        )
+    else:
+        total = per_layer_token * shape.layers * tokens * batch
+        formula = (
+            f"2 x {shape.layers} layers x {shape.kv_heads} KV heads x {shape.head_dim} x {bytes_label} B x "
+            f"{tokens:,} tokens x {batch} = {fmt_gb(total / GB)}"
+        )
+    return Component("kv_cache", total / GB, formula)
+
+
+def kv_bytes_per_token(shape: ModelShape, kv_bytes: float = 2) -> float | None:
+    """Full-context KV bytes per token and sequence (no window cap), as the seeds' tables list it."""
+    component = kv_cache(shape, kv_bytes, 1, 1)
+    return None if component is None else float(round(component.gb * GB))  # whole bytes; undo float GB scaling
+
+
+# -- weights -----------------------------------------------------------------------------------------------
+
+def _weights(resolved: ResolvedRequest, label: str = "") -> Component:
+    shape = resolved.shape
+    if resolved.weight_bytes is None:
+        assert shape.published_weights is not None
+        published = shape.published_weights
+        return Component(
+            "weights", published.gb, f"{shape.name} as published ({published.format.upper()}) = {fmt_gb(published.gb)}"
+        )
+    gb = resolved.params_b * resolved.weight_bytes
+    suffix = f" ({label})" if label else ""
+    return Component("weights", gb, f"{fmt_num(resolved.params_b)} x {fmt_num(resolved.weight_bytes)} B{suffix} = {fmt_gb(gb)}")
+
+
+def _active_share(shape: ModelShape) -> float:
+    return shape.active_params_b / shape.params_b if shape.params_b else 1.0
+
+
+# -- policies ----------------------------------------------------------------------------------------------
+
+def size(resolved: ResolvedRequest, policy: SizingPolicy) -> Requirement:
+    """The memory requirement of a resolved request under the provider's sizing policy."""
+    if policy.policy == "breakdown":
+        return _size_breakdown(resolved, policy)
+    return _size_headroom(resolved, policy)
+
+
+def _requirement(components: list[Component], **split) -> Requirement:
+    total = sum(component.gb for component in components)
+    return Requirement(components=tuple(components), total_gb=total, **split)
+
+
+def _size_breakdown(resolved: ResolvedRequest, policy: SizingPolicy) -> Requirement:
+    p = resolved.params_b
+    shape = resolved.shape
+    overhead = Component("overhead", policy.overhead_gb, f"runtime overhead (CUDA context, framework, allocator) = {fmt_gb(policy.overhead_gb)}")
+    if resolved.workload == "inference":
+        weights = _weights(resolved)
+        components = [weights]
+        kv = kv_cache(shape, KV_PRECISION_BYTES[resolved.kv_precision], resolved.context_tokens, resolved.batch)
+        if kv is not None:
+            components.append(kv)
+        else:
+            resolved.assumed.append(f"KV cache not included: the attention shape of {shape.name} is not published")
+        components.append(overhead)
+        return _requirement(
+            components, low_gb=None, weights_gb=weights.gb, active_weights_gb=weights.gb * _active_share(shape),
+            kv_cache_gb=kv.gb if kv else 0.0, per_process_gb=overhead.gb, scales_with_weights_gb=0.0,
+            kv_replicated=shape.is_mla,
+        )
+    if resolved.workload == "full":
+        weights = Component("weights", 2 * p, f"{fmt_num(p)} x 2 B (BF16 weights) = {fmt_gb(2 * p)}")
+        gradients = Component("gradients", 2 * p, f"{fmt_num(p)} x 2 B (BF16 gradients) = {fmt_gb(2 * p)}")
+        optimizer = Component(
+            "optimizer", 12 * p, f"{fmt_num(p)} x 12 B (FP32 master 4 + Adam moments 4 + 4) = {fmt_gb(12 * p)}"
+        )
+        base = 16 * p
+        activations = Component(
+            "activations", FULL_FT_ACTIVATION_SHARE * base,
+            f"15 % of {fmt_gb(base)} (activations, fragmentation) = {fmt_gb(FULL_FT_ACTIVATION_SHARE * base)}",
+        )
+        components = [weights, gradients, optimizer, activations]
+        return _requirement(
+            components, low_gb=None, weights_gb=weights.gb, active_weights_gb=weights.gb,
+            kv_cache_gb=0.0, per_process_gb=0.0,
+            scales_with_weights_gb=gradients.gb + optimizer.gb + activations.gb, kv_replicated=False,
+        )
+    # LoRA / QLoRA: frozen base + adapter with its optimizer state + activations + runtime overhead.
+    if resolved.workload == "qlora":
+        weights = Component("weights", 0.5 * p, f"{fmt_num(p)} x 0.5 B (frozen 4-bit NF4 base) = {fmt_gb(0.5 * p)}")
+    else:
+        bytes_per_param = resolved.weight_bytes if resolved.weight_bytes is not None else 2
+        gb = p * bytes_per_param
+        weights = Component("weights", gb, f"{fmt_num(p)} x {fmt_num(bytes_per_param)} B (frozen base) = {fmt_gb(gb)}")
+    adapter_gb = LORA_ADAPTER_SHARE * p * LORA_ADAPTER_BYTES
+    adapter = Component(
+        "adapter", adapter_gb,
+        f"0.5 % x {fmt_num(p)}B params x {LORA_ADAPTER_BYTES} B (adapter + its Adam state) = {fmt_gb(adapter_gb)}",
+    )
+    layers = shape.layers or typical_shape(p)[0].layers or 0
+    scale = resolved.context_tokens * resolved.batch / LORA_ACTIVATION_TOKENS
+    activations_gb = (LORA_ACTIVATION_BASE_GB + LORA_ACTIVATION_PER_LAYER_GB * layers) * scale
+    activations = Component(
+        "activations", activations_gb,
+        f"(1.6 GB + 0.08 GB x {layers} layers) x {resolved.context_tokens:,} tokens x {resolved.batch} / 2,048 "
+        f"(gradient checkpointing) = {fmt_gb(activations_gb)}",
+    )
+    components = [weights, adapter, activations, overhead]
+    return _requirement(
+        components, low_gb=None, weights_gb=weights.gb, active_weights_gb=weights.gb,
+        kv_cache_gb=0.0, per_process_gb=overhead.gb, scales_with_weights_gb=adapter.gb + activations.gb,
+        kv_replicated=False,
+    )
+
+
+def _size_headroom(resolved: ResolvedRequest, policy: SizingPolicy) -> Requirement:
+    p = resolved.params_b
+    shape = resolved.shape
+    factor = policy.headroom_factor
+    share = f"{(factor - 1) * 100:g} %"
+    if resolved.workload == "inference":
+        weights = _weights(resolved)
+        headroom_gb = weights.gb * (factor - 1)
+        kv = None
+        if resolved.context_named or resolved.batch_named:
+            kv = kv_cache(shape, KV_PRECISION_BYTES[resolved.kv_precision], resolved.context_tokens, resolved.batch)
+            if kv is None:
+                resolved.assumed.append(f"KV cache not included: the attention shape of {shape.name} is not published")
+        components = [weights]
+        if kv is not None:
+            # Seed 004: a named context adds the KV cache; never less than the x1.2 rule (DESIGN.md).
+            components.append(kv)
+            rest = headroom_gb - kv.gb
+            if rest > 0:
+                components.append(Component(
+                    "overhead", rest,
+                    f"{share} headroom ({fmt_gb(headroom_gb)}) minus the KV cache, for activations = {fmt_gb(rest)}",
+                ))
+        else:
+            components.append(Component(
+                "overhead", headroom_gb,
+                f"{share} of {fmt_gb(weights.gb)} for KV cache and activations = {fmt_gb(headroom_gb)}",
+            ))
+        kv_gb = kv.gb if kv else 0.0
+        return _requirement(
+            components, low_gb=None, weights_gb=weights.gb, active_weights_gb=weights.gb * _active_share(shape),
+            kv_cache_gb=kv_gb, per_process_gb=0.0,
+            scales_with_weights_gb=max(0.0, headroom_gb - kv_gb), kv_replicated=shape.is_mla,
+        )
+    if resolved.workload == "full":
+        low = HEADROOM_FULL_LOW_BYTES * p
+        weights = Component("weights", 2 * p, f"{fmt_num(p)} x 2 B (BF16 weights) = {fmt_gb(2 * p)}")
+        gradients = Component("gradients", 2 * p, f"{fmt_num(p)} x 2 B (gradients) = {fmt_gb(2 * p)}")
+        optimizer = Component(
+            "optimizer", 12 * p, f"{fmt_num(p)} x 12 B (AdamW state with FP32 copy, EleutherAI) = {fmt_gb(12 * p)}"
+        )
+        upper = Component(
+            "optimizer_upper", 2 * p,
+            f"{fmt_num(p)} x 2 B (upper end: Hugging Face counts 6 + 8 + 4 = 18 B) = {fmt_gb(2 * p)}",
+        )
+        components = [weights, gradients, optimizer, upper]
+        return _requirement(
+            components, low_gb=low, weights_gb=weights.gb, active_weights_gb=weights.gb, kv_cache_gb=0.0,
+            per_process_gb=0.0, scales_with_weights_gb=gradients.gb + optimizer.gb + upper.gb, kv_replicated=False,
+        )
+    if resolved.workload == "lora":
+        bytes_per_param = resolved.weight_bytes if resolved.weight_bytes is not None else 2
+        gb = p * bytes_per_param
+        weights = Component("weights", gb, f"{fmt_num(p)} x {fmt_num(bytes_per_param)} B (frozen base) = {fmt_gb(gb)}")
+        buffer = Component("overhead", gb * (factor - 1), f"x {factor:g} planning buffer = {fmt_gb(gb * (factor - 1))}")
+        return _requirement(
+            [weights, buffer], low_gb=None, weights_gb=weights.gb, active_weights_gb=weights.gb, kv_cache_gb=0.0,
+            per_process_gb=0.0, scales_with_weights_gb=buffer.gb, kv_replicated=False,
+        )
+    weights = Component("weights", 0.5 * p, f"{fmt_num(p)} x 0.5 B (4-bit base) = {fmt_gb(0.5 * p)}")
+    rest_gb = (HEADROOM_QLORA_GB_PER_B - 0.5) * p
+    adapter = Component(
+        "adapter", rest_gb,
+        f"{fmt_num(p)} x 0.25 GB (adapter, optimizer, buffers; 0.75 GB per B in all, QLoRA paper) = {fmt_gb(rest_gb)}",
+    )
+    return _requirement(
+        [weights, adapter], low_gb=None, weights_gb=weights.gb, active_weights_gb=weights.gb, kv_cache_gb=0.0,
+        per_process_gb=0.0, scales_with_weights_gb=adapter.gb, kv_replicated=False,
+    )

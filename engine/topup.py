@@ -1,0 +1,53 @@
+"""The crypto top-up link: the provider's template filled with amount, coin and an HMAC reference."""
+from __future__ import annotations
+
+import hashlib
+import hmac
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+
+from catalog.schema import Catalog
+
+BILLING_HOURS = {"hour": 1, "day": 24, "week": 168, "month": None}  # month = the catalog's hours_per_month
+
+
+def billing_hours(catalog: Catalog, period: str | None) -> int:
+    """Hours in a billing period, never below the provider's minimum term."""
+    period = period or catalog.default_billing
+    if period not in BILLING_HOURS:
+        raise ValueError(f"unknown billing period {period!r} (use hour, day, week or month)")
+    hours = BILLING_HOURS[period] or catalog.hours_per_month
+    return max(hours, catalog.minimum_term_hours, 1)
+
+
+def topup_amount_usd(catalog: Catalog, hourly_usd: float, monthly_usd: float, period: str | None) -> float:
+    hours = billing_hours(catalog, period)
+    if hours == catalog.hours_per_month:
+        return monthly_usd
+    return hourly_usd * hours
+
+
+def user_ref(user_id: int | str, secret: str) -> str:
+    """A short, stable, non-reversible reference for a user: no raw Telegram id ever goes into a URL."""
+    digest = hmac.new(secret.encode(), str(user_id).encode(), hashlib.sha256).hexdigest()
+    return digest[:16]
+
+
+def topup_url(
+    catalog: Catalog,
+    amount_usd: float,
+    coin: str | None = None,
+    user_id: int | str | None = None,
+    secret: str | None = None,
+) -> str:
+    coin = (coin or catalog.default_coin).upper()
+    if coin not in catalog.coins:
+        coin = catalog.default_coin
+    ref = user_ref(user_id, secret) if user_id is not None and secret else ""
+    values = {"amount": f"{amount_usd:.2f}", "coin": coin, "ref": ref}
+    url = catalog.topup.url_template.format(**{k: quote(v, safe="") for k, v in values.items()})
+    if not ref:
+        # Without a user there is no reference: drop the empty parameter rather than send "ref=".
+        parts = urlsplit(url)
+        query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if v != ""]
+        url = urlunsplit(parts._replace(query=urlencode(query, safe="")))
+    return url

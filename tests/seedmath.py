@@ -1,0 +1,40 @@
+"""Helpers for golden tests: run the engine the way the seeds' tables are built, and round the way they print."""
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
+
+from catalog.loader import load_catalog
+from catalog.schema import Catalog
+from engine.answer import Answer, build_answer
+from engine.sizing import SizeRequest
+
+
+@lru_cache(maxsize=None)
+def catalog(name: str) -> Catalog:
+    return load_catalog(name).catalog
+
+
+def half_up(value: float, decimals: int = 0) -> float:
+    """Round as the seeds print (21.125 -> 21.13), not banker's rounding."""
+    quant = Decimal(1).scaleb(-decimals)
+    return float(Decimal(repr(float(value))).quantize(quant, rounding=ROUND_HALF_UP))
+
+
+def ask(catalog_name: str, **fields) -> Answer:
+    answer = build_answer(SizeRequest(**fields), catalog(catalog_name))
+    assert answer.error is None, answer.error
+    return answer
+
+
+def total(catalog_name: str, **fields) -> float:
+    answer = ask(catalog_name, **fields)
+    assert answer.requirement is not None
+    return answer.requirement.total_gb
+
+
+def component_gb(answer: Answer, name: str) -> float:
+    assert answer.requirement is not None
+    component = answer.requirement.component(name)
+    assert component is not None, f"no {name} component in {answer.requirement.components}"
+    return component.gb

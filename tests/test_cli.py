@@ -1,0 +1,81 @@
+"""`cardfit size` and friends: flags, JSON shape, exit codes, one-line errors on stderr."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from bot.cli import main
+
+JSON_KEYS = {"request", "requirement", "fit", "reason", "alternatives", "topup_url", "error"}
+FIT_KEYS = {"card", "count", "vram_gb", "spare_gb", "tight", "valid", "price", "decode_tokens_per_s"}
+
+
+def run_cli(capsys, argv):
+    code = main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def size_json(capsys, *argv):
+    code, out, err = run_cli(capsys, ["size", "--json", *argv])
+    return code, json.loads(out), err
+
+
+def test_issue_example(capsys):
+    code, data, _ = size_json(capsys, "--catalog", "gpurenthub", "--params", "70", "--precision", "int4",
+                              "--context", "32768")
+    assert code == 0 and set(data) >= JSON_KEYS and data["error"] is None
+    assert round(data["requirement"]["total_gb"], 1) == 47.7
+    assert [(c["name"], round(c["gb"], 1)) for c in data["requirement"]["components"]] == [
+        ("weights", 35.0), ("kv_cache", 10.7), ("overhead", 2.0)]
+    assert set(data["fit"]) >= FIT_KEYS and data["fit"]["card"] == "a40"
+    assert data["fit"]["price"] == {"hourly": pytest.approx(240 / 720), "monthly": 240.0, "currency": "USD"}
+    assert data["request"]["context_tokens"] == 32768 and data["request"]["params_b"] == 70
+    assert data["topup_url"].startswith("https://pay.gpurenthub.example.com/topup?amount=240.00&coin=USDT")
+
+
+def test_model_flag_and_catalog_path(capsys):
+    code, data, _ = size_json(capsys, "--catalog", "gpuwithcrypto", "--model", "llama-3.1-70b", "--precision", "fp8")
+    assert code == 0 and data["fit"]["card"] == "h200" and data["request"]["model"] == "llama-3.1-70b"
+
+
+def test_card_and_count_layout(capsys):
+    code, data, _ = size_json(capsys, "--catalog", "gpuwithcrypto", "--model", "llama-3.1-70b",
+                              "--card", "h100", "--count", "3")
+    assert code == 0
+    assert data["fit"]["valid"] is False and "attention heads" in data["fit"]["reason"]
+    assert data["alternatives"][0]["card"] == "b200"
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--params", "0"], "params 0B"),
+    (["--params", "100001"], "out of range"),
+    (["--params", "7", "--context", "0"], "context 0"),
+    (["--params", "7", "--context", "10000001"], "context"),
+    (["--params", "7", "--batch", "0"], "batch 0"),
+    (["--params", "7", "--batch", "5000"], "batch"),
+    (["--model", "gpt-9"], "unknown model"),
+    (["--params", "7", "--precision", "fp3"], "unknown precision"),
+    (["--params", "seven"], "not a number"),
+    (["--params", "7", "--catalog", "/nonexistent.yaml"], "no such catalog"),
+])
+def test_bad_arguments_exit_2_with_error(capsys, argv, needle):
+    code, out, err = run_cli(capsys, ["size", "--json", *argv])
+    assert code == 2
+    assert needle in json.loads(out)["error"]
+    assert len(err.strip().splitlines()) == 1 and needle in err
+
+
+def test_human_output(capsys):
+    code, out, _ = run_cli(capsys, ["size", "--params", "7", "--precision", "bf16", "--card", "a40"])
+    assert code == 0
+    assert "Yes" in out and "Decode ceiling: 50 tokens/s" in out and "<b>" not in out
+
+
+def test_console_script_runs():
+    result = subprocess.run([sys.executable, "-m", "bot.cli", "size", "--params", "70", "--json"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and json.loads(result.stdout)["fit"]["card"] == "mi300x"

@@ -1,0 +1,175 @@
+"""Engine rules beyond the seed tables: KV refinements, registry integrity, validation, properties."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from catalog.loader import load_catalog
+from engine.registry import default_registry, typical_shape
+from engine.sizing import SizeRequest, SizingError, kv_cache, resolve, size
+from tests.seedmath import ask, component_gb
+
+RH = load_catalog("gpurenthub").catalog
+WC = load_catalog("gpuwithcrypto").catalog
+
+
+def test_issue_example_70b_int4_32k():
+    answer = ask("gpurenthub", params_b=70, precision="int4", context_tokens=32768)
+    parts = {c.name: round(c.gb, 1) for c in answer.requirement.components}
+    assert parts == {"weights": 35.0, "kv_cache": 10.7, "overhead": 2.0}
+    assert round(answer.requirement.total_gb, 1) == 47.7
+    assert answer.requirement.component("weights").formula == "70 x 0.5 B = 35.0 GB"
+
+
+# -- registry ------------------------------------------------------------------------------------------------
+
+def test_registry_has_30_plus_models_each_with_a_source():
+    registry = default_registry()
+    assert len(registry) >= 30
+    for model in registry:
+        assert model.source, model.id
+        assert model.params_b > 0 and model.active_params_b <= model.params_b, model.id
+
+
+@pytest.mark.parametrize("model_id", [
+    "llama-3.1-70b", "llama-3.1-8b", "llama-3.1-405b", "qwen2.5-32b", "qwen2.5-72b", "mistral-7b", "gpt-oss-120b",
+    "deepseek-v3", "deepseek-r1", "deepseek-v4-flash", "deepseek-v4-pro", "flux.1-dev", "llama-2-7b", "llama-3.2-3b",
+    "llama-3.3-70b", "mixtral-8x7b", "qwen3-32b", "gemma-2-27b", "gemma-3-27b", "phi-3-mini-4k", "phi-4",
+])
+def test_design_ids_present(model_id):
+    assert default_registry().get(model_id).id == model_id
+
+
+def test_head_dim_from_config_not_hidden_over_heads():
+    registry = default_registry()
+    assert registry.get("qwen3-32b").head_dim == 128
+    assert registry.get("gemma-2-27b").head_dim == 128
+    assert registry.get("gemma-2-9b").head_dim == 256
+    assert registry.get("gpt-oss-120b").head_dim == 64
+    assert registry.get("mistral-small-24b").head_dim == 128
+
+
+def test_aliases_resolve():
+    registry = default_registry()
+    for alias, model_id in (("Llama 3.1 70B", "llama-3.1-70b"), ("meta-llama/Llama-3.1-70B", "llama-3.1-70b"),
+                            ("gpt oss 120b", "gpt-oss-120b"), ("FLUX.1 [dev]", "flux.1-dev"),
+                            ("deepseek v4 flash", "deepseek-v4-flash"), ("mixtral 8x7b", "mixtral-8x7b")):
+        assert registry.get(alias).id == model_id, alias
+
+
+def test_moe_uses_total_params_for_memory_and_active_for_speed():
+    answer = ask("gpurenthub", model="mixtral-8x7b", precision="bf16")
+    assert component_gb(answer, "weights") == pytest.approx(46.7 * 2)
+    assert answer.requirement.active_weights_gb == pytest.approx(12.9 * 2)
+
+
+# -- KV cache refinements -----------------------------------------------------------------------------------
+
+def test_sliding_window_caps_mistral_7b_v01_at_4096_tokens():
+    shape = default_registry().get("mistral-7b")
+    at_4k = kv_cache(shape, 2, 4096, 1).gb
+    assert kv_cache(shape, 2, 32768, 1).gb == pytest.approx(at_4k)
+    v03 = default_registry().get("mistral-7b-v0.3")
+    assert kv_cache(v03, 2, 32768, 1).gb == pytest.approx(8 * at_4k)
+
+
+def test_gemma_2_half_the_layers_windowed():
+    shape = default_registry().get("gemma-2-9b")
+    assert shape.sliding_layers == shape.layers // 2 and shape.sliding_window == 4096
+    full = 2 * shape.kv_heads * shape.head_dim * 2
+    expected = full * (21 * 8192 + 21 * 4096)
+    assert kv_cache(shape, 2, 8192, 1).gb * 1e9 == pytest.approx(expected)
+
+
+def test_gemma_3_five_of_six_layers_windowed():
+    shape = default_registry().get("gemma-3-27b")
+    assert shape.sliding_window == 1024 and shape.sliding_layers > shape.layers * 0.8
+    at_128k = kv_cache(shape, 2, 131072, 1).gb
+    naive = 2 * shape.layers * shape.kv_heads * shape.head_dim * 2 * 131072 / 1e9
+    assert at_128k < naive / 4
+
+
+def test_mla_deepseek_v3_latent_cache():
+    shape = default_registry().get("deepseek-v3")
+    component = kv_cache(shape, 2, 131072, 1)
+    assert component.gb * 1e9 == pytest.approx(61 * (512 + 64) * 2 * 131072)
+    assert "MLA latent" in component.formula
+
+
+def test_diffusion_model_has_no_kv_cache():
+    answer = ask("gpurenthub", model="flux.1-dev")
+    assert answer.requirement.component("kv_cache") is None
+
+
+def test_v4_kv_unknown_is_said_not_guessed():
+    answer = ask("gpurenthub", model="deepseek-v4-flash", context_tokens=131072)
+    assert answer.requirement.component("kv_cache") is None
+    assert any("KV cache not included" in a for a in answer.resolved.assumed)
+
+
+# -- bare sizes -----------------------------------------------------------------------------------------------
+
+def test_bare_size_uses_nearest_typical_shape_and_says_so():
+    shape, nominal = typical_shape(8)
+    assert nominal == 7 and shape.layers == 32 and shape.params_b == 8
+    answer = ask("gpurenthub", params_b=120)
+    assert any("typical 70B model" in a for a in answer.resolved.assumed)
+    shape, nominal = typical_shape(1.5)
+    assert nominal == 7
+
+
+# -- validation -----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fields,message", [
+    ({"params_b": 0}, "params 0B"), ({"params_b": -3}, "params -3B"), ({"params_b": 100_001}, "params 100,001B"),
+    ({"params_b": 7, "context_tokens": 0}, "context 0"), ({"params_b": 7, "context_tokens": 10_000_001}, "context"),
+    ({"params_b": 7, "batch": 0}, "batch 0"), ({"params_b": 7, "batch": 4097}, "batch 4,097"),
+    ({"model": "llama-9000"}, "unknown model"), ({"params_b": 7, "precision": "fp5"}, "unknown precision"),
+    ({"params_b": 7, "kv_precision": "int4"}, "unknown KV cache precision"),
+    ({"params_b": 7, "workload": "dance"}, "unknown workload"), ({}, "no model"),
+])
+def test_bad_values_are_named(fields, message):
+    with pytest.raises(SizingError, match=message):
+        resolve(SizeRequest(**fields), RH.sizing)
+
+
+def test_limits_are_inclusive():
+    resolve(SizeRequest(params_b=100_000, context_tokens=10_000_000, batch=4096), RH.sizing)
+
+
+# -- properties -----------------------------------------------------------------------------------------------
+
+def _total(catalog, **fields):
+    return size(resolve(SizeRequest(**fields), catalog.sizing), catalog.sizing).total_gb
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(0.1, 5000), st.floats(0.1, 5000), st.sampled_from(["bf16", "fp8", "int4", "fp32"]),
+       st.sampled_from(["inference", "full", "lora", "qlora"]))
+def test_total_grows_with_params(a, b, precision, workload):
+    low, high = sorted((a, b))
+    for catalog in (RH, WC):
+        assert _total(catalog, params_b=low, precision=precision, workload=workload) <= \
+            _total(catalog, params_b=high, precision=precision, workload=workload) + 1e-9
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 2_000_000), st.integers(1, 2_000_000), st.integers(1, 256),
+       st.sampled_from(["llama-3.1-70b", "mistral-7b", "gemma-3-27b", "deepseek-v3", None]))
+def test_total_grows_with_context_and_batch(c1, c2, batch, model):
+    low, high = sorted((c1, c2))
+    fields = {"model": model} if model else {"params_b": 13}
+    for catalog in (RH, WC):
+        assert _total(catalog, context_tokens=low, batch=batch, **fields) <= \
+            _total(catalog, context_tokens=high, batch=batch, **fields) + 1e-9
+        assert _total(catalog, context_tokens=low, batch=batch, **fields) <= \
+            _total(catalog, context_tokens=low, batch=batch + 1, **fields) + 1e-9
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 1_000_000), st.integers(1, 64),
+       st.sampled_from(["llama-3.1-70b", "qwen2.5-72b", "gemma-2-9b", "deepseek-r1", "gpt-oss-120b"]))
+def test_fp8_kv_halves_the_cache(tokens, batch, model):
+    shape = default_registry().get(model)
+    assert kv_cache(shape, 1, tokens, batch).gb == pytest.approx(kv_cache(shape, 2, tokens, batch).gb / 2)

@@ -1,0 +1,152 @@
+"""Fit selection rules and properties; the top-up link."""
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from catalog.loader import load_catalog
+from engine.answer import build_answer
+from engine.fit import candidate_layouts, tensor_parallel_problem
+from engine.registry import default_registry
+from engine.sizing import SizeRequest, resolve, size
+from engine.topup import topup_url, user_ref
+from tests.seedmath import ask
+
+CATALOGS = {name: load_catalog(name).catalog for name in ("gpurenthub", "gpuwithcrypto")}
+
+
+def test_tensor_parallel_rule_heads_and_kv_heads():
+    registry = default_registry()
+    llama = registry.get("llama-3.1-70b")  # 64 heads, 8 KV heads
+    assert tensor_parallel_problem(llama, 3) and not tensor_parallel_problem(llama, 8)
+    qwen = registry.get("qwen2.5-32b")  # 40 heads, 8 KV heads
+    assert tensor_parallel_problem(qwen, 8) is None
+    gemma = registry.get("gemma-2-9b")  # 16 heads, 8 KV heads
+    assert tensor_parallel_problem(gemma, 4) is None
+
+
+def test_per_gpu_view_replicates_kv_heads_fewer_than_cards():
+    answer = ask("gpurenthub", model="llama-3.1-70b", precision="fp8", context_tokens=131072,
+                 card="h100-sxm", gpu_count=8)
+    per = answer.fit.per_gpu
+    kv = answer.requirement.kv_cache_gb
+    assert per.kv_cache_gb == pytest.approx(kv / 8)  # 8 KV heads on 8 cards: one each
+    assert per.weights_gb == pytest.approx(70 / 8)
+    assert per.other_gb == pytest.approx(2.0)  # runtime overhead on every card
+
+
+def test_mla_latent_is_replicated_on_every_rank():
+    answer = ask("gpurenthub", model="deepseek-v3", context_tokens=131072, batch=8, card="h200-sxm", gpu_count=8)
+    assert answer.fit.per_gpu.kv_cache_gb == pytest.approx(answer.requirement.kv_cache_gb)
+
+
+def test_mla_fits_in_total_but_not_per_gpu():
+    """DeepSeek V3, 1M tokens x 2: 671 + 140.5 + 2 GB fits 8x H200 (1,128 GB) in total, but the MLA latent
+    sits whole on every card: 83.9 + 140.5 + 2 GB > 141 GB per card."""
+    answer = ask("gpurenthub", model="deepseek-v3", context_tokens=1_000_000, batch=2, card="h200-sxm", gpu_count=8)
+    fit = answer.fit
+    assert fit.spare_gb > 0 and fit.fits_total_not_per_gpu and not fit.valid
+    assert "fits in total but not per GPU" in fit.to_json(CATALOGS["gpurenthub"])["reason"]
+
+
+def test_overhead_per_card_can_break_a_set():
+    """70B BF16 with a 139 GB KV cache on 2x H200 SXM: 281 GB of 282 in total, 141.5 GB of 141 per card."""
+    answer = ask("gpurenthub", params_b=70, context_tokens=424_194, card="h200-sxm", gpu_count=2)
+    assert answer.fit.fits_total_not_per_gpu and answer.fit.per_gpu.total_gb > 141
+
+
+def test_alternatives_at_most_three_and_distinct():
+    answer = ask("gpurenthub", params_b=70, precision="int4", context_tokens=32768)
+    alternatives = answer.selection.alternatives
+    assert 1 <= len(alternatives) <= 3
+    keys = {(a.card.id, a.count) for a in alternatives}
+    assert len(keys) == len(alternatives) and (answer.fit.card.id, answer.fit.count) not in keys
+
+
+def test_fastest_alternative_within_twice_the_price():
+    answer = ask("gpurenthub", params_b=7, precision="bf16")
+    limit = 2 * answer.fit.monthly_usd
+    faster = [a for a in answer.selection.alternatives if a.decode_tokens_per_s > answer.fit.decode_tokens_per_s]
+    assert faster and all(a.monthly_usd <= limit for a in faster)
+
+
+def test_named_set_gets_single_card_alternative():
+    answer = ask("gpurenthub", params_b=7, card="a40", gpu_count=2)
+    assert any(a.count == 1 for a in answer.selection.alternatives)
+
+
+def test_unknown_named_card():
+    answer = ask("gpurenthub", params_b=7, card="voodoo 3")
+    assert answer.fit is None and "does not rent" in answer.selection.reason
+
+
+def _requests():
+    return st.builds(
+        dict,
+        params_b=st.floats(0.5, 2000),
+        precision=st.sampled_from(["bf16", "fp8", "int4", "int8"]),
+        context_tokens=st.sampled_from([None, 2048, 8192, 32768, 131072]),
+        batch=st.sampled_from([None, 1, 4, 32]),
+        workload=st.sampled_from(["inference", "full", "lora", "qlora"]),
+    )
+
+
+@settings(max_examples=80, deadline=None)
+@given(_requests(), st.sampled_from(sorted(CATALOGS)))
+def test_chosen_fit_holds_and_nothing_better_exists(fields, name):
+    catalog = CATALOGS[name]
+    resolved = resolve(SizeRequest(**fields), catalog.sizing)
+    requirement = size(resolved, catalog.sizing)
+    answer = build_answer(SizeRequest(**fields), catalog)
+    fit = answer.fit
+    valid = [l for l in candidate_layouts(requirement, resolved, catalog) if l.valid]
+    if fit is None:
+        assert not valid
+        return
+    assert fit.valid and fit.vram_gb >= requirement.total_gb - 1e-9
+    if fit.per_gpu:
+        assert fit.per_gpu.total_gb <= fit.card.vram_gb + 1e-9
+    if catalog.selection.policy == "cheapest":
+        singles = [l for l in valid if l.count == 1]
+        pool = singles or valid
+        assert (fit.count == 1) == bool(singles)
+        assert fit.monthly_usd <= min(l.monthly_usd for l in pool) + 1e-6
+    else:
+        fewest = min(l.count for l in valid)
+        assert fit.count == fewest
+        assert fit.monthly_usd <= min(l.monthly_usd for l in valid if l.count == fewest) + 1e-6
+
+
+# -- top-up link ------------------------------------------------------------------------------------------------
+
+def test_topup_defaults_month_for_monthly_and_day_for_hourly():
+    rh = build_answer(SizeRequest(params_b=70, precision="int4"), CATALOGS["gpurenthub"])
+    assert rh.topup_amount_usd == 240
+    wc = build_answer(SizeRequest(params_b=70, precision="int4"), CATALOGS["gpuwithcrypto"])
+    assert wc.topup_amount_usd == pytest.approx(0.82 * 24)
+
+
+def test_topup_never_below_minimum_term():
+    rh = build_answer(SizeRequest(params_b=7), CATALOGS["gpurenthub"], billing="hour")
+    assert rh.topup_amount_usd == pytest.approx(190 / 720 * 168)
+
+
+def test_topup_ref_is_hmac_not_raw_id_and_values_encoded():
+    url = topup_url(CATALOGS["gpurenthub"], 1234.5, "xmr", user_id=987654321, secret="s3cret")
+    query = parse_qs(urlsplit(url).query)
+    assert query == {"amount": ["1234.50"], "coin": ["XMR"], "ref": [user_ref(987654321, "s3cret")]}
+    assert "987654321" not in url and len(query["ref"][0]) == 16
+    assert user_ref(1, "a") != user_ref(1, "b")
+
+
+def test_topup_without_user_has_no_ref_and_unknown_coin_falls_back():
+    url = topup_url(CATALOGS["gpurenthub"], 10, "DOGE")
+    assert "ref" not in url and "coin=USDT" in url
+
+
+def test_topup_uses_users_coin():
+    answer = build_answer(SizeRequest(params_b=7), CATALOGS["gpurenthub"], coin="btc", user_id=5, topup_secret="k")
+    assert "coin=BTC" in answer.topup_url and "ref=" in answer.topup_url
