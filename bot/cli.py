@@ -6,9 +6,10 @@ import json
 import sys
 from typing import Sequence
 
-from bot.render import plain, render_answer
+from bot.render import plain, render_answer, render_help
 from catalog.loader import CatalogError, LoadedCatalog, load_catalog
 from engine.answer import Answer, build_answer
+from engine.parser import parse
 from engine.sizing import WORKLOADS, SizeRequest
 
 EXIT_OK = 0
@@ -61,6 +62,22 @@ def build_parser() -> argparse.ArgumentParser:
     size.add_argument("--lang", choices=("en", "de"), default="en")
     size.add_argument("--details", action="store_true", help="show every component's arithmetic")
     size.add_argument("--json", action="store_true")
+
+    ask = sub.add_parser("ask", help="answer a question in your own words (English or German)")
+    ask.add_argument("--catalog", default="gpurenthub", help="bundled catalog name or YAML path")
+    ask.add_argument("--lang", choices=("en", "de"), help="reply language (default: the question's)")
+    ask.add_argument("--details", action="store_true")
+    ask.add_argument("--json", action="store_true")
+    ask.add_argument("text", help='the question, or "-" to read one question per line from stdin (with --json)')
+
+    sub.add_parser("chat", help="the bot's conversation in the terminal (CARDFIT_* settings apply)")
+    sub.add_parser("bot", help="run the Telegram bot (long polling); needs CARDFIT_BOT_TOKEN")
+    announce = sub.add_parser("announce", help="show the channel post the current catalog would produce")
+    announce.add_argument("--dry-run", action="store_true", required=True,
+                          help="print only (posting happens in the bot: /reload or the catalog watch)")
+    announce.add_argument("--catalog", help="catalog name or path (default: CARDFIT_CATALOG)")
+    announce.add_argument("--lang", choices=("en", "de"), default="en")
+    sub.add_parser("health", help="exit 0 when configuration, catalog and store are usable (Docker HEALTHCHECK)")
 
     catalog = sub.add_parser("catalog", help="catalog tools")
     catalog_sub = catalog.add_subparsers(dest="catalog_command", required=True, parser_class=_Parser)
@@ -125,7 +142,134 @@ def cmd_catalog_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"size": cmd_size}
+def ask_answer(text: str, catalog) -> tuple[Answer | None, str | None, str, str | None]:
+    """(answer, parse error, language, model note) for one question; pure, no preferences."""
+    result = parse(text, cards=catalog.cards)
+    if result.request is None:
+        return None, result.error or "not a sizing question", result.language, None
+    return build_answer(result.request, catalog), None, result.language, result.model_note
+
+
+def _ask_json(text: str, catalog) -> dict:
+    try:
+        answer, error, _, _ = ask_answer(text, catalog)
+    except Exception as exc:  # one bad line must not end a batch; say what happened on that line
+        return _error_object(f"internal error: {exc.__class__.__name__}")
+    if answer is None:
+        return _error_object(f"{error}: {HELP_HINT}" if error == "not a sizing question" else error)
+    return answer.to_json()
+
+
+HELP_HINT = "ask e.g. '70B at 4-bit, 32k context', 'QLoRA Llama 3.1 70B' or 'Mixtral 8x7B on an RTX 4090'"
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    catalog = _load(args.catalog).catalog
+    if args.text == "-":
+        if not args.json:
+            raise CliError("reading questions from stdin needs --json")
+        out = sys.stdout
+        for line in sys.stdin:
+            out.write(json.dumps(_ask_json(line.rstrip("\n"), catalog), ensure_ascii=False) + "\n")
+        out.flush()
+        return EXIT_OK
+    answer, error, language, note = ask_answer(args.text, catalog)
+    if answer is None:
+        if args.json:
+            print(json.dumps(_error_object(error), ensure_ascii=False))
+        else:
+            lang = args.lang or language
+            print(plain(render_help(lang, not_question=True)) if error == "not a sizing question"
+                  else f"{error}\n\n{plain(render_help(lang, not_question=True))}")
+        print(f"cardfit: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return print_answer(answer, args.json, args.lang or language, details=args.details, model_note=note)
+
+
+def _settings():
+    from bot.config import ConfigError, load_settings
+
+    try:
+        return load_settings()
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from bot.chat import run_chat
+
+    settings = _settings()
+    _check_catalog(settings.catalog)
+    return asyncio.run(run_chat(settings))
+
+
+def cmd_bot(args: argparse.Namespace) -> int:
+    import logging
+
+    settings = _settings()
+    if settings.bot_token is None:
+        raise CliError("CARDFIT_BOT_TOKEN is not set (get one from @BotFather); `cardfit chat` runs without it")
+    _check_catalog(settings.catalog)
+    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # its request lines contain the bot token
+    from bot.app import build_application
+
+    application = build_application(settings)
+    application.run_polling(allowed_updates=None, drop_pending_updates=False)
+    return EXIT_OK
+
+
+def cmd_health(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from bot.store import Store
+
+    settings = _settings()
+    _check_catalog(settings.catalog)
+
+    async def probe() -> None:
+        store = await Store.open(settings.db)
+        try:
+            await store.count_users()
+        finally:
+            await store.close()
+
+    try:
+        asyncio.run(probe())
+    except Exception as exc:  # any failure to open the store is unhealthy; say which, never a secret
+        raise CliError(f"store {settings.db}: {exc.__class__.__name__}: {exc}") from None
+    print("ok")
+    return EXIT_OK
+
+
+def cmd_announce(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from bot.announce import dry_run_text
+    from bot.store import Store
+
+    settings = _settings()
+    loaded = _load(args.catalog or settings.catalog)
+
+    async def last_text() -> str | None:
+        store = await Store.open(settings.db)
+        try:
+            return await store.last_announced_text(loaded.catalog.id)
+        finally:
+            await store.close()
+
+    print(plain(dry_run_text(loaded, asyncio.run(last_text()), args.lang)))
+    return EXIT_OK
+
+
+def _check_catalog(name: str) -> None:
+    _load(name)
+
+
+COMMANDS = {"size": cmd_size, "ask": cmd_ask, "chat": cmd_chat, "bot": cmd_bot, "health": cmd_health,
+            "announce": cmd_announce}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

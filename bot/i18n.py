@@ -27,7 +27,7 @@ def normalize_language(code: str | None) -> str:
     return base if base in LANGUAGES else DEFAULT_LANGUAGE
 
 
-def t(lang: str, key: str, **values: object) -> str:
+def t(lang: str, key: str, /, **values: object) -> str:
     """The text for `key` in `lang` (falling back to English), with {placeholders} filled."""
     lang = lang if lang in LANGUAGES else DEFAULT_LANGUAGE
     template = texts(lang).get(key)

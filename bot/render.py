@@ -251,3 +251,21 @@ def plain(text: str) -> str:
     return html.unescape(_TAG.sub("", text))
 
 
+
+
+def render_compact(answer: Answer, lang: str, layout: Layout | None = None) -> str:
+    """The short answer for inline mode and quotes: requirement, the fit (or `layout`), prices, top-up link."""
+    assert answer.requirement is not None and answer.resolved is not None and answer.selection is not None
+    lines = [render_request(answer, lang)[0]]
+    lines.extend(render_requirement(answer.requirement, lang, details=False))
+    shown = layout or answer.payable
+    if shown is None:
+        lines.append(t(lang, "answer.no_fit", reason=esc(answer.selection.reason)))
+    else:
+        lines.extend(_fit_lines(answer, shown, lang, details=False))
+    if answer.topup_url and answer.topup_amount_usd is not None and layout is None:
+        period = answer.catalog.default_billing
+        lines.append(t(lang, "answer.topup_line", url=esc(answer.topup_url, quote=True),
+                       amount=fmt_usd(lang, answer.topup_amount_usd), coin=esc(answer.coin or ""),
+                       period=esc(t(lang, f"period.{period}"))))
+    return clip("\n".join(lines))

@@ -232,6 +232,8 @@ def resolve(request: SizeRequest, policy: SizingPolicy, registry: Registry | Non
         assumed.append(
             f"weights as published: {fmt_gb(shape.published_weights.gb)} ({shape.published_weights.format.upper()})"
         )
+    elif workload == "qlora":
+        precision, weight_bytes = "int4", PRECISION_BYTES["int4"]  # QLoRA's base is 4-bit NF4 by definition
     else:
         precision = policy.default_precision
         weight_bytes = PRECISION_BYTES[precision]

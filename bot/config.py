@@ -1,0 +1,110 @@
+"""Settings from the environment (`CARDFIT_*`), validated at start with one clear message per bad value."""
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+DEFAULT_BOT_API_URL = "https://api.telegram.org/bot"
+_TOKEN = re.compile(r"^\d{3,}:[A-Za-z0-9_-]{10,}$")
+
+
+class ConfigError(ValueError):
+    """Bad configuration; the message lists every bad value, one per line, and never a secret."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CARDFIT_", extra="ignore", frozen=True)
+
+    bot_token: SecretStr | None = None
+    bot_api_url: str = DEFAULT_BOT_API_URL
+    catalog: str = "gpurenthub"
+    db: str = "var/cardfit.sqlite3"
+    admin_ids: Annotated[tuple[int, ...], NoDecode] = ()
+    staff_ids: Annotated[tuple[int, ...], NoDecode] = ()
+    announce_chat: str | None = None
+    announce_auto: bool = False
+    topup_secret: SecretStr | None = None
+    log_level: str = "INFO"
+    rate_limit_messages: int = Field(default=8, ge=1, description="questions per user per rate window")
+    rate_limit_window_s: float = Field(default=10.0, gt=0)
+    catalog_watch_s: float = Field(default=60.0, gt=0)
+
+    @field_validator("bot_token")
+    @classmethod
+    def _token_shape(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not _TOKEN.match(value.get_secret_value()):
+            raise ValueError("does not look like a bot token from @BotFather (digits:letters)")
+        return value
+
+    @field_validator("bot_api_url")
+    @classmethod
+    def _api_url(cls, value: str) -> str:
+        if not re.match(r"^https?://[^\s/]+", value):
+            raise ValueError("must be an http(s) URL such as https://api.telegram.org/bot")
+        return value.rstrip("/")
+
+    @field_validator("admin_ids", "staff_ids", mode="before")
+    @classmethod
+    def _ids(cls, value: object) -> tuple[int, ...]:
+        if value is None or value == "":
+            return ()
+        if isinstance(value, (list, tuple)):
+            items = [str(v) for v in value]
+        else:
+            items = [part.strip() for part in str(value).split(",") if part.strip()]
+        ids = []
+        for item in items:
+            if not re.fullmatch(r"-?\d{1,20}", item):
+                raise ValueError(f"{item!r} is not a numeric Telegram user id (comma-separated list expected)")
+            ids.append(int(item))
+        return tuple(ids)
+
+    @field_validator("announce_chat")
+    @classmethod
+    def _chat(cls, value: str | None) -> str | None:
+        if value in (None, ""):
+            return None
+        if not re.fullmatch(r"@[A-Za-z][A-Za-z0-9_]{3,}|-?\d{1,20}", value):
+            raise ValueError("must be @channelname or a numeric chat id")
+        return value
+
+    @field_validator("log_level")
+    @classmethod
+    def _level(cls, value: str) -> str:
+        upper = value.upper()
+        if upper not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+            raise ValueError("must be DEBUG, INFO, WARNING, ERROR or CRITICAL")
+        return upper
+
+    @property
+    def base_url(self) -> str:
+        """PTB's base_url: the Bot API URL up to and including '/bot' (the token is appended by PTB)."""
+        return self.bot_api_url
+
+    @property
+    def base_file_url(self) -> str:
+        """Derived from the API URL: https://host/bot -> https://host/file/bot."""
+        head, _, tail = self.bot_api_url.rpartition("/")
+        return f"{head}/file/{tail}" if tail.startswith("bot") else f"{self.bot_api_url}/file/bot"
+
+    def is_admin(self, user_id: int | None) -> bool:
+        return user_id is not None and user_id in self.admin_ids
+
+    def is_staff(self, user_id: int | None) -> bool:
+        return user_id is not None and (user_id in self.staff_ids or user_id in self.admin_ids)
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read and validate the environment; raise ConfigError naming each bad CARDFIT_* variable."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        lines = []
+        for error in exc.errors():
+            field = str(error["loc"][0]) if error.get("loc") else "?"
+            message = error.get("msg", "invalid").removeprefix("Value error, ")
+            lines.append(f"CARDFIT_{field.upper()}: {message}")
+        raise ConfigError("bad configuration:\n  " + "\n  ".join(lines)) from None

@@ -1,0 +1,22 @@
+"""/settings and /set KEY VALUE: per-user defaults kept in SQLite."""
+from __future__ import annotations
+
+from telegram import Update
+from telegram.ext import Application, CommandHandler, ContextTypes
+
+from bot.app import services
+from bot.telegram_io import reply, user_info
+
+
+async def settings_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    await reply(update.effective_message, await services(context).conversation.settings_view(user_info(update)))
+
+
+async def set_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    answer = await services(context).conversation.set_setting(user_info(update), list(context.args or []))
+    await reply(update.effective_message, answer)
+
+
+def register(application: Application) -> None:
+    application.add_handler(CommandHandler("settings", settings_command))
+    application.add_handler(CommandHandler("set", set_command))

@@ -1,0 +1,68 @@
+"""Glue between PTB objects and the front-end-neutral conversation: users, keyboards, safe sends and edits."""
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram.error import BadRequest, NetworkError
+from telegram.ext import AIORateLimiter
+
+from bot.conversation import Button, Reply, UserInfo
+
+log = logging.getLogger(__name__)
+
+
+def user_info(update: Update) -> UserInfo:
+    user = update.effective_user
+    if user is None:
+        return UserInfo(0)
+    return UserInfo(user.id, user.language_code, user.first_name or "")
+
+
+def markup(buttons: list[list[Button]]) -> InlineKeyboardMarkup | None:
+    if not buttons:
+        return None
+    return InlineKeyboardMarkup([
+        [InlineKeyboardButton(b.text, url=b.url) if b.url else InlineKeyboardButton(b.text, callback_data=b.data)
+         for b in row]
+        for row in buttons
+    ])
+
+
+async def reply(message: Message, answer: Reply) -> Message:
+    return await message.reply_text(answer.text, reply_markup=markup(answer.buttons))
+
+
+def is_not_modified(error: BaseException) -> bool:
+    return isinstance(error, BadRequest) and "message is not modified" in str(error).lower()
+
+
+class ResilientRateLimiter(AIORateLimiter):
+    """PTB's AIORateLimiter (30 msg/s overall, 20/min per group, RetryAfter honoured and retried) plus retries
+    with exponential backoff for network failures (502s, dropped connections, timeouts).
+
+    A BadRequest is a NetworkError subclass in PTB but is final, so it is never retried; getUpdates has its own
+    retry loop in the updater and never comes through a rate limiter.
+    """
+
+    def __init__(self, *, network_retries: int = 4, backoff_s: float = 0.5, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.network_retries = network_retries
+        self.backoff_s = backoff_s
+
+    async def process_request(self, callback, args, kwargs, endpoint, data, rate_limit_args):  # type: ignore[override]
+        delay = self.backoff_s
+        for attempt in range(self.network_retries + 1):
+            try:
+                return await super().process_request(callback, args, kwargs, endpoint, data, rate_limit_args)
+            except BadRequest:
+                raise
+            except NetworkError as exc:
+                if attempt == self.network_retries:
+                    raise
+                log.warning("%s failed (%s); retry %d in %.1f s", endpoint, exc.__class__.__name__, attempt + 1, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 10)
+        raise AssertionError("unreachable")

@@ -1,0 +1,167 @@
+"""Offline harness for handler tests: the real Application over a recording fake request layer.
+
+Modelled on PTB's own `OfflineRequest`: every Bot API call is recorded with its decoded parameters and answered
+with a plausible Bot API result; tests can script failures (429 retry_after, 403, 400, network errors) per method.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from telegram import Update
+from telegram.error import NetworkError
+from telegram.request import BaseRequest, RequestData
+
+from bot.app import build_application
+from bot.config import Settings
+
+BOT_ID = 777000
+BOT_USERNAME = "CardfitTestBot"
+TOKEN = f"{BOT_ID}:TEST-token-not-real-0123456789"
+
+
+@dataclass
+class Call:
+    method: str
+    params: dict[str, Any]
+
+
+@dataclass
+class RecordingRequest(BaseRequest):
+    calls: list[Call] = field(default_factory=list)
+    failures: dict[str, list[tuple[int, dict] | Exception]] = field(default_factory=dict)
+    _message_ids: itertools.count = field(default_factory=lambda: itertools.count(1000))
+
+    @property
+    def read_timeout(self) -> float | None:
+        return 5.0
+
+    async def initialize(self) -> None:
+        return None
+
+    async def shutdown(self) -> None:
+        return None
+
+    def fail(self, method: str, status: int | None = None, description: str = "", retry_after: int | None = None,
+             exception: Exception | None = None, times: int = 1) -> None:
+        """Make the next `times` calls of `method` fail like Telegram would."""
+        for _ in range(times):
+            if exception is not None:
+                self.failures.setdefault(method, []).append(exception)
+            else:
+                body = {"ok": False, "error_code": status, "description": description}
+                if retry_after is not None:
+                    body["parameters"] = {"retry_after": retry_after}
+                self.failures.setdefault(method, []).append((status, body))
+
+    def sent(self, method: str) -> list[Call]:
+        return [c for c in self.calls if c.method == method]
+
+    async def do_request(self, url: str, method: str, request_data: RequestData | None = None,
+                         read_timeout=None, write_timeout=None, connect_timeout=None, pool_timeout=None):
+        api_method = url.rsplit("/", 1)[-1]
+        params = {}
+        if request_data is not None:
+            for key, value in request_data.json_parameters.items():
+                try:
+                    params[key] = json.loads(value)
+                except (TypeError, ValueError):
+                    params[key] = value
+        queued = self.failures.get(api_method)
+        if queued:
+            failure = queued.pop(0)
+            self.calls.append(Call(api_method + "!failed", params))
+            if isinstance(failure, Exception):
+                raise failure
+            status, body = failure
+            return status, json.dumps(body).encode()
+        self.calls.append(Call(api_method, params))
+        return 200, json.dumps({"ok": True, "result": self._result(api_method, params)}).encode()
+
+    def _result(self, method: str, params: dict) -> Any:
+        if method == "getMe":
+            return {"id": BOT_ID, "is_bot": True, "first_name": "Cardfit", "username": BOT_USERNAME,
+                    "can_join_groups": True, "can_read_all_group_messages": False, "supports_inline_queries": True}
+        if method in ("sendMessage", "editMessageText"):
+            message = {"message_id": params.get("message_id") or next(self._message_ids), "date": int(time.time()),
+                       "chat": {"id": params.get("chat_id", 0), "type": "private"}, "text": params.get("text", ""),
+                       "from": {"id": BOT_ID, "is_bot": True, "first_name": "Cardfit"}}
+            if "reply_markup" in params:
+                message["reply_markup"] = params["reply_markup"]
+            return message
+        return True
+
+
+class Harness:
+    """Build, start and drive the real Application; make updates the way Telegram sends them."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.request = RecordingRequest()
+        self.app = build_application(settings, request=self.request, get_updates_request=RecordingRequest())
+        self._update_ids = itertools.count(1)
+        self._message_ids = itertools.count(1)
+
+    async def __aenter__(self) -> "Harness":
+        await self.app.initialize()
+        await self.app.post_init(self.app)
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.app.post_shutdown(self.app)
+        await self.app.shutdown()
+
+    def user(self, user_id: int, language_code: str = "en") -> dict:
+        return {"id": user_id, "is_bot": False, "first_name": f"User{user_id}", "language_code": language_code}
+
+    async def send(self, user_id: int, text: str, *, language_code: str = "en", chat_type: str = "private",
+                   chat_id: int | None = None, reply_to_bot: bool = False) -> Update:
+        entities = []
+        if text.startswith("/"):
+            entities.append({"type": "bot_command", "offset": 0, "length": len(text.split()[0])})
+        mention = f"@{BOT_USERNAME}"
+        if mention.lower() in text.lower():
+            entities.append({"type": "mention", "offset": text.lower().index(mention.lower()), "length": len(mention)})
+        message = {"message_id": next(self._message_ids), "date": int(time.time()),
+                   "chat": {"id": chat_id or user_id, "type": chat_type},
+                   "from": self.user(user_id, language_code), "text": text}
+        if entities:
+            message["entities"] = entities
+        if reply_to_bot:
+            message["reply_to_message"] = {"message_id": 1, "date": int(time.time()),
+                                           "chat": message["chat"], "text": "earlier answer",
+                                           "from": {"id": BOT_ID, "is_bot": True, "first_name": "Cardfit"}}
+        return await self._process({"update_id": next(self._update_ids), "message": message})
+
+    async def press(self, user_id: int, data: str, *, message_text: str = "answer", message_id: int = 1000,
+                    language_code: str = "en") -> Update:
+        query = {"id": str(next(self._update_ids)), "from": self.user(user_id, language_code),
+                 "chat_instance": "ci", "data": data,
+                 "message": {"message_id": message_id, "date": int(time.time()),
+                             "chat": {"id": user_id, "type": "private"}, "text": message_text,
+                             "from": {"id": BOT_ID, "is_bot": True, "first_name": "Cardfit"}}}
+        return await self._process({"update_id": next(self._update_ids), "callback_query": query})
+
+    async def inline(self, user_id: int, query: str, *, language_code: str = "en") -> Update:
+        inline_query = {"id": str(next(self._update_ids)), "from": self.user(user_id, language_code),
+                        "query": query, "offset": ""}
+        return await self._process({"update_id": next(self._update_ids), "inline_query": inline_query})
+
+    async def _process(self, data: dict) -> Update:
+        update = Update.de_json(data, self.app.bot)
+        await self.app.process_update(update)
+        return update
+
+    def replies(self, chat_id: int | None = None) -> list[dict]:
+        return [c.params for c in self.request.sent("sendMessage")
+                if chat_id is None or c.params.get("chat_id") == chat_id]
+
+    def last_text(self, chat_id: int | None = None) -> str:
+        return self.replies(chat_id)[-1]["text"]
+
+
+def network_error() -> NetworkError:
+    return NetworkError("httpx.ConnectError: connection dropped")

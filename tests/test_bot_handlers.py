@@ -1,0 +1,241 @@
+"""Handler tests: real PTB Updates through the real Application, with a recording fake request layer."""
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+from telegram.error import BadRequest
+
+from bot.config import load_settings
+from tests.botharness import BOT_ID, BOT_USERNAME, TOKEN, Harness, network_error
+
+ADMIN = 42
+STAFF = 43
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), admin_ids=f"{ADMIN}",
+                         staff_ids=f"{STAFF}", topup_secret="test-secret", rate_limit_messages=8,
+                         rate_limit_window_s=60)
+
+
+@pytest.fixture
+async def bot(settings):
+    async with Harness(settings) as harness:
+        yield harness
+
+
+def buttons(params: dict) -> list[dict]:
+    return [b for row in params.get("reply_markup", {}).get("inline_keyboard", []) for b in row]
+
+
+async def test_post_init_sets_commands_in_en_and_de(bot):
+    calls = bot.request.sent("setMyCommands")
+    languages = {c.params.get("language_code") for c in calls}
+    assert {"en", "de"} <= languages
+    names = {cmd["command"] for cmd in calls[0].params["commands"]}
+    assert {"size", "cards", "card", "compare", "settings", "set", "help"} <= names
+
+
+async def test_private_question_gets_the_answer_with_keyboard(bot):
+    await bot.send(1, "70B at 4-bit, 32k context")
+    reply = bot.replies(1)[-1]
+    assert reply["parse_mode"] == "HTML"
+    text = reply["text"]
+    assert "47.7 GB" in text and "1x A40" in text and "$240/month" in text and "tight" in text
+    assert len(text) < 4096
+    labels = [b["text"] for b in buttons(reply)]
+    assert {"BF16", "FP8", "✓ INT4", "8k", "✓ 32k", "128k"} <= set(labels)
+    topup = [b for b in buttons(reply) if "url" in b]
+    assert topup and topup[0]["text"] == "Top up $240 in USDT"
+    assert "ref=" in topup[0]["url"] and "ref=1&" not in topup[0]["url"]
+    assert all(len(b["callback_data"].encode()) <= 64 for b in buttons(reply) if "callback_data" in b)
+
+
+async def test_german_user_gets_german(bot):
+    await bot.send(2, "Wie viel VRAM brauche ich für Llama 3.1 70B in 4 Bit?", language_code="de-DE")
+    text = bot.last_text(2)
+    assert "Benötigter Speicher" in text and "Gewichte" in text
+
+
+async def test_toggle_edits_the_same_message(bot):
+    await bot.send(3, "70B at 4-bit, 32k context")
+    fp8 = next(b for b in buttons(bot.replies(3)[-1]) if b["text"] == "FP8")
+    await bot.press(3, fp8["callback_data"])
+    edit = bot.request.sent("editMessageText")[-1].params
+    assert edit["message_id"] == 1000 and "FP8" in edit["text"] and "✓ FP8" in [b["text"] for b in buttons(edit)]
+    assert bot.request.sent("answerCallbackQuery")
+
+
+async def test_details_expand_the_arithmetic(bot):
+    await bot.send(4, "70B int4")
+    details = next(b for b in buttons(bot.replies(4)[-1]) if "Details" in b["text"])
+    await bot.press(4, details["callback_data"])
+    edit = bot.request.sent("editMessageText")[-1].params
+    assert "70 x 0.5 B = 35.0 GB" in edit["text"]
+
+
+async def test_coin_picker_saves_the_coin(bot):
+    await bot.send(5, "7B bf16")
+    picker = next(b for b in buttons(bot.replies(5)[-1]) if b["text"].startswith("🪙"))
+    await bot.press(5, picker["callback_data"])
+    btc = next(b for b in buttons(bot.request.sent("editMessageText")[-1].params) if b["text"] == "BTC")
+    await bot.press(5, btc["callback_data"])
+    edit = bot.request.sent("editMessageText")[-1].params
+    assert any(b.get("url", "").find("coin=BTC") > 0 for b in buttons(edit))
+    await bot.send(5, "/settings")
+    assert "coin: <b>BTC</b>" in bot.last_text(5)
+
+
+@pytest.mark.parametrize("data", ["zz:1", "f:%%%", "f:Mllama-9000", "k:DOGE:S7", "x:9:en", "f:", "d:S0", "f:S7PxxZ1"])
+async def test_stale_or_forged_callback_gets_a_short_answer(bot, data):
+    await bot.press(6, data)
+    answer = bot.request.sent("answerCallbackQuery")[-1].params
+    assert answer.get("text") and len(answer["text"]) < 200
+    assert not bot.request.sent("editMessageText")
+
+
+async def test_message_not_modified_is_ignored(bot):
+    await bot.send(7, "7B bf16")
+    int4 = next(b for b in buttons(bot.replies(7)[-1]) if b["text"] == "INT4")
+    bot.request.fail("editMessageText", 400, "Bad Request: message is not modified: specified new message content "
+                     "and reply markup are exactly the same")
+    await bot.press(7, int4["callback_data"])
+    assert bot.request.sent("answerCallbackQuery")  # still answered, no error reported
+    assert not [c for c in bot.request.calls if c.method == "sendMessage" and c.params["chat_id"] == ADMIN]
+
+
+async def test_not_a_question_gets_help_with_three_example_buttons(bot):
+    await bot.send(8, "hello 👋")
+    reply = bot.replies(8)[-1]
+    assert len(buttons(reply)) == 3 and all(b["callback_data"].startswith("x:") for b in buttons(reply))
+    await bot.press(8, buttons(reply)[0]["callback_data"])
+    assert "Memory needed" in bot.request.sent("editMessageText")[-1].params["text"]
+
+
+async def test_named_card_answers_that_layout_first(bot):
+    await bot.send(9, "can I run 70B on an RTX 4090?")
+    text = bot.last_text(9)
+    assert text.index("No") < text.index("Memory needed")
+    assert "short by" in text and "Instead" in text
+
+
+async def test_start_with_payload_answers_immediately_and_bad_payload_gets_help(bot):
+    await bot.send(10, "/start Mllama-3_1-70bPi4C32k")
+    assert "Llama 3.1 70B" in bot.last_text(10) and "INT4" in bot.last_text(10)
+    await bot.send(10, "/start %%%garbage%%%")
+    assert "Ask in your own words" in bot.last_text(10)
+
+
+async def test_settings_set_and_used(bot):
+    await bot.send(11, "/set precision int4")
+    assert "Saved" in bot.last_text(11)
+    await bot.send(11, "/set context 32k")
+    await bot.send(11, "70B")
+    text = bot.last_text(11)
+    assert "INT4" in text and "32,768" in text
+    await bot.send(11, "/set lang de")
+    await bot.send(11, "/settings")
+    assert "Ihre Einstellungen" in bot.last_text(11)
+    await bot.send(11, "/set batch zero")
+    assert bot.last_text(11) == "zero ist kein gültiger Wert für batch. Erlaubt: 1 bis 4096."
+    await bot.send(11, "/set colour red")
+    assert "colour" in bot.last_text(11)
+
+
+async def test_cards_card_and_compare(bot):
+    await bot.send(12, "/cards")
+    assert bot.last_text(12).count("•") == 15
+    await bot.send(12, "/card A40")
+    text = bot.last_text(12)
+    assert "$5.00/GB-month" in text and "2.90 GB/s per $/month" in text
+    await bot.send(12, "/card voodoo")
+    assert "No card called voodoo" in bot.last_text(12)
+    await bot.send(12, "/compare A40 RTX 4090")
+    assert "question" in bot.last_text(12).lower() or "first" in bot.last_text(12)
+    await bot.send(12, "70B int4")
+    await bot.send(12, "/compare A40 RTX 4090")
+    text = bot.last_text(12)
+    assert "1x A40: fits" in text and "RTX 4090" in text
+
+
+async def test_group_only_when_addressed(bot):
+    await bot.send(13, "70B int4", chat_type="group", chat_id=-100)
+    assert not bot.replies(-100)
+    await bot.send(13, f"@{BOT_USERNAME} 70B int4", chat_type="group", chat_id=-100)
+    assert "Memory needed" in bot.last_text(-100)
+    await bot.send(13, "and 7B?", chat_type="group", chat_id=-100, reply_to_bot=True)
+    assert bot.replies(-100)[-1]["text"] != bot.replies(-100)[-2]["text"]
+    await bot.send(13, "/size 7B fp8", chat_type="group", chat_id=-100)
+    assert "FP8" in bot.last_text(-100)
+
+
+async def test_user_text_is_html_escaped(bot):
+    await bot.send(14, "70B int4 <script>alert(1)</script> & <u>zzz</u>")
+    text = bot.last_text(14)
+    assert "Memory needed" in text
+    assert set(re.findall(r"</?([a-z]+)", text)) <= {"b", "i", "code", "a", "pre"}  # only our own tags
+    await bot.send(14, "/card <b>x</b>")
+    assert "&lt;b&gt;x&lt;/b&gt;" in bot.last_text(14)
+
+
+async def test_retry_after_is_honoured_and_delivered_once(bot):
+    bot.request.fail("sendMessage", 429, "Too Many Requests: retry after 1", retry_after=1)
+    await bot.send(15, "7B bf16")
+    delivered = bot.replies(15)
+    assert len(delivered) == 1
+    assert [c.method for c in bot.request.calls if c.params.get("chat_id") == 15] == ["sendMessage!failed",
+                                                                                        "sendMessage"]
+
+
+async def test_network_errors_are_retried_with_backoff(bot):
+    bot.request.fail("sendMessage", exception=network_error(), times=2)
+    await bot.send(16, "7B bf16")
+    assert len(bot.replies(16)) == 1
+
+
+async def test_forbidden_marks_the_user_blocked(bot):
+    bot.request.fail("sendMessage", 403, "Forbidden: bot was blocked by the user")
+    await bot.send(17, "7B bf16")
+    svc = bot.app.bot_data["services"]
+    assert (await svc.store.get_preferences(17)).blocked
+    await bot.send(17, "7B bf16")  # writing again clears it
+    assert not (await svc.store.get_preferences(17)).blocked
+
+
+async def test_unexpected_error_notifies_first_admin_and_tells_the_user(bot, monkeypatch):
+    svc = bot.app.bot_data["services"]
+
+    async def boom(*args, **kwargs):
+        raise RuntimeError("kaputt <&>")
+
+    monkeypatch.setattr(svc.conversation, "ask", boom)
+    await bot.send(18, "7B")
+    admin = [c.params for c in bot.request.sent("sendMessage") if c.params["chat_id"] == ADMIN]
+    assert admin and "kaputt &lt;&amp;&gt;" in admin[-1]["text"] and TOKEN not in admin[-1]["text"]
+    assert "went wrong" in bot.last_text(18)
+
+
+async def test_flood_from_one_user_does_not_starve_others(bot):
+    await asyncio.gather(*(bot.send(19, f"{n + 1}B bf16") for n in range(30)))
+    await bot.send(20, "7B bf16")
+    flooder = bot.replies(19)
+    assert sum("faster than I can answer" in r["text"] for r in flooder) == 1
+    assert len(flooder) == 8 + 1
+    assert "Memory needed" in bot.last_text(20)
+
+
+async def test_restart_keeps_preferences_and_toggles_work(settings):
+    async with Harness(settings) as first:
+        await first.send(21, "/set coin XMR")
+        await first.send(21, "70B int4")
+        fp8 = next(b for b in buttons(first.replies(21)[-1]) if b["text"] == "FP8")
+    async with Harness(settings) as second:
+        await second.press(21, fp8["callback_data"])
+        edit = second.request.sent("editMessageText")[-1].params
+        assert "FP8" in edit["text"] and "coin=XMR" in " ".join(b.get("url", "") for b in buttons(edit))
+        await second.send(21, "/compare A40 H100 SXM")  # the last question is now the FP8 one
+        text = second.last_text(21)
+        assert "<b>70B</b> · FP8" in text and "no FP8 hardware" in text and "1x H100 SXM: fits" in text

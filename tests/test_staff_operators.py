@@ -1,0 +1,326 @@
+"""Support staff (inline mode, /quote, deep links) and operators (reloads, announcements, price alerts)."""
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bot.announce import Announcer, split_message
+from bot.config import load_settings
+from bot.conversation import CatalogHolder
+from bot.store import Store
+from catalog.loader import load_catalog
+from engine.payload import decode_request, encode_request
+from engine.sizing import SizeRequest
+from tests.botharness import BOT_USERNAME, TOKEN, Harness
+
+ADMIN, STAFF, CUSTOMER = 42, 43, 44
+CHANNEL = "@cardfit_news"
+BUNDLED = Path(__file__).resolve().parents[1] / "catalog" / "data" / "gpurenthub.yaml"
+
+
+@pytest.fixture
+def catalog_file(tmp_path):
+    path = tmp_path / "catalog.yaml"
+    shutil.copy(BUNDLED, path)
+    return path
+
+
+@pytest.fixture
+def settings(tmp_path, catalog_file):
+    return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), admin_ids=f"{ADMIN},99",
+                         staff_ids=f"{STAFF}", announce_chat=CHANNEL, catalog=str(catalog_file),
+                         topup_secret="s", rate_limit_messages=50)
+
+
+def edit_catalog(path: Path, **prices) -> None:
+    data = yaml.safe_load(path.read_text())
+    for card in data["cards"]:
+        if card["id"] in prices:
+            card["price_monthly_usd"] = prices[card["id"]]
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def channel_posts(bot: Harness) -> list[dict]:
+    return [c.params for c in bot.request.sent("sendMessage") if c.params["chat_id"] == CHANNEL]
+
+
+def to(bot: Harness, chat_id: int) -> list[dict]:
+    return [c.params for c in bot.request.sent("sendMessage") if c.params["chat_id"] == chat_id]
+
+
+def buttons(params: dict) -> list[dict]:
+    return [b for row in (params.get("reply_markup") or {}).get("inline_keyboard", []) for b in row]
+
+
+# -- staff ---------------------------------------------------------------------------------------------------
+
+async def test_inline_answer_with_alternatives(settings):
+    async with Harness(settings) as bot:
+        await bot.inline(CUSTOMER, "70B int4 32k")
+        call = bot.request.sent("answerInlineQuery")[-1].params
+        results = call["results"]
+        assert 1 < len(results) <= 3 and results[0]["type"] == "article"
+        assert "47.7 GB" in results[0]["title"] and "A40" in results[0]["title"]
+        content = results[0]["input_message_content"]
+        assert content["parse_mode"] == "HTML" and "Top up" in content["message_text"]
+        assert call.get("is_personal") is not True and call["cache_time"] == 300
+
+
+async def test_inline_is_personal_when_preferences_shape_it(settings):
+    async with Harness(settings) as bot:
+        await bot.send(CUSTOMER, "/set precision fp8")
+        await bot.inline(CUSTOMER, "70B")
+        call = bot.request.sent("answerInlineQuery")[-1].params
+        assert call["is_personal"] is True and "FP8" in call["results"][0]["input_message_content"]["message_text"]
+
+
+async def test_inline_unparseable_and_long_query(settings):
+    async with Harness(settings) as bot:
+        await bot.inline(CUSTOMER, "hello there")
+        results = bot.request.sent("answerInlineQuery")[-1].params["results"]
+        assert len(results) == 1 and results[0]["title"] == "How to ask Cardfit"
+        await bot.inline(CUSTOMER, "70B int4 " + "x" * 600)
+        assert len(bot.request.sent("answerInlineQuery")[-1].params["results"]) >= 1
+
+
+async def test_quote_is_neutral_and_ends_with_a_deep_link(settings):
+    async with Harness(settings) as bot:
+        await bot.send(STAFF, "/set precision fp8")
+        await bot.send(STAFF, "/set coin XMR")
+        await bot.send(STAFF, "/quote 70B int4 32k")
+        text = to(bot, STAFF)[-1]["text"]
+        assert "INT4" in text and "coin=USDT" in text and "&amp;ref=" not in text  # no staff prefs or ref
+        link = text.rsplit("https://t.me/", 1)[1].split('"')[0].split("<")[0].strip()
+        assert link.startswith(f"{BOT_USERNAME}?start=")
+        payload = link.split("start=")[1]
+        assert len(payload) <= 64 and all(ch.isalnum() or ch in "_-" for ch in payload)
+        await bot.send(CUSTOMER, f"/start {payload}")
+        answer = to(bot, CUSTOMER)[-1]["text"]
+        assert "47.7 GB" in answer and "1x A40" in answer
+
+
+async def test_quote_and_reload_refused_for_others(settings):
+    async with Harness(settings) as bot:
+        await bot.send(CUSTOMER, "/quote 70B")
+        assert to(bot, CUSTOMER)[-1]["text"] == "This command is for staff only."
+        await bot.send(STAFF, "/reload")
+        assert to(bot, STAFF)[-1]["text"] == "This command is for staff only."
+
+
+@pytest.mark.parametrize("payload", ["", "M", "Mllama-3_1-70bPi4Pi4", "S0", "S1e99", "Sabc", "Xyz1", "m70",
+                                     "Mllama-3_1-70bC0k", "Mgpt-9000", "S7B99999", "%%", "a" * 65,
+                                     "Mllama-3_1-70bWz", "S70Kxx", "S70N3"])
+async def test_forged_deep_link_payloads_get_help(settings, payload):
+    async with Harness(settings) as bot:
+        await bot.send(CUSTOMER, f"/start {payload}".strip())
+        text = to(bot, CUSTOMER)[-1]["text"]
+        assert "Ask in your own words" in text or "Memory needed" not in text
+
+
+def test_payload_round_trip():
+    request = SizeRequest(model="deepseek-r1-distill-llama-70b", precision="fp8", context_tokens=131072, batch=32,
+                          workload="inference", kv_precision="fp8", card="rtx-6000-ada", gpu_count=8)
+    payload = encode_request(request)
+    assert len(payload) <= 64
+    again = decode_request(payload)
+    assert (again.model, again.precision, again.context_tokens, again.batch, again.kv_precision, again.card,
+            again.gpu_count) == ("deepseek-r1-distill-llama-70b", "fp8", 131072, 32, "fp8", "rtx-6000-ada", 8)
+    assert decode_request(encode_request(SizeRequest(params_b=1.5, context_tokens=1000))).params_b == 1.5
+
+
+# -- operators: reload, preview, post -----------------------------------------------------------------------
+
+async def test_price_change_preview_then_post_once_across_a_restart(settings, catalog_file):
+    async with Harness(settings) as bot:
+        edit_catalog(catalog_file, a40=260, l4=230)
+        await bot.send(ADMIN, "/reload")
+        previews = [p for p in to(bot, ADMIN) if "Preview" in p["text"]]
+        assert previews and "A40" in previews[-1]["text"] and "$240 → $260/month (+8.3 %)" in previews[-1]["text"]
+        assert "$0.33 → $0.36/hour" in previews[-1]["text"] and "−8.0 %" in previews[-1]["text"]
+        assert len([p for p in to(bot, 99) if "Preview" in p["text"]]) == 1  # every admin gets it
+        post = next(b for b in buttons(previews[-1]) if b["text"].startswith("📣"))
+        assert bot.app.bot_data["catalog"].catalog.card("a40").price_monthly_usd == 260  # in service already
+        assert not channel_posts(bot)
+    async with Harness(settings) as bot:  # restart between preview and post
+        await bot.press(ADMIN, post["callback_data"])
+        await bot.press(ADMIN, post["callback_data"])  # a second tap
+        await bot.send(ADMIN, "/reload")  # and a second reload
+        assert len(channel_posts(bot)) == 1
+        assert "A40" in channel_posts(bot)[0]["text"]
+        assert "already handled" in to(bot, ADMIN)[-2]["text"] or "already" in " ".join(p["text"] for p in to(bot, ADMIN))
+
+
+async def test_non_admin_cannot_press_post(settings, catalog_file):
+    async with Harness(settings) as bot:
+        edit_catalog(catalog_file, a40=250)
+        await bot.send(ADMIN, "/reload")
+        post = next(b for p in to(bot, ADMIN) for b in buttons(p) if b["text"].startswith("📣"))
+        await bot.press(CUSTOMER, post["callback_data"])
+        assert not channel_posts(bot)
+        assert bot.request.sent("answerCallbackQuery")[-1].params["show_alert"] is True
+
+
+async def test_discard_counts_as_handled_and_next_change_diffs_against_last_post(settings, catalog_file):
+    async with Harness(settings) as bot:
+        edit_catalog(catalog_file, a40=250)
+        await bot.send(ADMIN, "/reload")
+        discard = next(b for p in to(bot, ADMIN) for b in buttons(p) if b["text"].startswith("🗑"))
+        await bot.press(ADMIN, discard["callback_data"])
+        assert "Discarded" in to(bot, ADMIN)[-1]["text"]
+        edit_catalog(catalog_file, a40=250, l4=260)
+        await bot.send(ADMIN, "/reload")
+        preview = [p for p in to(bot, ADMIN) if "Preview" in p["text"]][-1]["text"]
+        assert "A40" in preview and "L4" in preview  # nothing skipped: diffed against the last posted version
+
+
+async def test_broken_catalog_keeps_the_old_one_and_tells_the_admins(settings, catalog_file):
+    async with Harness(settings) as bot:
+        data = yaml.safe_load(catalog_file.read_text())
+        data["cards"][0]["vram_gb"] = -1
+        catalog_file.write_text(yaml.safe_dump(data, sort_keys=False))
+        await bot.send(ADMIN, "/reload")
+        for admin in (ADMIN, 99):
+            assert "rejected" in to(bot, admin)[-1]["text"] and "vram_gb" in to(bot, admin)[-1]["text"]
+        assert bot.app.bot_data["catalog"].catalog.card("mi300x").vram_gb == 192
+        await bot.send(CUSTOMER, "70B bf16")
+        assert "MI300X" in to(bot, CUSTOMER)[-1]["text"]
+
+
+async def test_watch_job_picks_up_a_change_by_hash(settings, catalog_file):
+    async with Harness(settings) as bot:
+        announcer = bot.app.bot_data["services"].announcer
+        assert (await announcer.check()).status == "unchanged"
+        catalog_file.write_text(catalog_file.read_text() + "\n# a comment only\n")
+        assert (await announcer.check()).status == "no_changes"  # new hash, nothing customer-visible
+        edit_catalog(catalog_file, h200_sxm=1)  # unknown id: no change
+        edit_catalog(catalog_file, **{"h200-sxm": 2190})
+        outcome = await announcer.check()
+        assert outcome.status == "previewed"
+        assert (await announcer.check()).status == "unchanged"
+
+
+async def test_auto_announce_posts_without_preview(tmp_path, catalog_file):
+    settings = load_settings(bot_token=TOKEN, db=str(tmp_path / "auto.sqlite3"), admin_ids=f"{ADMIN}",
+                             announce_chat=CHANNEL, announce_auto=True, catalog=str(catalog_file))
+    async with Harness(settings) as bot:
+        edit_catalog(catalog_file, a40=199)
+        await bot.send(ADMIN, "/reload")
+        assert len(channel_posts(bot)) == 1 and "−17.1 %" in channel_posts(bot)[0]["text"]
+
+
+def test_long_announcement_splits_cleanly():
+    text = "\n".join(f"• line {i} " + "x" * 90 for i in range(200))
+    parts = split_message(text)
+    assert len(parts) > 1 and all(len(p) <= 4096 for p in parts)
+    assert "\n".join(parts) == text
+
+
+# -- price alerts -------------------------------------------------------------------------------------------
+
+async def test_subscribe_list_unsubscribe(settings):
+    async with Harness(settings) as bot:
+        await bot.send(CUSTOMER, "/subscribe H100 SXM below 1500")
+        assert "Subscribed to <b>H100 SXM</b> below $1,500/month" in to(bot, CUSTOMER)[-1]["text"]
+        await bot.send(CUSTOMER, "/subscribe A40")
+        await bot.send(CUSTOMER, "/subscriptions")
+        assert "H100 SXM below" in to(bot, CUSTOMER)[-1]["text"] and "A40" in to(bot, CUSTOMER)[-1]["text"]
+        await bot.send(CUSTOMER, "/subscribe voodoo")
+        assert "No card called voodoo" in to(bot, CUSTOMER)[-1]["text"]
+        await bot.send(CUSTOMER, "/subscribe A40 below cheap")
+        assert "Usage" in to(bot, CUSTOMER)[-1]["text"]
+        await bot.send(CUSTOMER, "/unsubscribe")
+        assert "2 subscription(s)" in to(bot, CUSTOMER)[-1]["text"]
+
+
+async def test_alerts_reach_matching_subscribers_once(settings, catalog_file):
+    async with Harness(settings) as bot:
+        await bot.send(101, "/subscribe A40 below 250")
+        await bot.send(102, "/subscribe A40 below 200")  # does not match $245
+        await bot.send(103, "/subscribe A40")
+        await bot.send(104, "/subscribe L4")  # unchanged card
+        edit_catalog(catalog_file, a40=245)
+        await bot.send(ADMIN, "/reload")
+        post = next(b for p in to(bot, ADMIN) for b in buttons(p) if b["text"].startswith("📣"))
+        await bot.press(ADMIN, post["callback_data"])
+        await bot.app.bot_data["services"].announcer.start_delivery()
+        assert len([p for p in to(bot, 101) if p["text"].startswith("🔔 <b>")]) == 1
+        assert not [p for p in to(bot, 102) if p["text"].startswith("🔔 <b>")]
+        assert "now costs $245/month" in to(bot, 103)[-1]["text"]
+        assert not [p for p in to(bot, 104) if p["text"].startswith("🔔 <b>")]
+        assert any("sent 2 / 2" in p["text"] for p in to(bot, ADMIN) + [c.params for c in bot.request.sent("editMessageText")])
+
+
+class CrashingSender:
+    """Sends through a list; after `crash_after` sends it dies like a killed process would."""
+
+    def __init__(self, crash_after: int | None = None):
+        self.sent: list[tuple[int | str, str]] = []
+        self.crash_after = crash_after
+
+    async def send_message(self, chat_id, text, **kwargs):
+        if self.crash_after is not None and len(self.sent) >= self.crash_after:
+            raise asyncio.CancelledError("process killed")
+        self.sent.append((chat_id, text))
+
+        class Message:
+            message_id = len(self.sent)
+
+        return Message()
+
+    async def edit_message_text(self, *args, **kwargs):
+        return True
+
+
+async def test_crash_half_way_through_alerts_resumes_exactly_once(tmp_path, catalog_file):
+    settings = load_settings(db=str(tmp_path / "alerts.sqlite3"), announce_chat=CHANNEL, catalog=str(catalog_file))
+    store = await Store.open(settings.db)
+    try:
+        holder = CatalogHolder(load_catalog(str(catalog_file)))
+        first = Announcer(settings, holder, store, CrashingSender(crash_after=1 + 60))  # channel post + 60 alerts
+        await first.ensure_baseline()
+        for user_id in range(1000, 1150):
+            await store.subscribe(user_id, "a40", None)
+        edit_catalog(catalog_file, a40=230)
+        outcome = await first.check()
+        with pytest.raises(asyncio.CancelledError):
+            await first.post(outcome.announcement_id)
+            await first.start_delivery()
+        progress = await store.alert_progress(outcome.announcement_id)
+        assert progress["sent"] == 60 and progress["queued"] == 90
+        second_sender = CrashingSender()
+        second = Announcer(settings, holder, store, second_sender)  # "restart"
+        await second.resume()
+        await second.start_delivery()
+        alerted = [chat for chat, _ in first.sender.sent[1:]] + [chat for chat, _ in second_sender.sent]
+        assert sorted(alerted) == list(range(1000, 1150))  # every subscriber exactly once
+        assert not [chat for chat, _ in second_sender.sent if chat == CHANNEL]  # the post is not repeated
+    finally:
+        await store.close()
+
+
+async def test_forbidden_marks_subscriber_inactive(settings, catalog_file):
+    async with Harness(settings) as bot:
+        await bot.send(105, "/subscribe A40")
+        await bot.send(106, "/subscribe A40")
+        edit_catalog(catalog_file, a40=235)
+        await bot.send(ADMIN, "/reload")
+        post = next(b for p in to(bot, ADMIN) for b in buttons(p) if b["text"].startswith("📣"))
+        bot.request.fail("sendMessage", 403, "Forbidden: bot was blocked by the user", times=0)
+        svc = bot.app.bot_data["services"]
+        original = bot.request.do_request
+
+        async def blocked_105(url, method, request_data=None, **kwargs):
+            if url.endswith("sendMessage") and request_data is not None and \
+                    request_data.parameters.get("chat_id") == 105:
+                return 403, b'{"ok": false, "error_code": 403, "description": "Forbidden: bot was blocked by the user"}'
+            return await original(url, method, request_data, **kwargs)
+
+        bot.request.do_request = blocked_105
+        await bot.press(ADMIN, post["callback_data"])
+        await svc.announcer.start_delivery()
+        assert (await svc.store.get_preferences(105)).blocked
+        assert await svc.store.subscribers_for("a40") == [(106, None)]
