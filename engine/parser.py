@@ -21,13 +21,22 @@ context, batch, workload, budget, GPU count. Tokens nobody claimed are listed in
 words; everything the parser inferred rather than read is listed in `assumed`. Values the user did not give
 stay None: the engine fills in the provider's defaults and says so.
 
-Model matching: an exact match of the joined, normalized tokens against the registry's ids, names and
-aliases wins (longest first). Otherwise, starting at a token that looks like a model family ("llama", "qwen",
-typos within rapidfuzz ratio 75 of a family word with the same first letter), windows of up to five tokens are
-compared with rapidfuzz `fuzz.ratio` against every normalized alias (cutoff 85). A size in the window
-("70b", "8x7b") must agree with the model (within 10 %), so "Llama 70B" can never become an 8B model. A window
-without a size that is close to several models ("llama 3.1") is ambiguous: a size named elsewhere in the text
-decides, otherwise the parser asks for the size instead of guessing.
+Model matching (registry ids, names and aliases, compared the way `normalize_name` compares them):
+1. Exact: the joined tokens of up to six words equal a name ("Llama-3.1-70B", "llama3.1:8b", "qwen 2.5 32b");
+   the longest wins, anywhere in the text. No note.
+2. Fuzzy, from a word that looks like a family ("llama", "qwen"; typos within rapidfuzz ratio 75 of a family
+   word with the same first letter, e.g. "lama", "mistrall", "quen"); windows of up to five words:
+   * with a size ("70b", "8x7b"): `fuzz.ratio` >= 85 against every name, and only models whose size agrees
+     (within 10 %) count -- "Llama 70B" can never become an 8B model. If the window names no version
+     ("llama 70b"), every generation of that size within 6 points is as likely and the newest (last in the
+     registry) is taken; with a version ("lama 3.1 70b") only the best score counts.
+   * without a size: `fuzz.ratio` >= 85 against the names with their sizes removed ("llama 3.1 70b" ->
+     "llama31"; a family name -> the whole family). One model within 3 points of the best is a match
+     ("deepsek v3"); several are ambiguous ("llama 3.1"): a size named elsewhere in the text decides, otherwise
+     the parser asks for the size instead of guessing. A single word without a size must be a family or name
+     exactly ("qwen3", "mixtral"): "command" or "googled" are words, not models.
+   Every fuzzy match is reported: model_note "Llama 3.1 70B (assumed from 'lama 3.1 70b')", also in `assumed`.
+A second model in the same text is listed in `ignored` (one model per question).
 """
 from __future__ import annotations
 
@@ -113,6 +122,11 @@ VARIANT_WORDS = frozenset({"instruct", "chat", "hf", "base", "it", "pt", "python
 # Sizes inside a model's own names: "70b" in "llama-3.1-70b", not "3b" in "a3b" or "7b" in "8x7b".
 _NAME_SIZE_RE = re.compile(r"(?<![a-z0-9.])([0-9]+(?:\.[0-9]+)?)b(?![a-z0-9])")
 _NAME_MOE_RE = re.compile(r"(?<![a-z0-9])([0-9]+)x([0-9]+(?:\.[0-9]+)?)b(?![a-z0-9])")
+
+
+def _digits(text: str) -> bool:
+    """ASCII digits only: str.isdigit() also accepts '²' and '٣', which int() and float() refuse."""
+    return text.isascii() and text.isdigit()
 
 
 def _flat(token: str) -> str:
@@ -222,7 +236,7 @@ jeweils je pro insgesamt gesamt volle voller volles vollen halbe halber halben g
 kosten kostet preis günstigste guenstigste empfehlen empfiehlst empfehlung sollte rechnen berechnen
 parametern wirklich wollen wollten gerne gern vielleicht monat monate monatlich stunde stunden stündlich tag
 tage täglich woche wochen
-etwas welchen würdest kannst könnt können
+etwas welchen würdest kannst könnt können um damit dabei davon darauf sowie sodass
 """.split())
 
 STOP_WORDS = EN_STOP | DE_STOP
@@ -258,6 +272,7 @@ NUMBER_WORDS: dict[str, int] = {
 # Words that mean "one card" in front of a card name ("on an H100", "auf einer RTX 4090").
 CARD_ONE = frozenset({"a", "an", "single", "one", "ein", "eine", "einer", "einem", "einen", "einzelnen",
                       "einzigen", "einzelne", "einzige", "eins"})
+GERMAN_ARTICLES = frozenset({"ein", "eine", "einer", "einem", "einen"})
 CARD_MULTIPLIERS = {"dual": 2, "quad": 4, "doppel": 2, "doppelte": 2}
 
 SIZE_UNITS: dict[str, float] = {
@@ -344,6 +359,9 @@ KEYWORDS = (
     | CONTEXT_WORDS | USER_NOUNS | USER_ADJECTIVES | frozenset(SIZE_UNITS) | CONTEXT_UNIT_WORDS | frozenset(GB_UNITS)
     | BIT_WORDS | frozenset(NUMBER_WORDS) | WORKLOAD_PHRASE_HEADS | {"x", "cache", "region", "k", "vs", "versus"}
 )
+# Words that give a plain number its meaning ("70 billion", "32 k", "24 GB", "8 users", "2 x", "4 GPUs").
+_AFTER_NUMBER = (frozenset(SIZE_UNITS) | {"k", "m", "x"} | MILLION_WORDS | CONTEXT_UNIT_WORDS | frozenset(GB_UNITS)
+                 | USER_ADJECTIVES | USER_NOUNS | GPU_NOUNS | GPU_NOUN_LEAD)
 # Stop words that can start nothing: the main pass skips them at once.
 _INERT = STOP_WORDS - KEYWORDS - {"a", "an"} - {phrase[0] for phrase in PRECISION_PHRASES} - CONTEXT_WORDS \
     - BATCH_WORDS - KV_WORDS - WORKLOAD_PHRASE_HEADS - frozenset(WORKLOAD_WORDS) - frozenset(NUMBER_WORDS)
@@ -827,7 +845,7 @@ class _Parser:
             # Without a version ("llama 70b") every generation of that size is as likely: take the newest (the
             # registry lists a family oldest first). With one ("lama 3.1 70b") only the best score counts.
             versioned = any(
-                ch.isdigit() for j in range(i, i + length) if _size_of(low[j]) is None for ch in low[j]
+                _digits(ch) for j in range(i, i + length) if _size_of(low[j]) is None for ch in low[j]
             )
             margin = TIE_MARGIN if versioned else SIZED_MARGIN
             close = [model for model, score in ranked if score >= top - margin]
@@ -854,7 +872,7 @@ class _Parser:
     # ---- cards
 
     def _find_cards(self) -> None:
-        low, flat, n, used = self.low, self.tokens.flat, self.tokens.n, self.used
+        flat, n, used = self.tokens.flat, self.tokens.n, self.used
         keys, prefixes = self.cards.keys, self.cards.prefixes
         i = 0
         while i < n:
@@ -887,17 +905,17 @@ class _Parser:
             words = low[i:j + 1]
             if joined in keys:
                 found = (j + 1 - i, " ".join(words))
-            elif joined.endswith("s") and joined[:-1] in keys and low[j][-2:-1].isdigit():
+            elif joined.endswith("s") and joined[:-1] in keys and _digits(low[j][-2:-1]):
                 found = (j + 1 - i, " ".join(words)[:-1])  # "h100s", "4090s"
             if joined not in prefixes:
                 break
         if found is None:
             return None
-        length, name = found
+        length = found[0]
         last = i + length - 1
         nxt = low[last + 1] if last + 1 < n else ""
         # "a 40 GB budget", "4090 tokens", "batch 4090": a number with a unit or after a keyword is not a card.
-        if low[last].isdigit() and (length == 1 or len(low[i]) == 1):
+        if _digits(low[last]) and (length == 1 or len(low[i]) == 1):
             if nxt in GB_UNITS or nxt in SIZE_UNITS or nxt in CONTEXT_UNIT_WORDS or nxt in BIT_WORDS \
                     or nxt in USER_NOUNS or nxt in USER_ADJECTIVES or nxt in MILLION_WORDS or nxt == "k":
                 return None
@@ -916,7 +934,7 @@ class _Parser:
         if self._free(k) and _gb_token(low[k]) is not None:
             used[k] = True
             k -= 1
-        elif self._free(k) and low[k] in GB_UNITS and self._free(k - 1) and low[k - 1].isdigit():
+        elif self._free(k) and low[k] in GB_UNITS and self._free(k - 1) and _digits(low[k - 1]):
             used[k] = used[k - 1] = True
             k -= 2
         if self._free(k):
@@ -925,10 +943,10 @@ class _Parser:
             if mult:
                 count = int(mult.group(1))
                 used[k] = True
-            elif token == "x" and self._free(k - 1) and low[k - 1].isdigit() and len(low[k - 1]) <= 4:
+            elif token == "x" and self._free(k - 1) and _digits(low[k - 1]) and len(low[k - 1]) <= 4:
                 count = int(low[k - 1])
                 used[k] = used[k - 1] = True
-            elif token.isdigit() and token.isascii() and len(token) <= 4:
+            elif _digits(token) and int(token) <= MAX_GPU_COUNT:  # "2024 H100 prices" is no count
                 count = int(token)
                 used[k] = True
             elif token in CARD_ONE:
@@ -942,23 +960,23 @@ class _Parser:
             elif token in CARD_MULTIPLIERS:
                 count = CARD_MULTIPLIERS[token]
                 used[k] = True
+        nxt = after
         if count is None and self._free(after):
             token = low[after]
             post = _POST_MULT_RE.fullmatch(token)
             if post:
                 count = int(post.group(1))
                 used[after] = True
-            elif token == "x" and self._free(after + 1) and low[after + 1].isdigit() and len(low[after + 1]) <= 4:
+                nxt = after + 1
+            elif token == "x" and self._free(after + 1) and _digits(low[after + 1]) and len(low[after + 1]) <= 4:
                 count = int(low[after + 1])
                 used[after] = used[after + 1] = True
+                nxt = after + 2
         # "RTX 4090 24GB", "A100 (80 GB)": the card's own memory, not a budget.
-        nxt = after
-        while self._free(nxt) and (_POST_MULT_RE.fullmatch(low[nxt]) or low[nxt] == "x"):
-            nxt += 1
         if self._free(nxt):
             if _gb_token(low[nxt]) is not None:
                 used[nxt] = True
-            elif self._free(nxt + 1) and low[nxt].isdigit() and low[nxt + 1] in GB_UNITS:
+            elif self._free(nxt + 1) and _digits(low[nxt]) and low[nxt + 1] in GB_UNITS:
                 used[nxt] = used[nxt + 1] = True
         if count is not None:
             self._set_gpu_count(count)
@@ -1006,6 +1024,9 @@ class _Parser:
 
         if token in KV_WORDS:
             return self._read_kv(i)
+
+        if "0" <= token[0] <= "9" and self._next_free(i + 1) not in BIT_WORDS and not _BITS_RE.fullmatch(token):
+            return self._read_number(i)  # numbers are the bulk of long inputs: skip the word checks below
 
         precision = self._precision_at(i)
         if precision is not None:
@@ -1078,7 +1099,7 @@ class _Parser:
             return 0
 
         # a plain number: what follows says what it is
-        if nxt is None:
+        if nxt is None or nxt not in _AFTER_NUMBER:
             return 0
         if nxt in SIZE_UNITS:
             self._set_size(plain, token, nxt)
@@ -1141,6 +1162,8 @@ class _Parser:
         if counted is None:
             return 0
         kind, length = counted
+        if kind == "gpus" and token in GERMAN_ARTICLES:
+            return 0  # "eine GPU für 405B" asks which GPU, it does not fix the count at one
         value = NUMBER_WORDS[token]
         if kind == "batch":
             self._set_batch(float(value), token)
@@ -1161,7 +1184,7 @@ class _Parser:
             value, unit = gb
             self._set_budget(count * value, f"{count}x {token}", unit, product=True)
             return 2
-        if token.isdigit() and self._next_free(j + 1) in GB_UNITS:
+        if _digits(token) and self._next_free(j + 1) in GB_UNITS:
             unit = self.low[j + 1]
             self._set_budget(count * float(token) * GB_UNITS[unit], f"{count}x {token} {unit}", unit, product=True)
             return 3
@@ -1290,13 +1313,13 @@ class _Parser:
         nxt = self._next_free(i + 1)
         if nxt is None:
             return None
-        if token in PRECISION_PREFIXES and nxt.isdigit():
+        if token in PRECISION_PREFIXES and _digits(nxt):
             joined = canonical_precision(token + nxt)
             if joined is not None:
                 return joined, 2, None
             if token == "q" and nxt in ("4", "8"):
                 return ("int4" if nxt == "4" else "int8"), 2, None
-        if nxt in BIT_WORDS and token.isdigit() and len(token) <= 2:
+        if nxt in BIT_WORDS and _digits(token) and len(token) <= 2:
             bits = BITS_TO_PRECISION.get(int(token))
             if bits is not None:
                 return bits, 2, None

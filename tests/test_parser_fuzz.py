@@ -54,6 +54,9 @@ WORDS = st.sampled_from([
     "0", "1e9", "x", "2x", "h100", "a", "40", "gb", "users", "vier", "nutzer", "context", "ctx", "=", "/size",
     "lora", "qlora", "fine", "tune", "in", "auf", "einer", "DFW-1", "1,5", "8.192", "token", "million", "🚀",
     "mixtral", "1.6t", "0b", "100000000000000000000b", "gemma", "deepseek", "v3", "-", ",", ".", "bs=0",
+    "²", "٣", "١٠b", "x²", "int", "q", "gib", "tb", "million", "parameters", "m", "region", "xyz-9", "8x",
+    "single", "an", "dual", "80gb", "rtx", "4090", "4090s", "users", "concurrent", "full", "precision", "half",
+    "volle", "genauigkeit", "Milliarden", "mrd", "1.000.000", "9" * 60, "q4" + "a" * 40 + "ä", "İ",
 ])
 
 
