@@ -102,31 +102,80 @@ def _divisors(heads: int) -> str:
     return " or ".join(options) + " GPUs" if options else "a single GPU"
 
 
+class _Rules:
+    """The rules a layout must meet besides holding the memory, for one request.
+
+    `ok` is the fast check used while ranking every card x count; `problems` names what is wrong for the few
+    layouts that are shown. Both read the same per-request facts, and tests/test_fit.py checks they agree.
+    """
+
+    __slots__ = ("resolved", "catalog", "host", "needs_fp8", "full", "region")
+
+    def __init__(self, resolved: ResolvedRequest, catalog: Catalog):
+        self.resolved = resolved
+        self.catalog = catalog
+        self.host = catalog.selection.max_gpus_per_host
+        self.needs_fp8 = _needs_fp8_hardware(resolved)
+        self.full = resolved.workload == "full"
+        self.region = resolved.region
+
+    def ok(self, card: Card, count: int) -> bool:
+        if count not in card.set_sizes or count > self.host:
+            return False
+        if count > 1 and (_tensor_parallel_cached(self.resolved.shape, count) is not None
+                          or self.full and card.interconnect not in TRAINING_INTERCONNECTS):
+            return False
+        if self.needs_fp8 and not card.fp8:
+            return False
+        if self.region:
+            if card.regions and self.region not in card.regions:
+                return False
+            if card.stock is not None and card.stock.get(self.region, 0) < count:
+                return False
+        return True
+
+    def problems(self, card: Card, count: int) -> list[str]:
+        found = []
+        if count not in card.set_sizes or count > self.host:
+            allowed = ", ".join(str(n) for n in card.set_sizes if n <= self.host)
+            found.append(f"{card.name} is rented in sets of {allowed}")
+        if count > self.host:
+            found.append(f"more than one {self.host}-GPU host")
+        if count > 1:
+            tp = _tensor_parallel_cached(self.resolved.shape, count)
+            if tp:
+                found.append(tp)
+            if self.full and card.interconnect not in TRAINING_INTERCONNECTS:
+                found.append(f"multi-GPU full fine-tuning needs NVLink/NVSwitch-class interconnect ({card.name}: "
+                             f"{card.interconnect})")
+        if self.needs_fp8 and not card.fp8:
+            found.append(f"{card.name} has no FP8 hardware for {self.resolved.precision.upper()} weights")
+        if self.region:
+            if card.regions and self.region not in card.regions:
+                found.append(f"{card.name} is not offered in {self.region}")
+            elif card.stock is not None and card.stock.get(self.region, 0) < count:
+                found.append(f"only {card.stock.get(self.region, 0)} {card.name} free in {self.region}")
+        return found
+
+
+_TP_CACHE: dict[tuple, str | None] = {}
+
+
+def _tensor_parallel_cached(shape: ModelShape, count: int) -> str | None:
+    # Keyed on the fields the rule reads: hashing a whole ModelShape per layout was the hot spot.
+    key = (shape.attention_heads, shape.kv_heads, shape.is_mla, count)
+    if key not in _TP_CACHE:
+        if len(_TP_CACHE) > 4096:
+            _TP_CACHE.clear()
+        _TP_CACHE[key] = tensor_parallel_problem(shape, count)
+    return _TP_CACHE[key]
+
+
 def evaluate_layout(
     card: Card, count: int, requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog
 ) -> Layout:
     """Does `count` x `card` hold the requirement, and may it be used? Every problem is named."""
-    problems: list[str] = []
-    allowed = [n for n in card.set_sizes if n <= catalog.selection.max_gpus_per_host]
-    if count not in allowed:
-        sizes = ", ".join(str(n) for n in allowed)
-        problems.append(f"{card.name} is rented in sets of {sizes}")
-    if count > catalog.selection.max_gpus_per_host:
-        problems.append(f"more than one {catalog.selection.max_gpus_per_host}-GPU host")
-    tp = tensor_parallel_problem(resolved.shape, count)
-    if tp:
-        problems.append(tp)
-    if _needs_fp8_hardware(resolved) and not card.fp8:
-        problems.append(f"{card.name} has no FP8 hardware for {resolved.precision.upper()} weights")
-    if resolved.workload == "full" and count > 1 and card.interconnect not in TRAINING_INTERCONNECTS:
-        problems.append(f"multi-GPU full fine-tuning needs NVLink/NVSwitch-class interconnect ({card.name}: "
-                        f"{card.interconnect})")
-    if resolved.region:
-        if card.regions and resolved.region not in card.regions:
-            problems.append(f"{card.name} is not offered in {resolved.region}")
-        elif card.stock is not None and card.stock.get(resolved.region, 0) < count:
-            problems.append(f"only {card.stock.get(resolved.region, 0)} {card.name} free in {resolved.region}")
-
+    problems = _Rules(resolved, catalog).problems(card, count)
     vram = card.vram_gb * count
     spare = vram - requirement.total_gb
     per_gpu = None
@@ -174,7 +223,62 @@ def _needs_fp8_hardware(resolved: ResolvedRequest) -> bool:
     return resolved.precision == "fp8"
 
 
+@dataclass(slots=True)
+class _Candidate:
+    """A valid layout's ranking numbers, built cheaply; only the few shown become full Layouts."""
+
+    card: Card
+    count: int
+    monthly_usd: float
+    spare_gb: float
+    tight: bool
+    decode_tokens_per_s: float | None
+
+
+_PRICES: dict[int, tuple[Catalog, dict[tuple[str, int], float]]] = {}
+
+
+def _monthly_prices(catalog: Catalog) -> dict[tuple[str, int], float]:
+    """Monthly set prices per (card, count), computed once per catalog object (catalogs are immutable)."""
+    cached = _PRICES.get(id(catalog))
+    if cached is None or cached[0] is not catalog:
+        table = {(card.id, n): catalog.set_price_usd(card, n)[1] for card in catalog.cards for n in STANDARD_SET_SIZES}
+        if len(_PRICES) > 16:
+            _PRICES.clear()
+        cached = _PRICES[id(catalog)] = (catalog, table)
+    return cached[1]
+
+
+def _valid_candidates(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog) -> list[_Candidate]:
+    prices = _monthly_prices(catalog)
+    decode_base = requirement.active_weights_gb if resolved.workload == "inference" else 0
+    tight_single, tight_card = catalog.selection.tight_single_gb, catalog.selection.tight_per_card_gb
+    kv_heads = resolved.shape.kv_heads
+    counts = [n for n in STANDARD_SET_SIZES if n <= catalog.selection.max_gpus_per_host]
+    per_gpu_need = {n: requirement.per_gpu_gb(n, kv_heads) for n in counts}  # the same for every card
+    rules = _Rules(resolved, catalog)
+    result = []
+    for card in catalog.cards:
+        for count in counts:
+            spare = card.vram_gb * count - requirement.total_gb
+            if spare < 0:
+                continue
+            if count > 1:
+                card_spare = card.vram_gb - per_gpu_need[count]
+                if card_spare < 0:
+                    continue
+                tight = card_spare < tight_card
+            else:
+                tight = spare < tight_single
+            if not rules.ok(card, count):
+                continue
+            decode = card.bandwidth_gbps * count / decode_base if decode_base > 0 else None
+            result.append(_Candidate(card, count, prices[(card.id, count)], spare, tight, decode))
+    return result
+
+
 def candidate_layouts(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog) -> list[Layout]:
+    """Every card x standard set size, fully evaluated (slow: for explanations and tests, not for ranking)."""
     layouts = []
     for card in catalog.cards:
         for count in STANDARD_SET_SIZES:
@@ -186,48 +290,60 @@ def candidate_layouts(requirement: Requirement, resolved: ResolvedRequest, catal
 
 def _price_key(layout: Layout) -> tuple:
     # Ties: more spare, then faster memory.
-    return (round(layout.monthly_usd, 6), -layout.spare_gb, -layout.card.bandwidth_gbps * layout.count)
+    return (layout.monthly_usd, -layout.spare_gb, -layout.card.bandwidth_gbps * layout.count)
 
 
 def select(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog) -> Selection:
     """The policy's choice, the alternatives worth showing, and why."""
-    layouts = candidate_layouts(requirement, resolved, catalog)
-    valid = [layout for layout in layouts if layout.valid]
-    policy = catalog.selection.policy
-    if policy == "cheapest":
-        singles = sorted((l for l in valid if l.count == 1), key=_price_key)
-        ranked = singles + sorted((l for l in valid if l.count > 1), key=_price_key)
+    valid = _valid_candidates(requirement, resolved, catalog)
+    if catalog.selection.policy == "cheapest":
+        singles = sorted((c for c in valid if c.count == 1), key=_price_key)
+        ranked = singles + sorted((c for c in valid if c.count > 1), key=_price_key)
     else:
-        ranked = sorted(valid, key=lambda l: (l.count, *_price_key(l)))
-    recommended = ranked[0] if ranked else None
+        ranked = sorted(valid, key=lambda c: (c.count, *_price_key(c)))
 
+    def build(candidate: _Candidate | None) -> Layout | None:
+        if candidate is None:
+            return None
+        return evaluate_layout(candidate.card, candidate.count, requirement, resolved, catalog)
+
+    def build_all(candidates: list[_Candidate]) -> list[Layout]:
+        return [evaluate_layout(c.card, c.count, requirement, resolved, catalog) for c in candidates]
+
+    best = ranked[0] if ranked else None
+    recommended = build(best)
     if resolved.card:
         named = _named_layout(requirement, resolved, catalog)
         if isinstance(named, str):
-            return Selection(fit=None, reason=named, alternatives=ranked[:1], recommended=recommended)
-        alternatives = [recommended] if recommended and not _same(recommended, named) else []
-        alternatives += _alternatives(named, ranked, exclude=alternatives)
-        reason = _named_reason(named, resolved)
-        return Selection(fit=named, reason=reason, alternatives=alternatives[:3], recommended=recommended)
+            return Selection(fit=None, reason=named, alternatives=build_all(ranked[:1]), recommended=recommended)
+        chosen = [best] if best is not None and not _same(best, named) else []
+        chosen += _alternatives(named, ranked, exclude=chosen)
+        alternatives = build_all(chosen[:3])
+        if alternatives and best is not None and _same(alternatives[0], best):
+            alternatives[0] = recommended  # one object for the recommended layout, wherever it is shown
+        return Selection(fit=named, reason=_named_reason(named, resolved), alternatives=alternatives,
+                         recommended=recommended)
 
     if recommended is None:
+        layouts = candidate_layouts(requirement, resolved, catalog)
         return Selection(fit=None, reason=_no_fit_reason(requirement, resolved, catalog, layouts))
     return Selection(
         fit=recommended, reason=_policy_reason(recommended, requirement, catalog),
-        alternatives=_alternatives(recommended, ranked), recommended=recommended,
+        alternatives=build_all(_alternatives(best, ranked)), recommended=recommended,
     )
 
 
-def _same(a: Layout, b: Layout) -> bool:
+def _same(a: Layout | _Candidate, b: Layout | _Candidate) -> bool:
     return a.card.id == b.card.id and a.count == b.count
 
 
-def _alternatives(fit: Layout, ranked: list[Layout], exclude: list[Layout] | None = None) -> list[Layout]:
+def _alternatives(fit: Layout | _Candidate, ranked: list[_Candidate],
+                  exclude: list[_Candidate] | None = None) -> list[_Candidate]:
     """Next cheapest; fastest within 2x the price; the single-card option when the fit is a set; the
     cheapest roomy option when the fit is tight."""
-    chosen: list[Layout] = list(exclude or [])
+    chosen: list[_Candidate] = list(exclude or [])
 
-    def add(layout: Layout | None) -> None:
+    def add(layout: _Candidate | None) -> None:
         if layout is not None and not _same(layout, fit) and not any(_same(layout, c) for c in chosen):
             chosen.append(layout)
 
@@ -243,7 +359,7 @@ def _alternatives(fit: Layout, ranked: list[Layout], exclude: list[Layout] | Non
     if fit.tight:
         # Seed 000 section 05: a tight fit (13B FP8 on an L4) points at the cheapest card with room to spare.
         add(next((l for l in others if not l.tight), None))
-    return [c for c in chosen if not exclude or c not in exclude][:3]
+    return chosen[len(exclude or []):][:3]
 
 
 def _named_layout(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog) -> Layout | str:

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+from functools import lru_cache
+from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
 from catalog.schema import Catalog
 
@@ -43,11 +44,14 @@ def topup_url(
     if coin not in catalog.coins:
         coin = catalog.default_coin
     ref = user_ref(user_id, secret) if user_id is not None and secret else ""
-    values = {"amount": f"{amount_usd:.2f}", "coin": coin, "ref": ref}
-    url = catalog.topup.url_template.format(**{k: quote(v, safe="") for k, v in values.items()})
-    if not ref:
-        # Without a user there is no reference: drop the empty parameter rather than send "ref=".
-        parts = urlsplit(url)
-        query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if v != ""]
-        url = urlunsplit(parts._replace(query=urlencode(query, safe="")))
-    return url
+    template = catalog.topup.url_template if ref else _without_ref(catalog.topup.url_template)
+    return template.format(amount=quote(f"{amount_usd:.2f}", safe=""), coin=quote(coin, safe=""),
+                           ref=quote(ref, safe=""))
+
+
+@lru_cache(maxsize=64)
+def _without_ref(template: str) -> str:
+    """Without a user there is no reference: drop the query parameter that carries {ref} rather than send 'ref='."""
+    parts = urlsplit(template)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if v != "{ref}"]
+    return urlunsplit(parts._replace(query="&".join(f"{k}={v}" for k, v in query)))

@@ -150,3 +150,16 @@ def test_topup_without_user_has_no_ref_and_unknown_coin_falls_back():
 def test_topup_uses_users_coin():
     answer = build_answer(SizeRequest(params_b=7), CATALOGS["gpurenthub"], coin="btc", user_id=5, topup_secret="k")
     assert "coin=BTC" in answer.topup_url and "ref=" in answer.topup_url
+
+
+@settings(max_examples=60, deadline=None)
+@given(_requests(), st.sampled_from(sorted(CATALOGS)), st.sampled_from([None, "DFW-1", "IAD-1"]))
+def test_fast_rule_check_agrees_with_the_described_problems(fields, name, region):
+    from engine.fit import _Rules
+
+    catalog = CATALOGS[name]
+    resolved = resolve(SizeRequest(region=region, **fields), catalog.sizing)
+    rules = _Rules(resolved, catalog)
+    for card in catalog.cards:
+        for count in (1, 2, 3, 4, 8, 16):
+            assert rules.ok(card, count) == (not rules.problems(card, count)), (card.id, count)
