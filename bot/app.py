@@ -64,7 +64,7 @@ def build_application(settings: Settings, *, request=None, get_updates_request=N
         .base_url(settings.base_url)
         .base_file_url(settings.base_file_url)
         .defaults(Defaults(parse_mode=ParseMode.HTML, link_preview_options=LinkPreviewOptions(is_disabled=True)))
-        .rate_limiter(ResilientRateLimiter(max_retries=5))
+        .rate_limiter(ResilientRateLimiter(max_retries=5, messages_per_s=settings.send_rate_per_s))
         .concurrent_updates(64)
         .post_init(_post_init)
         .post_shutdown(_post_shutdown)

@@ -31,6 +31,7 @@ class Settings(BaseSettings):
     rate_limit_messages: int = Field(default=8, ge=1, description="questions per user per rate window")
     rate_limit_window_s: float = Field(default=10.0, gt=0)
     catalog_watch_s: float = Field(default=60.0, gt=0)
+    send_rate_per_s: float = Field(default=30.0, gt=0, description="overall outgoing messages per second")
 
     @field_validator("bot_token")
     @classmethod

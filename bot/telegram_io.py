@@ -47,8 +47,12 @@ class ResilientRateLimiter(AIORateLimiter):
     retry loop in the updater and never comes through a rate limiter.
     """
 
-    def __init__(self, *, network_retries: int = 4, backoff_s: float = 0.5, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, *, messages_per_s: float = 30.0, network_retries: int = 4, backoff_s: float = 0.5,
+                 **kwargs: Any) -> None:
+        # One token every 1/rate seconds instead of aiolimiter's default bucket of `rate` tokens per second:
+        # a full bucket lets 30 messages out at once and then more within the same second, which Telegram (and
+        # the emulator's sliding window) answers with 429 and a second of silence for everyone.
+        super().__init__(overall_max_rate=1, overall_time_period=1 / messages_per_s, **kwargs)
         self.network_retries = network_retries
         self.backoff_s = backoff_s
 
