@@ -117,11 +117,12 @@ class Conversation:
 
     async def ask(self, user: UserInfo, text: str) -> Reply:
         """A message that may be a sizing question."""
-        await self.store.touch_user(user.id, normalize_language(user.language_code) if user.language_code else None)
+        telegram_language = normalize_language(user.language_code) if user.language_code else None
         prefs = await self.preferences(user)
         result = parse(text, cards=self.catalog.cards)
         lang = self.language(prefs, user, result.language)
         if result.request is None:
+            await self.store.touch_user(user.id, telegram_language)
             if result.error and result.error != "not a sizing question":
                 return Reply(t(lang, "error.value", message=esc(result.error)) + "\n\n" + render_help(lang, True),
                              self.example_buttons(lang))
@@ -131,7 +132,9 @@ class Conversation:
         answer = self.answer(request, user, prefs)
         payload = _try_encode(request)
         if answer.error is None:
-            await self.store.remember_question(user.id, text[:500], payload)
+            await self.store.remember_question(user.id, text[:500], payload, telegram_language)
+        else:
+            await self.store.touch_user(user.id, telegram_language)
         return self.answer_reply(answer, lang, payload, prefs, model_note=result.model_note)
 
     def answer_reply(self, answer: Answer, lang: str, payload: str | None, prefs: Preferences, *,

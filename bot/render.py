@@ -1,12 +1,13 @@
 """Reply texts built from engine answers: one HTML renderer shared by Telegram, the terminal chat and the CLI."""
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
 
 from bot.i18n import fmt_gb, fmt_number, fmt_tokens, fmt_usd, t
 from catalog.schema import Card, Catalog
-from engine.answer import Answer
+from engine.answer import Answer, build_answer
 from engine.fit import Layout
 from engine.sizing import Requirement, ResolvedRequest
 
@@ -125,6 +126,17 @@ def _alternative_line(lang: str, layout: Layout) -> str:
              monthly=fmt_usd(lang, layout.monthly_usd), hourly=fmt_usd(lang, layout.hourly_usd), extra=extra)
 
 
+def quantized_variant(answer: Answer) -> Answer | None:
+    """For a named layout that fails in a wider precision: the same question in INT4, if that would fit it."""
+    resolved, fit = answer.resolved, answer.fit
+    if (resolved is None or fit is None or fit.valid or not resolved.card or resolved.workload != "inference"
+            or resolved.precision == "int4" or resolved.weight_bytes is None):
+        return None
+    request = dataclasses.replace(answer.request, precision="int4", assumed=[], ignored=[])
+    variant = build_answer(request, answer.catalog)
+    return variant if variant.fit is not None and variant.fit.valid else None
+
+
 def render_answer(answer: Answer, lang: str, *, details: bool = False, model_note: str | None = None,
                   billing: str | None = None, max_alternatives: int = 2) -> str:
     """The whole reply for one sizing question (HTML, under Telegram's 4,096 characters)."""
@@ -144,11 +156,18 @@ def render_answer(answer: Answer, lang: str, *, details: bool = False, model_not
                            total=fmt_gb(lang, requirement.total_gb), spare=fmt_gb(lang, fit.spare_gb))
                          + (t(lang, "answer.tight") if fit.tight else ""))
         else:
-            reasons = [esc(p) for p in fit.problems if not p.startswith("needs ")]
+            reasons = [esc(p) for p in fit.problems if not p.startswith(("needs ", "fits in total but not per GPU"))]
             if fit.spare_gb < 0:
                 reasons.insert(0, t(lang, "answer.named_short", missing=fmt_gb(lang, -fit.spare_gb)))
+            elif fit.fits_total_not_per_gpu and fit.per_gpu is not None:
+                reasons.insert(0, t(lang, "answer.per_gpu_fail", need=fmt_gb(lang, fit.per_gpu.total_gb),
+                                    vram=fmt_gb(lang, fit.card.vram_gb, 0)))
             reason = "; ".join(reasons)
             lines.append(t(lang, "answer.named_no", layout=_layout_name(fit), vram=_vram(lang, fit), reason=reason))
+            variant = quantized_variant(answer)
+            if variant is not None:
+                lines.append(t(lang, "answer.quantize_hint", total=fmt_gb(lang, variant.requirement.total_gb),
+                               layout=_layout_name(variant.fit), spare=fmt_gb(lang, variant.fit.spare_gb)))
     lines.extend(render_requirement(requirement, lang, details))
     if budget is not None:
         if budget["fits"]:

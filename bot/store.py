@@ -265,6 +265,12 @@ class Store:
                 await self._rollback_quietly()
                 raise
 
+    async def _write_one(self, sql: str, parameters: tuple) -> None:
+        """A single-statement write: in autocommit mode SQLite runs it as its own transaction, atomically,
+        in one round trip to aiosqlite's thread instead of three (BEGIN, statement, COMMIT)."""
+        async with self._lock:
+            await self._db.execute(sql, parameters)
+
     @asynccontextmanager
     async def _reading(self) -> AsyncIterator[aiosqlite.Connection]:
         async with self._lock:
@@ -331,34 +337,37 @@ class Store:
     async def touch_user(self, user_id: int, telegram_language: str | None) -> None:
         """Record that the user wrote to the bot: they are reachable again, and their Telegram language."""
         now = time.time()
-        async with self._transaction() as db:
-            await db.execute(
-                """
-                INSERT INTO users (user_id, telegram_language, blocked, created_at, updated_at)
-                VALUES (?, ?, 0, ?, ?)
-                ON CONFLICT (user_id) DO UPDATE SET
-                    -- Some updates carry no language_code; keep the last one seen rather than forget it.
-                    telegram_language = coalesce(excluded.telegram_language, users.telegram_language),
-                    blocked = 0,
-                    updated_at = excluded.updated_at
-                """,
-                (user_id, telegram_language, now, now),
-            )
+        await self._write_one(
+            """
+            INSERT INTO users (user_id, telegram_language, blocked, created_at, updated_at)
+            VALUES (?, ?, 0, ?, ?)
+            ON CONFLICT (user_id) DO UPDATE SET
+                -- Some updates carry no language_code; keep the last one seen rather than forget it.
+                telegram_language = coalesce(excluded.telegram_language, users.telegram_language),
+                blocked = 0,
+                updated_at = excluded.updated_at
+            """,
+            (user_id, telegram_language, now, now),
+        )
 
-    async def remember_question(self, user_id: int, text: str, payload: str | None) -> None:
+    async def remember_question(self, user_id: int, text: str, payload: str | None,
+                                telegram_language: str | None = None) -> None:
+        """The user's last question; writing to the bot also means they are reachable again (as touch_user)."""
         now = time.time()
-        async with self._transaction() as db:
-            await db.execute(
-                """
-                INSERT INTO users (user_id, last_question, last_payload, created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT (user_id) DO UPDATE SET
-                    last_question = excluded.last_question,
-                    last_payload = excluded.last_payload,
-                    updated_at = excluded.updated_at
-                """,
-                (user_id, text, payload, now, now),
-            )
+        await self._write_one(
+            """
+            INSERT INTO users (user_id, last_question, last_payload, telegram_language, blocked, created_at,
+                               updated_at)
+            VALUES (?, ?, ?, ?, 0, ?, ?)
+            ON CONFLICT (user_id) DO UPDATE SET
+                last_question = excluded.last_question,
+                last_payload = excluded.last_payload,
+                telegram_language = coalesce(excluded.telegram_language, users.telegram_language),
+                blocked = 0,
+                updated_at = excluded.updated_at
+            """,
+            (user_id, text, payload, telegram_language, now, now),
+        )
 
     async def mark_blocked(self, user_id: int, blocked: bool = True) -> None:
         now = time.time()

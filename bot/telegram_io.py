@@ -49,10 +49,12 @@ class ResilientRateLimiter(AIORateLimiter):
 
     def __init__(self, *, messages_per_s: float = 30.0, network_retries: int = 4, backoff_s: float = 0.5,
                  **kwargs: Any) -> None:
-        # One token every 1/rate seconds instead of aiolimiter's default bucket of `rate` tokens per second:
-        # a full bucket lets 30 messages out at once and then more within the same second, which Telegram (and
-        # the emulator's sliding window) answers with 429 and a second of silence for everyone.
-        super().__init__(overall_max_rate=1, overall_time_period=1 / messages_per_s, **kwargs)
+        # A bucket of what the rate allows in 1/30 s (one message at Telegram's 30/s) instead of aiolimiter's
+        # default bucket of a whole second: a full one-second bucket lets 30 messages out at once and more within
+        # the same second, which Telegram (and the emulator's sliding window) answers with 429 and a second of
+        # silence for everyone. Tiny buckets at very high rates would serialise every send for nothing.
+        bucket = max(1, round(messages_per_s / 30))
+        super().__init__(overall_max_rate=bucket, overall_time_period=bucket / messages_per_s, **kwargs)
         self.network_retries = network_retries
         self.backoff_s = backoff_s
 

@@ -239,3 +239,11 @@ async def test_restart_keeps_preferences_and_toggles_work(settings):
         await second.send(21, "/compare A40 H100 SXM")  # the last question is now the FP8 one
         text = second.last_text(21)
         assert "<b>70B</b> · FP8" in text and "no FP8 hardware" in text and "1x H100 SXM: fits" in text
+
+
+async def test_named_card_suggests_int4_when_that_fits(bot):
+    await bot.send(22, "can I run 13B on an RTX 4090?")
+    text = bot.last_text(22)
+    assert "No" in text and "In INT4 it needs 15.2 GB and fits on 1x RTX 4090 with 8.8 GB spare" in text
+    await bot.send(22, "can I run 70B on an RTX 4090?")
+    assert "In INT4" not in bot.last_text(22)  # 39.7 GB does not fit 24 GB either: no false hope
