@@ -289,7 +289,7 @@ class Conversation:
         lang = self.language(prefs, user)
         if not name.strip():
             return Reply(t(lang, "card.usage"))
-        card = find_card(self.catalog, name)
+        card = self.catalog.card(name)
         if card is None:
             return Reply(t(lang, "card.unknown", name=esc(name), names=esc(", ".join(c.name for c in self.catalog.cards))))
         return Reply(render_card(self.catalog, card, lang))
@@ -415,7 +415,7 @@ class Conversation:
                 if not 0 < below < 1_000_000:
                     return Reply(t(lang, "subscribe.usage", unit=unit))
                 break
-        card = find_card(self.catalog, " ".join(words)) if words else None
+        card = self.catalog.card(" ".join(words)) if words else None
         if card is None:
             if not words:
                 return Reply(t(lang, "subscribe.usage", unit=unit))
@@ -430,7 +430,7 @@ class Conversation:
         lang = self.language(prefs, user)
         card_id = None
         if args:
-            card = find_card(self.catalog, " ".join(args))
+            card = self.catalog.card(" ".join(args))
             card_id = card.id if card else " ".join(args).lower()
         removed = await self.store.unsubscribe(user.id, card_id)
         return Reply(t(lang, "unsubscribe.ok", count=removed))
@@ -545,28 +545,15 @@ def _toggle_row(request: SizeRequest, field_name: str, options, current, details
     return row
 
 
-def find_card(catalog: Catalog, name: str) -> Card | None:
-    from engine.registry import normalize_name
-
-    wanted = normalize_name(name)
-    if not wanted:
-        return None
-    for card in catalog.cards:
-        keys = {normalize_name(card.id), normalize_name(card.name), *(normalize_name(a) for a in card.aliases)}
-        if wanted in keys:
-            return card
-    return None
-
-
 def split_card_pair(catalog: Catalog, args: list[str]) -> tuple[Card, Card] | str | None:
     """'/compare A40 RTX 4090' -> (A40, RTX 4090): try every split point of the words."""
     if len(args) < 2:
         return None
     for cut in range(1, len(args)):
-        first, second = find_card(catalog, " ".join(args[:cut])), find_card(catalog, " ".join(args[cut:]))
+        first, second = catalog.card(" ".join(args[:cut])), catalog.card(" ".join(args[cut:]))
         if first and second:
             return first, second
     for word in args:
-        if find_card(catalog, word) is None:
+        if catalog.card(word) is None:
             return word
     return " ".join(args)

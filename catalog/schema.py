@@ -1,7 +1,9 @@
 """The provider catalog schema: cards, prices, sizing and selection policies, coins, top-up link."""
 from __future__ import annotations
 
+import re
 import string
+from functools import cached_property
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -9,6 +11,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 Interconnect = Literal["nvswitch", "nvlink", "infinity-fabric", "nvlink-bridge", "pcie"]
 # Interconnects good enough for an all-reduce in every training step (DESIGN: "NVLink/NVSwitch-class").
 TRAINING_INTERCONNECTS = frozenset({"nvswitch", "nvlink", "infinity-fabric"})
+
+
+def _card_key(text: str) -> str:
+    return re.sub(r"[\s_\-./]+", "", text.lower())
 
 
 class _Strict(BaseModel):
@@ -147,12 +153,18 @@ class Catalog(_Strict):
 
     # -- derived values (one place for the price arithmetic of both seeds) --------------------
 
-    def card(self, card_id: str) -> Card | None:
-        wanted = card_id.strip().lower()
-        for card in self.cards:
-            if wanted == card.id or wanted in card.aliases:
-                return card
-        return None
+    def card(self, name: str) -> Card | None:
+        """A card by id, name or alias as people write them ('RTX 4090', 'rtx4090', 'h100-sxm')."""
+        return self._cards_by_key.get(_card_key(name))
+
+    @cached_property
+    def _cards_by_key(self) -> dict[str, Card]:
+        index: dict[str, Card] = {}
+        for card in reversed(self.cards):  # earlier cards win a shared alias
+            for key in (card.id, card.name, *card.aliases):
+                index[_card_key(key)] = card
+        index.pop("", None)
+        return index
 
     def monthly_list_price_usd(self, card: Card) -> float:
         """Per-card list price per month: the catalog's own, or hourly x hours_per_month."""

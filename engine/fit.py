@@ -5,6 +5,7 @@ import math
 from dataclasses import dataclass, field
 
 from catalog.schema import TRAINING_INTERCONNECTS, Card, Catalog
+from engine.memo import by_identity
 from engine.registry import ModelShape
 from engine.sizing import Requirement, ResolvedRequest, fmt_num
 
@@ -109,7 +110,7 @@ class _Rules:
     layouts that are shown. Both read the same per-request facts, and tests/test_fit.py checks they agree.
     """
 
-    __slots__ = ("resolved", "catalog", "host", "needs_fp8", "full", "region")
+    __slots__ = ("resolved", "catalog", "host", "needs_fp8", "full", "region", "_tp")
 
     def __init__(self, resolved: ResolvedRequest, catalog: Catalog):
         self.resolved = resolved
@@ -118,11 +119,17 @@ class _Rules:
         self.needs_fp8 = _needs_fp8_hardware(resolved)
         self.full = resolved.workload == "full"
         self.region = resolved.region
+        self._tp: dict[int, str | None] = {}  # the tensor-parallel verdict depends on the count only
+
+    def tensor_parallel(self, count: int) -> str | None:
+        if count not in self._tp:
+            self._tp[count] = tensor_parallel_problem(self.resolved.shape, count)
+        return self._tp[count]
 
     def ok(self, card: Card, count: int) -> bool:
         if count not in card.set_sizes or count > self.host:
             return False
-        if count > 1 and (_tensor_parallel_cached(self.resolved.shape, count) is not None
+        if count > 1 and (self.tensor_parallel(count) is not None
                           or self.full and card.interconnect not in TRAINING_INTERCONNECTS):
             return False
         if self.needs_fp8 and not card.fp8:
@@ -142,7 +149,7 @@ class _Rules:
         if count > self.host:
             found.append(f"more than one {self.host}-GPU host")
         if count > 1:
-            tp = _tensor_parallel_cached(self.resolved.shape, count)
+            tp = self.tensor_parallel(count)
             if tp:
                 found.append(tp)
             if self.full and card.interconnect not in TRAINING_INTERCONNECTS:
@@ -156,19 +163,6 @@ class _Rules:
             elif card.stock is not None and card.stock.get(self.region, 0) < count:
                 found.append(f"only {card.stock.get(self.region, 0)} {card.name} free in {self.region}")
         return found
-
-
-_TP_CACHE: dict[tuple, str | None] = {}
-
-
-def _tensor_parallel_cached(shape: ModelShape, count: int) -> str | None:
-    # Keyed on the fields the rule reads: hashing a whole ModelShape per layout was the hot spot.
-    key = (shape.attention_heads, shape.kv_heads, shape.is_mla, count)
-    if key not in _TP_CACHE:
-        if len(_TP_CACHE) > 4096:
-            _TP_CACHE.clear()
-        _TP_CACHE[key] = tensor_parallel_problem(shape, count)
-    return _TP_CACHE[key]
 
 
 def evaluate_layout(
@@ -235,18 +229,10 @@ class _Candidate:
     decode_tokens_per_s: float | None
 
 
-_PRICES: dict[int, tuple[Catalog, dict[tuple[str, int], float]]] = {}
-
-
+@by_identity()
 def _monthly_prices(catalog: Catalog) -> dict[tuple[str, int], float]:
     """Monthly set prices per (card, count), computed once per catalog object (catalogs are immutable)."""
-    cached = _PRICES.get(id(catalog))
-    if cached is None or cached[0] is not catalog:
-        table = {(card.id, n): catalog.set_price_usd(card, n)[1] for card in catalog.cards for n in STANDARD_SET_SIZES}
-        if len(_PRICES) > 16:
-            _PRICES.clear()
-        cached = _PRICES[id(catalog)] = (catalog, table)
-    return cached[1]
+    return {(card.id, n): catalog.set_price_usd(card, n)[1] for card in catalog.cards for n in STANDARD_SET_SIZES}
 
 
 def _valid_candidates(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog) -> list[_Candidate]:
@@ -364,21 +350,11 @@ def _alternatives(fit: Layout | _Candidate, ranked: list[_Candidate],
 
 def _named_layout(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog) -> Layout | str:
     assert resolved.card is not None
-    card = catalog.card(resolved.card) or _card_by_name(catalog, resolved.card)
+    card = catalog.card(resolved.card)
     if card is None:
         names = ", ".join(c.name for c in catalog.cards)
         return f"{catalog.provider} does not rent a {resolved.card!r} (cards: {names})"
     return evaluate_layout(card, resolved.gpu_count or 1, requirement, resolved, catalog)
-
-
-def _card_by_name(catalog: Catalog, text: str) -> Card | None:
-    from engine.registry import normalize_name
-
-    wanted = normalize_name(text)
-    for card in catalog.cards:
-        if wanted in {normalize_name(card.id), normalize_name(card.name), *map(normalize_name, card.aliases)}:
-            return card
-    return None
 
 
 def _named_reason(layout: Layout, resolved: ResolvedRequest) -> str:

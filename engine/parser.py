@@ -49,6 +49,7 @@ from typing import Iterable
 
 from rapidfuzz import fuzz, process
 
+from engine.memo import by_identity
 from engine.registry import ModelShape, Registry, default_registry
 from engine.sizing import (
     KV_PRECISION_BYTES,
@@ -527,30 +528,14 @@ class _CardIndex:
         self.prefixes: set[str] = {key[:i] for key in self.keys for i in range(1, len(key) + 1)}
 
 
-_MODEL_INDEXES: dict[int, tuple[Registry, _ModelIndex]] = {}
-_CARD_INDEXES: dict[int, tuple[object, _CardIndex]] = {}
-
-
+@by_identity()
 def _model_index(registry: Registry) -> _ModelIndex:
-    entry = _MODEL_INDEXES.get(id(registry))
-    if entry is not None and entry[0] is registry:
-        return entry[1]
-    index = _ModelIndex(registry)
-    if len(_MODEL_INDEXES) >= 8:
-        _MODEL_INDEXES.clear()
-    _MODEL_INDEXES[id(registry)] = (registry, index)  # holds the registry, so its id is not reused
-    return index
+    return _ModelIndex(registry)
 
 
+@by_identity()
 def _card_index(cards) -> _CardIndex:
-    entry = _CARD_INDEXES.get(id(cards))
-    if entry is not None and entry[0] is cards:
-        return entry[1]
-    index = _CardIndex(cards)
-    if len(_CARD_INDEXES) >= 8:
-        _CARD_INDEXES.clear()
-    _CARD_INDEXES[id(cards)] = (cards, index)
-    return index
+    return _CardIndex(cards)
 
 
 @lru_cache(maxsize=1)
