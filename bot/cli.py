@@ -287,6 +287,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _emit_error(str(exc), as_json)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `cardfit ask ... | head`: the reader left; not an error worth a traceback
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from bot.config import Settings
 from bot.i18n import fmt_gb, fmt_number, fmt_usd, normalize_language, t
-from bot.render import (help_examples, render_answer, render_card, render_cards, render_compact, render_help,
-                         render_request)
+from bot.render import (help_examples, localize, render_answer, render_card, render_cards, render_compact,
+                         render_help, render_request)
 from bot.store import Preferences, Store
 from catalog.loader import LoadedCatalog
 from catalog.schema import Card, Catalog
@@ -322,7 +322,7 @@ class Conversation:
             if layout.valid:
                 verdict = t(lang, "compare.fits", spare=fmt_gb(lang, layout.spare_gb))
             else:
-                verdict = t(lang, "compare.no", reason=esc("; ".join(layout.problems)))
+                verdict = t(lang, "compare.no", reason="; ".join(localize(lang, p) for p in layout.problems))
             decode = (f", {fmt_number(lang, layout.decode_tokens_per_s, 0)} tok/s"
                       if layout.decode_tokens_per_s is not None and layout.valid else "")
             rows.append(t(lang, "compare.row", layout=esc(layout.label), verdict=verdict,
@@ -382,7 +382,8 @@ class Conversation:
             description = t(lang, "inline.description", hourly=fmt_usd(lang, fit.hourly_usd),
                             spare=fmt_gb(lang, fit.spare_gb))
         else:
-            title, description = t(lang, "inline.no_fit_title", model=model, total=total), answer.selection.reason
+            title = t(lang, "inline.no_fit_title", model=model, total=total)
+            description = html.unescape(localize(lang, answer.selection.reason))
         results.append({"id": "fit", "title": title, "description": description,
                         "text": render_compact(answer, lang)})
         for index, layout in enumerate(answer.selection.alternatives[:2], start=1):

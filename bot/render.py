@@ -28,6 +28,41 @@ def _precision_label(resolved: ResolvedRequest) -> str:
     return resolved.precision.upper()
 
 
+def localize(lang: str, note: str) -> str:
+    """An engine note (fit problems, selection reasons) in the reader's language, HTML-escaped.
+
+    Notes carry a code and values (engine.fit.Note); values named *_gb are formatted as GB, lists joined.
+    A plain string, or a code without a text, falls back to the English sentence.
+    """
+    code = getattr(note, "code", None)
+    if code is None:
+        return esc(str(note))
+    values = {}
+    for name, value in note.values.items():
+        if name.endswith("_gb"):
+            values[name] = fmt_gb(lang, value, 0 if float(value).is_integer() else 1)
+        elif name == "problems":
+            values[name] = "; ".join(localize(lang, item) for item in value)
+        elif isinstance(value, (list, tuple)):
+            values[name] = esc("/".join(str(item) for item in value))
+        else:
+            values[name] = esc(str(value))
+    return t(lang, f"note.{code}", **values)
+
+
+def describe_shape(shape, lang: str) -> str:
+    """The attention shape in the reader's language ("80 layers, GQA 8 KV heads, head dim 128")."""
+    if not shape.kv_known:
+        return t(lang, "shape.unknown")
+    if shape.is_mla:
+        return t(lang, "shape.mla", layers=shape.layers, rank=shape.mla_kv_lora_rank, rope=shape.mla_qk_rope_head_dim)
+    key = "shape.mha" if shape.kv_heads == shape.attention_heads else "shape.gqa"
+    text = t(lang, key, layers=shape.layers, kv=shape.kv_heads, dim=shape.head_dim)
+    if shape.sliding_window:
+        text += t(lang, "shape.window", count=shape.sliding_layers, window=fmt_number(lang, shape.sliding_window, 0))
+    return text
+
+
 def render_request(answer: Answer, lang: str, model_note: str | None = None) -> list[str]:
     """The request as understood, what was assumed, and what was not understood."""
     resolved = answer.resolved
@@ -54,9 +89,8 @@ def render_request(answer: Answer, lang: str, model_note: str | None = None) -> 
     if model_note:
         assumed.append(t(lang, "request.model_note", note=model_note))
     if shape.typical:
-        size = next((a for a in resolved.assumed if a.startswith("shape of a typical")), "")
-        nominal = size.split("typical ")[1].split("B model")[0] if size else fmt_number(lang, resolved.params_b, 0)
-        assumed.append(t(lang, "request.typical_shape", size=nominal, shape=shape.describe_shape()))
+        nominal = fmt_number(lang, shape.typical_size_b, 0)
+        assumed.append(t(lang, "request.typical_shape", size=nominal, shape=describe_shape(shape, lang)))
     if raw.workload is None:
         assumed.append(f"{t(lang, f'workload.{resolved.workload}')} ({marker})")
     if raw.precision is None and resolved.weight_bytes is not None and resolved.workload in ("inference", "lora"):
@@ -156,13 +190,9 @@ def render_answer(answer: Answer, lang: str, *, details: bool = False, model_not
                            total=fmt_gb(lang, requirement.total_gb), spare=fmt_gb(lang, fit.spare_gb))
                          + (t(lang, "answer.tight") if fit.tight else ""))
         else:
-            reasons = [esc(p) for p in fit.problems if not p.startswith(("needs ", "fits in total but not per GPU"))]
-            if fit.spare_gb < 0:
-                reasons.insert(0, t(lang, "answer.named_short", missing=fmt_gb(lang, -fit.spare_gb)))
-            elif fit.fits_total_not_per_gpu and fit.per_gpu is not None:
-                reasons.insert(0, t(lang, "answer.per_gpu_fail", need=fmt_gb(lang, fit.per_gpu.total_gb),
-                                    vram=fmt_gb(lang, fit.card.vram_gb, 0)))
-            reason = "; ".join(reasons)
+            # Memory first ("short by 10.7 GB"), then the rules the layout breaks.
+            memory = [p for p in fit.problems if getattr(p, "code", "") in ("short", "per_gpu")]
+            reason = "; ".join(localize(lang, p) for p in memory + [p for p in fit.problems if p not in memory])
             lines.append(t(lang, "answer.named_no", layout=_layout_name(fit), vram=_vram(lang, fit), reason=reason))
             variant = quantized_variant(answer)
             if variant is not None:
@@ -190,9 +220,9 @@ def render_answer(answer: Answer, lang: str, *, details: bool = False, model_not
     elif fit is not None:
         lines.extend(_fit_lines(answer, fit, lang, details))
         if details:
-            lines.append("<i>" + esc(t(lang, "answer.reason", reason=selection.reason)) + "</i>")
+            lines.append("<i>" + t(lang, "answer.reason", reason=localize(lang, selection.reason)) + "</i>")
     else:
-        lines.append(t(lang, "answer.no_fit", reason=esc(selection.reason)))
+        lines.append(t(lang, "answer.no_fit", reason=localize(lang, selection.reason)))
     alternatives = [a for a in selection.alternatives if not (recommended and a is recommended and answer.resolved.card)]
     if alternatives and max_alternatives:
         lines.append("")
@@ -279,7 +309,7 @@ def render_compact(answer: Answer, lang: str, layout: Layout | None = None) -> s
     lines.extend(render_requirement(answer.requirement, lang, details=False))
     shown = layout or answer.payable
     if shown is None:
-        lines.append(t(lang, "answer.no_fit", reason=esc(answer.selection.reason)))
+        lines.append(t(lang, "answer.no_fit", reason=localize(lang, answer.selection.reason)))
     else:
         lines.extend(_fit_lines(answer, shown, lang, details=False))
     if answer.topup_url and answer.topup_amount_usd is not None and layout is None:

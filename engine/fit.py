@@ -12,6 +12,20 @@ from engine.sizing import Requirement, ResolvedRequest, fmt_num
 STANDARD_SET_SIZES = (1, 2, 4, 8)
 
 
+class Note(str):
+    """An English sentence for JSON and logs that also carries a code and its values, so a front end can say
+    the same thing in another language (bot/locales: `note.<code>`)."""
+
+    code: str
+    values: dict
+
+    def __new__(cls, text: str, code: str, **values: object) -> "Note":
+        note = super().__new__(cls, text)
+        note.code = code
+        note.values = values
+        return note
+
+
 @dataclass(frozen=True, slots=True)
 class PerGpu:
     weights_gb: float
@@ -88,13 +102,16 @@ def tensor_parallel_problem(shape: ModelShape, count: int) -> str | None:
         return None
     heads = shape.attention_heads
     if heads % count:
-        return f"{heads} attention heads do not divide across {count} GPUs (tensor parallelism needs {_divisors(heads)})"
+        return Note(f"{heads} attention heads do not divide across {count} GPUs (tensor parallelism needs "
+                    f"{_divisors(heads)})", "tp_heads", heads=heads, count=count,
+                    options=[n for n in (2, 4, 8) if heads % n == 0] or [1])
     kv = shape.kv_heads
     if kv and not shape.is_mla:
         if kv >= count and kv % count:
-            return f"{kv} KV heads do not divide across {count} GPUs"
+            return Note(f"{kv} KV heads do not divide across {count} GPUs", "tp_kv", kv=kv, count=count)
         if kv < count and count % kv:
-            return f"{kv} KV heads cannot be replicated evenly on {count} GPUs"
+            return Note(f"{kv} KV heads cannot be replicated evenly on {count} GPUs", "tp_kv_replicate", kv=kv,
+                        count=count)
     return None
 
 
@@ -145,23 +162,29 @@ class _Rules:
         found = []
         if count not in card.set_sizes or count > self.host:
             allowed = ", ".join(str(n) for n in card.set_sizes if n <= self.host)
-            found.append(f"{card.name} is rented in sets of {allowed}")
+            found.append(Note(f"{card.name} is rented in sets of {allowed}", "set_sizes", card=card.name,
+                              sizes=allowed))
         if count > self.host:
-            found.append(f"more than one {self.host}-GPU host")
+            found.append(Note(f"more than one {self.host}-GPU host", "host", host=self.host))
         if count > 1:
             tp = self.tensor_parallel(count)
             if tp:
                 found.append(tp)
             if self.full and card.interconnect not in TRAINING_INTERCONNECTS:
-                found.append(f"multi-GPU full fine-tuning needs NVLink/NVSwitch-class interconnect ({card.name}: "
-                             f"{card.interconnect})")
+                found.append(Note(f"multi-GPU full fine-tuning needs NVLink/NVSwitch-class interconnect "
+                                  f"({card.name}: {card.interconnect})", "interconnect", card=card.name,
+                                  interconnect=card.interconnect))
         if self.needs_fp8 and not card.fp8:
-            found.append(f"{card.name} has no FP8 hardware for {self.resolved.precision.upper()} weights")
+            found.append(Note(f"{card.name} has no FP8 hardware for {self.resolved.precision.upper()} weights",
+                              "fp8", card=card.name, precision=self.resolved.precision.upper()))
         if self.region:
             if card.regions and self.region not in card.regions:
-                found.append(f"{card.name} is not offered in {self.region}")
+                found.append(Note(f"{card.name} is not offered in {self.region}", "region", card=card.name,
+                                  region=self.region))
             elif card.stock is not None and card.stock.get(self.region, 0) < count:
-                found.append(f"only {card.stock.get(self.region, 0)} {card.name} free in {self.region}")
+                free = card.stock.get(self.region, 0)
+                found.append(Note(f"only {free} {card.name} free in {self.region}", "stock", free=free,
+                                  card=card.name, region=self.region))
         return found
 
 
@@ -190,11 +213,13 @@ def evaluate_layout(
     else:
         tight = spare < catalog.selection.tight_single_gb
     if not fits_total:
-        problems.append(f"needs {fmt_num(round(requirement.total_gb, 1))} GB, {count}x {card.name} has {fmt_num(vram)} GB")
+        problems.append(Note(f"needs {fmt_num(round(requirement.total_gb, 1))} GB, {count}x {card.name} has "
+                             f"{fmt_num(vram)} GB", "short", need_gb=requirement.total_gb, missing_gb=-spare))
     elif not fits:
-        problems.append(
-            f"fits in total but not per GPU: each card needs {per_gpu.total_gb:.1f} GB of {fmt_num(card.vram_gb)} GB"
-        )
+        problems.append(Note(
+            f"fits in total but not per GPU: each card needs {per_gpu.total_gb:.1f} GB of {fmt_num(card.vram_gb)} GB",
+            "per_gpu", need_gb=per_gpu.total_gb, vram_gb=card.vram_gb,
+        ))
     hourly, monthly = catalog.set_price_usd(card, count)
     decode = None
     if resolved.workload == "inference" and requirement.active_weights_gb > 0:
@@ -353,7 +378,8 @@ def _named_layout(requirement: Requirement, resolved: ResolvedRequest, catalog: 
     card = catalog.card(resolved.card)
     if card is None:
         names = ", ".join(c.name for c in catalog.cards)
-        return f"{catalog.provider} does not rent a {resolved.card!r} (cards: {names})"
+        return Note(f"{catalog.provider} does not rent a {resolved.card!r} (cards: {names})", "unknown_card",
+                    provider=catalog.provider, card=resolved.card, cards=names)
     return evaluate_layout(card, resolved.gpu_count or 1, requirement, resolved, catalog)
 
 
@@ -367,20 +393,28 @@ def _policy_reason(fit: Layout, requirement: Requirement, catalog: Catalog) -> s
     need = f"{requirement.total_gb:,.1f} GB"
     if catalog.selection.policy == "cheapest":
         if fit.count == 1:
-            return f"cheapest single card that holds {need}"
-        return f"no single card holds {need}; cheapest set that does"
-    return f"fewest GPUs whose combined VRAM holds {need} ({fit.count}), then the cheapest"
+            return Note(f"cheapest single card that holds {need}", "cheapest_single", need_gb=requirement.total_gb)
+        return Note(f"no single card holds {need}; cheapest set that does", "cheapest_set",
+                    need_gb=requirement.total_gb)
+    return Note(f"fewest GPUs whose combined VRAM holds {need} ({fit.count}), then the cheapest", "fewest",
+                need_gb=requirement.total_gb, count=fit.count)
 
 
 def _no_fit_reason(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog, layouts: list[Layout]) -> str:
     host = catalog.selection.max_gpus_per_host
-    biggest = max(catalog.cards, key=lambda c: c.vram_gb * max(n for n in c.set_sizes if n <= host) if any(n <= host for n in c.set_sizes) else 0)
+
+    def node_gb(card: Card) -> float:
+        sizes = [n for n in card.set_sizes if n <= host]
+        return card.vram_gb * max(sizes) if sizes else 0.0
+
+    biggest = max(catalog.cards, key=node_gb)
     biggest_count = max(n for n in biggest.set_sizes if n <= host)
-    node_gb = biggest.vram_gb * biggest_count
-    if requirement.total_gb > node_gb or not any(l.fits for l in layouts):
-        nodes = math.ceil(requirement.total_gb / node_gb)
-        return (f"more than one {host}-GPU host, ask sales: {requirement.total_gb:,.1f} GB is about {nodes} nodes of "
-                f"{biggest_count}x {biggest.name} ({node_gb:,.0f} GB each)")
-    fitting = [l for l in layouts if l.fits]
-    problems = sorted({p for l in fitting for p in l.problems})
-    return "no usable layout: " + "; ".join(problems[:4])
+    biggest_gb = node_gb(biggest)
+    if requirement.total_gb > biggest_gb or not any(l.fits for l in layouts):
+        nodes = math.ceil(requirement.total_gb / biggest_gb)
+        return Note(f"more than one {host}-GPU host, ask sales: {requirement.total_gb:,.1f} GB is about {nodes} nodes "
+                    f"of {biggest_count}x {biggest.name} ({biggest_gb:,.0f} GB each)", "cluster", host=host,
+                    need_gb=requirement.total_gb, nodes=nodes, count=biggest_count, card=biggest.name,
+                    node_gb=biggest_gb)
+    problems = sorted({p for l in layouts if l.fits for p in l.problems})
+    return Note("no usable layout: " + "; ".join(problems[:4]), "unusable", problems=problems[:4])

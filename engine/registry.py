@@ -45,7 +45,11 @@ class ModelShape:
     context_max: int | None = None
     aliases: tuple[str, ...] = ()
     source: str = ""
-    typical: bool = False  # a seed "typical shape" for a bare size, not a named model
+    typical_size_b: float | None = None  # set for a seed "typical shape" standing in for a bare size
+
+    @property
+    def typical(self) -> bool:
+        return self.typical_size_b is not None
 
     @property
     def is_mla(self) -> bool:
@@ -104,7 +108,7 @@ def typical_shape(params_b: float) -> tuple[ModelShape, float]:
         attention_heads=heads,
         kv_heads=kv_heads,
         head_dim=128,
-        typical=True,
+        typical_size_b=size,
         source="seed 000 section 02 (typical shapes)",
     )
     return shape, size

@@ -247,3 +247,11 @@ async def test_named_card_suggests_int4_when_that_fits(bot):
     assert "No" in text and "In INT4 it needs 15.2 GB and fits on 1x RTX 4090 with 8.8 GB spare" in text
     await bot.send(22, "can I run 70B on an RTX 4090?")
     assert "In INT4" not in bot.last_text(22)  # 39.7 GB does not fit 24 GB either: no false hope
+
+
+async def test_layout_problems_are_in_the_users_language(bot):
+    await bot.send(23, "Kann ich Llama 3.1 70B auf 3 H100 betreiben?", language_code="de")
+    text = bot.last_text(23)
+    assert "64 Attention-Köpfe lassen sich nicht auf 3 GPUs aufteilen" in text and "attention heads" not in text
+    await bot.send(24, "full fine-tuning 405B")
+    assert "more than one 8-GPU host, ask sales: 7,452 GB is about 5 nodes of 8x MI300X" in bot.last_text(24)
