@@ -79,3 +79,55 @@ def test_console_script_runs():
     result = subprocess.run([sys.executable, "-m", "bot.cli", "size", "--params", "70", "--json"],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and json.loads(result.stdout)["fit"]["card"] == "mi300x"
+
+
+def test_ask_human_and_json(capsys):
+    code, out, _ = run_cli(capsys, ["ask", "70B at 4-bit, 32k context"])
+    assert code == 0 and "Memory needed: 47.7 GB" in out and "1x A40" in out
+    code, out, _ = run_cli(capsys, ["ask", "--json", "QLoRA Llama 3.1 70B"])
+    data = json.loads(out)
+    assert code == 0 and data["request"]["workload"] == "qlora" and data["fit"]["card"] == "a100-sxm"
+    code, out, err = run_cli(capsys, ["ask", "hello"])
+    assert code == 2 and "70B at 4-bit, 32k context" in out and "not a sizing question" in err
+    code, out, err = run_cli(capsys, ["ask", "--json", "0B model"])
+    assert code == 2 and "0B" in json.loads(out)["error"]
+
+
+def test_ask_batch_one_line_per_input_line(monkeypatch, capsys):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("70B int4\nhello\n\n13B fp8 32k\nbatch 0 of 7B\n"))
+    code, out, _ = run_cli(capsys, ["ask", "--json", "-"])
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and len(lines) == 5
+    assert lines[0]["fit"]["card"] == "a40" and lines[1]["error"] and lines[2]["error"]
+    assert lines[3]["request"]["context_tokens"] == 32768 and lines[4]["error"]
+
+
+def test_announce_dry_run(tmp_path, monkeypatch, capsys):
+    import asyncio
+    import shutil
+
+    import yaml
+
+    from bot.store import Store
+    from catalog.loader import load_catalog
+
+    path = tmp_path / "catalog.yaml"
+    shutil.copy(load_catalog("gpurenthub").path, path)
+    monkeypatch.setenv("CARDFIT_DB", str(tmp_path / "a.sqlite3"))
+    code, out, _ = run_cli(capsys, ["announce", "--dry-run", "--catalog", str(path)])
+    assert code == 0 and "baseline" in out
+
+    async def record_baseline():
+        store = await Store.open(str(tmp_path / "a.sqlite3"))
+        announcement = await store.begin_announcement("gpurenthub", "x" * 64, path.read_text(), "(baseline)")
+        await store.mark_announcement_posted(announcement, [])
+        await store.close()
+
+    asyncio.run(record_baseline())
+    data = yaml.safe_load(path.read_text())
+    data["cards"][9]["price_monthly_usd"] = 250  # A40 240 -> 250
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    code, out, _ = run_cli(capsys, ["announce", "--dry-run", "--catalog", str(path)])
+    assert code == 0 and "A40: $240 → $250/month (+4.2 %)" in out and "<b>" not in out
