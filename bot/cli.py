@@ -120,11 +120,11 @@ def cmd_size(args: argparse.Namespace) -> int:
 
 
 def print_answer(answer: Answer, as_json: bool, lang: str = "en", *, details: bool = False,
-                 billing: str | None = None, model_note: str | None = None) -> int:
+                 billing: str | None = None) -> int:
     if as_json:
         print(json.dumps(answer.to_json(), ensure_ascii=False))
     elif not answer.error:
-        print(plain(render_answer(answer, lang, details=details, billing=billing, model_note=model_note,
+        print(plain(render_answer(answer, lang, details=details, billing=billing,
                                   max_alternatives=3)))
     if answer.error:
         print(f"cardfit: {answer.error}", file=sys.stderr)
@@ -142,17 +142,17 @@ def cmd_catalog_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def ask_answer(text: str, catalog) -> tuple[Answer | None, str | None, str, str | None]:
-    """(answer, parse error, language, model note) for one question; pure, no preferences."""
+def ask_answer(text: str, catalog) -> tuple[Answer | None, str | None, str]:
+    """(answer, parse error, language) for one question; pure, no preferences."""
     result = parse(text, cards=catalog.cards)
     if result.request is None:
-        return None, result.error or "not a sizing question", result.language, None
-    return build_answer(result.request, catalog), None, result.language, result.model_note
+        return None, result.error or "not a sizing question", result.language
+    return build_answer(result.request, catalog), None, result.language
 
 
 def _ask_json(text: str, catalog) -> dict:
     try:
-        answer, error, _, _ = ask_answer(text, catalog)
+        answer, error, _ = ask_answer(text, catalog)
     except Exception as exc:  # one bad line must not end a batch; say what happened on that line
         return _error_object(f"internal error: {exc.__class__.__name__}")
     if answer is None:
@@ -173,7 +173,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
             out.write(json.dumps(_ask_json(line.rstrip("\n"), catalog), ensure_ascii=False) + "\n")
         out.flush()
         return EXIT_OK
-    answer, error, language, note = ask_answer(args.text, catalog)
+    answer, error, language = ask_answer(args.text, catalog)
     if answer is None:
         if args.json:
             print(json.dumps(_error_object(error), ensure_ascii=False))
@@ -183,7 +183,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
                   else f"{error}\n\n{plain(render_help(lang, not_question=True))}")
         print(f"cardfit: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    return print_answer(answer, args.json, args.lang or language, details=args.details, model_note=note)
+    return print_answer(answer, args.json, args.lang or language, details=args.details)
 
 
 def _settings():

@@ -19,6 +19,7 @@ from catalog.loader import LoadedCatalog
 from catalog.schema import Card, Catalog
 from engine.answer import Answer, build_answer
 from engine.fit import evaluate_layout
+from engine.notes import Note
 from engine.parser import parse
 from engine.payload import PayloadError, decode_request, encode_request
 from engine.sizing import (KV_PRECISION_BYTES, MAX_BATCH, MAX_CONTEXT_TOKENS, PRECISION_BYTES, SizeRequest,
@@ -105,8 +106,7 @@ class Conversation:
             if value is not None and getattr(request, name) is None:
                 setattr(request, name, value)
                 filled.add(name)
-        if filled:
-            request.assumed.append("from your settings: " + ", ".join(sorted(filled)))
+        request.assumed.extend(Note(f"{name} from your settings", "from_settings", field=name) for name in sorted(filled))
         return filled
 
     def answer(self, request: SizeRequest, user: UserInfo, prefs: Preferences, *, anonymous: bool = False) -> Answer:
@@ -135,11 +135,11 @@ class Conversation:
             await self.store.remember_question(user.id, text[:500], payload, telegram_language)
         else:
             await self.store.touch_user(user.id, telegram_language)
-        return self.answer_reply(answer, lang, payload, prefs, model_note=result.model_note)
+        return self.answer_reply(answer, lang, payload, prefs)
 
     def answer_reply(self, answer: Answer, lang: str, payload: str | None, prefs: Preferences, *,
-                     details: bool = False, model_note: str | None = None, coin_picker: bool = False) -> Reply:
-        text = render_answer(answer, lang, details=details, model_note=model_note, billing=prefs.billing)
+                     details: bool = False, coin_picker: bool = False) -> Reply:
+        text = render_answer(answer, lang, details=details, billing=prefs.billing)
         if answer.error:
             return Reply(text, self.example_buttons(lang))
         return Reply(text, self.answer_buttons(answer, lang, payload, details=details, coin_picker=coin_picker))
@@ -151,9 +151,10 @@ class Conversation:
         resolved = answer.resolved
         if payload and resolved is not None:
             if resolved.workload in ("inference", "lora"):
-                rows.append(_toggle_row(request, "precision", PRECISION_TOGGLES, resolved.precision, details))
+                rows.append(_toggle_row(request, "precision", PRECISION_TOGGLES, resolved.precision, details, lang))
             if resolved.workload == "inference":
-                rows.append(_toggle_row(request, "context_tokens", CONTEXT_TOGGLES, resolved.context_tokens, details))
+                rows.append(_toggle_row(request, "context_tokens", CONTEXT_TOGGLES, resolved.context_tokens, details,
+                                        lang))
             rows = [[b for b in row if b.data] for row in rows]
             rows = [row for row in rows if row]
         if answer.topup_url and answer.topup_amount_usd is not None:
@@ -161,13 +162,13 @@ class Conversation:
                                   coin=answer.coin or ""), url=answer.topup_url)])
         if payload:
             if coin_picker:
-                coins = [Button(coin, data=_fits(f"k:{coin}:{payload}")) for coin in self.catalog.coins]
+                coins = [Button(coin, data=_fits(f"k:{lang}:{coin}:{payload}")) for coin in self.catalog.coins]
                 coins = [b for b in coins if b.data]
                 rows.extend(coins[i:i + 4] for i in range(0, len(coins), 4))
             tools = [Button(t(lang, "button.coin", coin=answer.coin or self.catalog.default_coin),
-                            data=_fits(f"k:pick:{payload}")),
+                            data=_fits(f"k:{lang}:pick:{payload}")),
                      Button(t(lang, "button.less" if details else "button.details"),
-                            data=_fits(f"{'f' if details else 'd'}:{payload}"))]
+                            data=_fits(f"{'f' if details else 'd'}:{lang}:{payload}"))]
             rows.append([b for b in tools if b.data])
         return [row for row in rows if row]
 
@@ -175,11 +176,15 @@ class Conversation:
         return [[Button(example, data=f"x:{i}:{lang}")] for i, example in enumerate(help_examples(lang), start=1)]
 
     async def answer_payload(self, user: UserInfo, payload: str, *, details: bool = False,
-                             coin_picker: bool = False, anonymous: bool = False) -> Reply:
-        """Answer an encoded request (a button, a deep link); raises PayloadError for forged ones."""
+                             coin_picker: bool = False, anonymous: bool = False, lang: str | None = None) -> Reply:
+        """Answer an encoded request (a button, a deep link); raises PayloadError for forged ones.
+
+        Buttons carry the language of the message they belong to, so a German answer stays German when
+        tapped, whatever the user's Telegram language (an explicit /set lang still wins); a deep link is
+        answered in the user's language."""
         request = decode_request(payload)
         prefs = await self.preferences(user)
-        lang = self.language(prefs, user)
+        lang = prefs.language or (lang if lang in ("en", "de") else self.language(prefs, user))
         answer = self.answer(request, user, prefs, anonymous=anonymous)
         if answer.error is not None:
             # A payload we made always sizes; one that does not is forged or from an older registry.
@@ -197,16 +202,21 @@ class Conversation:
             return CallbackResult(None, t(lang, "error.unknown_action"))
         kind, _, rest = data.partition(":")
         try:
+            if kind in ("f", "d", "k"):
+                message_lang, _, rest = rest.partition(":")
+                if message_lang not in ("en", "de"):
+                    return CallbackResult(None, t(lang, "error.stale"))
             if kind in ("f", "d"):
-                return CallbackResult(await self.answer_payload(user, rest, details=kind == "d"))
+                return CallbackResult(await self.answer_payload(user, rest, details=kind == "d", lang=message_lang))
             if kind == "k":
                 coin, _, payload = rest.partition(":")
                 if coin == "pick":
-                    return CallbackResult(await self.answer_payload(user, payload, coin_picker=True))
+                    return CallbackResult(await self.answer_payload(user, payload, coin_picker=True,
+                                                                    lang=message_lang))
                 if coin not in self.catalog.coins:
                     return CallbackResult(None, t(lang, "error.stale"))
                 await self.store.set_preference(user.id, "coin", coin)
-                return CallbackResult(await self.answer_payload(user, payload), f"🪙 {coin}")
+                return CallbackResult(await self.answer_payload(user, payload, lang=message_lang), f"🪙 {coin}")
             if kind == "x":
                 index, _, example_lang = rest.partition(":")
                 examples = help_examples(example_lang if example_lang in ("en", "de") else lang)
@@ -348,7 +358,7 @@ class Conversation:
         answer = self.answer(result.request, user, neutral, anonymous=True)
         if answer.error:
             return Reply(t(lang, "error.value", message=esc(answer.error)))
-        body = render_answer(answer, lang, model_note=result.model_note, max_alternatives=2)
+        body = render_answer(answer, lang, max_alternatives=2)
         payload = _try_encode(result.request)
         if payload and bot_username:
             link = f"https://t.me/{bot_username}?start={payload}"
@@ -535,13 +545,13 @@ def _try_encode(request: SizeRequest) -> str | None:
         return None
 
 
-def _toggle_row(request: SizeRequest, field_name: str, options, current, details: bool) -> list[Button]:
+def _toggle_row(request: SizeRequest, field_name: str, options, current, details: bool, lang: str) -> list[Button]:
     row = []
     for value, label in options:
         variant = dataclasses.replace(request, assumed=[], ignored=[], **{field_name: value})
         payload = _try_encode(variant)
         mark = "✓ " if value == current else ""
-        data = _fits(f"{'d' if details else 'f'}:{payload}") if payload else None
+        data = _fits(f"{'d' if details else 'f'}:{lang}:{payload}") if payload else None
         row.append(Button(mark + label, data=data))
     return row
 

@@ -28,26 +28,48 @@ def _precision_label(resolved: ResolvedRequest) -> str:
     return resolved.precision.upper()
 
 
-def localize(lang: str, note: str) -> str:
-    """An engine note (fit problems, selection reasons) in the reader's language, HTML-escaped.
-
-    Notes carry a code and values (engine.fit.Note); values named *_gb are formatted as GB, lists joined.
-    A plain string, or a code without a text, falls back to the English sentence.
-    """
+def localize(lang: str, note: str, *, shape: str = "", resolved: ResolvedRequest | None = None) -> str:
+    """An engine note (what was assumed, why a layout fails, why a card was chosen) in the reader's language,
+    HTML-escaped. Notes carry a code and values (engine.notes.Note); values named *_gb are formatted as GB,
+    `tokens` as a token count, `workload` by its name, `field` (a setting) with the value it filled, lists
+    joined. A plain string falls back to the English sentence."""
     code = getattr(note, "code", None)
     if code is None:
         return esc(str(note))
-    values = {}
+    values = {"shape": shape} if code == "typical_shape" else {}
     for name, value in note.values.items():
         if name.endswith("_gb"):
             values[name] = fmt_gb(lang, value, 0 if float(value).is_integer() else 1)
         elif name == "problems":
             values[name] = "; ".join(localize(lang, item) for item in value)
+        elif name == "workload":
+            values[name] = esc(t(lang, f"workload.{value}"))
+        elif name == "tokens":
+            values[name] = fmt_tokens(lang, value)
+        elif name == "field":
+            values["item"] = _setting_item(lang, value, resolved)
         elif isinstance(value, (list, tuple)):
             values[name] = esc("/".join(str(item) for item in value))
+        elif isinstance(value, float):
+            values[name] = fmt_number(lang, value, 0 if value.is_integer() else 1)
         else:
             values[name] = esc(str(value))
     return t(lang, f"note.{code}", **values)
+
+
+def _setting_item(lang: str, field: str, resolved: ResolvedRequest | None) -> str:
+    """How a value filled from the user's settings reads in the request line."""
+    if resolved is None:
+        return esc(field)
+    if field == "precision":
+        return esc(resolved.precision.upper())
+    if field == "kv_precision":
+        return esc(t(lang, "request.kv", kv=resolved.kv_precision.upper()))
+    if field == "context_tokens":
+        return esc(t(lang, "request.context", tokens=fmt_tokens(lang, resolved.context_tokens)))
+    if field == "batch":
+        return esc(t(lang, "request.batch", batch=resolved.batch))
+    return esc(str(resolved.region or field))
 
 
 def describe_shape(shape, lang: str) -> str:
@@ -63,13 +85,12 @@ def describe_shape(shape, lang: str) -> str:
     return text
 
 
-def render_request(answer: Answer, lang: str, model_note: str | None = None) -> list[str]:
+def render_request(answer: Answer, lang: str) -> list[str]:
     """The request as understood, what was assumed, and what was not understood."""
     resolved = answer.resolved
     assert resolved is not None
     raw = answer.request
     shape = resolved.shape
-    marker = t(lang, "default_marker")
     parts = [f"<b>{esc(shape.name)}</b>"]
     if shape.typical:
         parts[0] = f"<b>{esc(fmt_number(lang, resolved.params_b, 1 if not float(resolved.params_b).is_integer() else 0))}B</b>"
@@ -85,27 +106,10 @@ def render_request(answer: Answer, lang: str, model_note: str | None = None) -> 
     parts.append(esc(t(lang, f"workload.{resolved.workload}")))
     lines = [" · ".join(parts)]
 
-    assumed: list[str] = []
-    if model_note:
-        assumed.append(t(lang, "request.model_note", note=model_note))
-    if shape.typical:
-        nominal = fmt_number(lang, shape.typical_size_b, 0)
-        assumed.append(t(lang, "request.typical_shape", size=nominal, shape=describe_shape(shape, lang)))
-    if raw.workload is None:
-        assumed.append(f"{t(lang, f'workload.{resolved.workload}')} ({marker})")
-    if raw.precision is None and resolved.weight_bytes is not None and resolved.workload in ("inference", "lora"):
-        assumed.append(f"{_precision_label(resolved)} ({marker})")
-    if resolved.workload == "inference" or (resolved.workload in ("lora", "qlora") and answer.catalog.sizing.policy == "breakdown"):
-        if raw.context_tokens is None and (answer.catalog.sizing.policy == "breakdown"):
-            assumed.append(f"{t(lang, 'request.context', tokens=fmt_tokens(lang, resolved.context_tokens))} ({marker})")
-        if raw.batch is None and answer.catalog.sizing.policy == "breakdown":
-            assumed.append(f"{t(lang, 'request.batch', batch=resolved.batch)} ({marker})")
-    if resolved.workload == "inference" and raw.kv_precision is None and shape.kv_known and (
-        answer.catalog.sizing.policy == "breakdown" or resolved.context_named or resolved.batch_named
-    ):
-        assumed.append(f"{t(lang, 'request.kv', kv=resolved.kv_precision.upper())} ({marker})")
+    assumed = [localize(lang, note, shape=describe_shape(shape, lang), resolved=resolved)
+               for note in resolved.assumed]
     if assumed:
-        lines.append("<i>" + esc(t(lang, "request.assumed", items="; ".join(assumed))) + "</i>")
+        lines.append("<i>" + t(lang, "request.assumed", items="; ".join(assumed)) + "</i>")
     if resolved.ignored:
         lines.append("<i>" + esc(t(lang, "request.ignored", items=", ".join(f"'{w}'" for w in resolved.ignored))) + "</i>")
     return lines
@@ -171,13 +175,13 @@ def quantized_variant(answer: Answer) -> Answer | None:
     return variant if variant.fit is not None and variant.fit.valid else None
 
 
-def render_answer(answer: Answer, lang: str, *, details: bool = False, model_note: str | None = None,
-                  billing: str | None = None, max_alternatives: int = 2) -> str:
+def render_answer(answer: Answer, lang: str, *, details: bool = False, billing: str | None = None,
+                  max_alternatives: int = 2) -> str:
     """The whole reply for one sizing question (HTML, under Telegram's 4,096 characters)."""
     if answer.error:
         return t(lang, "error.value", message=esc(answer.error))
     assert answer.requirement is not None and answer.selection is not None and answer.resolved is not None
-    lines = render_request(answer, lang, model_note)
+    lines = render_request(answer, lang)
     lines.append("")
     selection = answer.selection
     fit = selection.fit
@@ -206,8 +210,6 @@ def render_answer(answer: Answer, lang: str, *, details: bool = False, model_not
         else:
             lines.append(t(lang, "answer.budget_no", budget=fmt_gb(lang, budget["budget_gb"], 0),
                            missing=fmt_gb(lang, -budget["spare_gb"])))
-    if (requirement.kv_cache_gb == 0 and answer.resolved.workload == "inference" and not answer.resolved.shape.kv_known):
-        lines.append("<i>" + esc(t(lang, "answer.kv_unknown", model=answer.resolved.shape.name)) + "</i>")
     lines.append("")
     recommended = selection.recommended
     if answer.resolved.card and fit is not None:

@@ -6,24 +6,11 @@ from dataclasses import dataclass, field
 
 from catalog.schema import TRAINING_INTERCONNECTS, Card, Catalog
 from engine.memo import by_identity
+from engine.notes import Note
 from engine.registry import ModelShape
 from engine.sizing import Requirement, ResolvedRequest, fmt_num
 
 STANDARD_SET_SIZES = (1, 2, 4, 8)
-
-
-class Note(str):
-    """An English sentence for JSON and logs that also carries a code and its values, so a front end can say
-    the same thing in another language (bot/locales: `note.<code>`)."""
-
-    code: str
-    values: dict
-
-    def __new__(cls, text: str, code: str, **values: object) -> "Note":
-        note = super().__new__(cls, text)
-        note.code = code
-        note.values = values
-        return note
 
 
 @dataclass(frozen=True, slots=True)

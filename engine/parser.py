@@ -50,6 +50,7 @@ from typing import Iterable
 from rapidfuzz import fuzz, process
 
 from engine.memo import by_identity
+from engine.notes import Note
 from engine.registry import ModelShape, Registry, default_registry
 from engine.sizing import (
     KV_PRECISION_BYTES,
@@ -750,7 +751,8 @@ class _Parser:
         elif first.model is not None:
             self.model = first.model
             if first.fuzzy:
-                self.model_note = f"{first.model.name} (assumed from '{first.span}')"
+                self.model_note = Note(f"{first.model.name} (assumed from '{first.span}')", "model_fuzzy",
+                                       model=first.model.name, span=first.span)
                 self.assumed.append(self.model_note)
         for other in found:
             if other is not first:
@@ -845,7 +847,9 @@ class _Parser:
             if fitting:
                 chosen = self.models.last(fitting)
                 self.model = chosen
-                self.model_note = f"{chosen.name} (assumed from '{self.ambiguous_span}' and {self.params_b:g}B)"
+                self.model_note = Note(f"{chosen.name} (assumed from '{self.ambiguous_span}' and {self.params_b:g}B)",
+                                       "model_sized", model=chosen.name, span=self.ambiguous_span,
+                                       size=self.params_b)
                 self.assumed.append(self.model_note)
                 self.params_b = None
                 self.ambiguous = []
@@ -1234,7 +1238,8 @@ class _Parser:
             whole = int(round(tokens))
         self._set_context(float(whole) if whole is not None else tokens, written)
         if whole is not None and "k" in written and whole & (whole - 1) and self.context_tokens == whole:
-            self.assumed.append(f"{written} read as {whole:,} tokens (1k = {TOKENS_PER_K:,} tokens)")
+            self.assumed.append(Note(f"{written} read as {whole:,} tokens (1k = {TOKENS_PER_K:,} tokens)", "k_tokens",
+                                     written=written, tokens=whole))
         return length + self._swallow(i + length, CONTEXT_UNIT_WORDS)
 
     # KV cache
@@ -1293,7 +1298,8 @@ class _Parser:
         token = low[i]
         value = _precision_token(token)
         if value is not None:
-            note = f"{token.upper()} sized as 4-bit (0.5 B per parameter)" if token in FP4_WORDS else None
+            note = (Note(f"{token.upper()} sized as 4-bit (0.5 B per parameter)", "fp4", written=token.upper())
+                    if token in FP4_WORDS else None)
             return value, 1, note
         nxt = self._next_free(i + 1)
         if nxt is None:
@@ -1324,7 +1330,8 @@ class _Parser:
         if self.params_b is None:
             self.params_b = params
             if factor == 1000:
-                self.assumed.append(f"{digits}{label} read as {params:,g}B parameters")
+                self.assumed.append(Note(f"{digits}{label} read as {params:,g}B parameters", "trillion",
+                                         written=f"{digits}{label}", params=params))
         elif abs(self.params_b - params) > 1e-9:
             self.ignored.append(f"{digits}{label}")
 
@@ -1338,18 +1345,19 @@ class _Parser:
         if found:
             model = self.models.first(found)
             self.model = model
-            self.model_note = f"{model.name} (assumed from '{token}')"
-            self.assumed.append(f"{token} read as {model.name}")
+            self.model_note = Note(f"{model.name} (assumed from '{token}')", "model_fuzzy", model=model.name, span=token)
+            self.assumed.append(Note(f"{token} read as {model.name}", "moe_model", written=token, model=model.name))
             return
         params = experts * expert_b
         if params <= 0 or params > MAX_PARAMS_B:
             raise _BadValue(f"{token} is not a model size")
         if self.params_b is None:
             self.params_b = params
-            self.assumed.append(
+            self.assumed.append(Note(
                 f"{token} read as {experts} x {expert_b:g}B = {params:g}B (not in the model registry; "
-                "shared layers make a real mixture-of-experts model smaller)"
-            )
+                "shared layers make a real mixture-of-experts model smaller)",
+                "moe_params", written=token, experts=experts, expert_b=expert_b, params=params,
+            ))
 
     def _set_precision(self, value: str, written: str, note: str | None) -> None:
         if self.precision is None:
@@ -1395,9 +1403,11 @@ class _Parser:
             return
         self.budget_gb = gb
         if unit == "gib":
-            self.assumed.append(f"{written} read as {gb:.1f} GB (1 GiB = 1.074 GB)")
+            self.assumed.append(Note(f"{written} read as {gb:.1f} GB (1 GiB = 1.074 GB)", "gib", written=written,
+                                     budget_gb=gb))
         elif product:
-            self.assumed.append(f"{written} read as a {gb:g} GB budget")
+            self.assumed.append(Note(f"{written} read as a {gb:g} GB budget", "budget_product", written=written,
+                                     budget_gb=gb))
 
     # ---- leftovers
 

@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass, field
 
 from catalog.schema import SizingPolicy
+from engine.notes import Note
 from engine.registry import ModelShape, Registry, default_registry, typical_shape
 
 GB = 1e9
@@ -200,21 +201,23 @@ def resolve(request: SizeRequest, policy: SizingPolicy, registry: Registry | Non
     if workload not in WORKLOADS:
         raise SizingError(f"unknown workload {request.workload!r} (use one of {', '.join(WORKLOADS)})")
     if request.workload is None:
-        assumed.append("workload: inference (default)")
+        assumed.append(Note("workload: inference (default)", "default_workload", workload="inference"))
 
     if request.model:
         shape = (registry or default_registry()).get(request.model)
         if shape is None:
             raise SizingError(f"unknown model {request.model!r}")
         if request.params_b is not None and abs(request.params_b - shape.params_b) > 1e-9:
-            assumed.append(f"{fmt_num(request.params_b)}B ignored: {shape.name} has {fmt_num(shape.params_b)}B")
+            assumed.append(Note(f"{fmt_num(request.params_b)}B ignored: {shape.name} has {fmt_num(shape.params_b)}B",
+                                "params_ignored", given=request.params_b, model=shape.name, params=shape.params_b))
         params_b = shape.params_b
         model_id: str | None = shape.id
     elif request.params_b is not None:
         params_b = float(request.params_b)
         _check_range("params", params_b, 0, MAX_PARAMS_B, "B")
         shape, nominal = typical_shape(params_b)
-        assumed.append(f"shape of a typical {fmt_num(nominal)}B model: {shape.describe_shape()}")
+        assumed.append(Note(f"shape of a typical {fmt_num(nominal)}B model: {shape.describe_shape()}", "typical_shape",
+                            size=nominal))
         model_id = None
     else:
         raise SizingError("no model or parameter count given")
@@ -229,16 +232,18 @@ def resolve(request: SizeRequest, policy: SizingPolicy, registry: Registry | Non
     elif shape.published_weights is not None and workload == "inference":
         precision = shape.published_weights.format
         weight_bytes = None
-        assumed.append(
-            f"weights as published: {fmt_gb(shape.published_weights.gb)} ({shape.published_weights.format.upper()})"
-        )
+        assumed.append(Note(
+            f"weights as published: {fmt_gb(shape.published_weights.gb)} ({shape.published_weights.format.upper()})",
+            "published", weights_gb=shape.published_weights.gb, format=shape.published_weights.format.upper(),
+        ))
     elif workload == "qlora":
         precision, weight_bytes = "int4", PRECISION_BYTES["int4"]  # QLoRA's base is 4-bit NF4 by definition
     else:
         precision = policy.default_precision
         weight_bytes = PRECISION_BYTES[precision]
         if workload in ("inference", "lora"):
-            assumed.append(f"precision: {precision.upper()} (default)")
+            assumed.append(Note(f"precision: {precision.upper()} (default)", "default_precision",
+                                precision=precision.upper()))
 
     if request.kv_precision is not None:
         kv_precision = canonical_kv_precision(request.kv_precision)
@@ -248,31 +253,34 @@ def resolve(request: SizeRequest, policy: SizingPolicy, registry: Registry | Non
         kv_precision = policy.default_kv_precision
 
     training = workload != "inference"
+    # Does the sequence enter the sizing? In the breakdown policy for inference (KV cache) and LoRA/QLoRA
+    # (activations); in the headroom policy only for inference once a context or a batch is named (seed 004).
+    if policy.policy == "breakdown":
+        sequence_matters = workload != "full"
+    else:
+        sequence_matters = not training and (request.context_tokens is not None or request.batch is not None)
     if request.context_tokens is not None:
         context_tokens = int(request.context_tokens)
         _check_range("context", context_tokens, 0, MAX_CONTEXT_TOKENS, " tokens")
     else:
         context_tokens = policy.training_context_tokens if training else policy.default_context_tokens
-        if training and workload in ("full",) and policy.policy == "breakdown":
-            pass  # full fine-tuning in this policy is per-parameter only; no sequence length enters it
-        elif training and policy.policy == "headroom":
-            pass  # seed 004's training rules are per-parameter; context does not enter them
-        else:
-            assumed.append(f"context: {context_tokens:,} tokens (default)")
+        if sequence_matters:
+            assumed.append(Note(f"context: {context_tokens:,} tokens (default)", "default_context",
+                                tokens=context_tokens))
     if request.batch is not None:
         batch = int(request.batch)
         _check_range("batch", batch, 0, MAX_BATCH, "")
     else:
         batch = policy.default_batch
-        if not training or (policy.policy == "breakdown" and workload in ("lora", "qlora")):
-            assumed.append(f"batch: {batch} (default)")
+        if sequence_matters:
+            assumed.append(Note(f"batch: {batch} (default)", "default_batch", batch=batch))
     if (
         not training
         and request.kv_precision is None
         and shape.kv_known
         and (policy.policy == "breakdown" or request.context_tokens is not None or request.batch is not None)
     ):
-        assumed.append(f"KV cache in {kv_precision.upper()} (default)")
+        assumed.append(Note(f"KV cache in {kv_precision.upper()} (default)", "default_kv", kv=kv_precision.upper()))
 
     if request.gpu_count is not None and not 1 <= request.gpu_count <= 64:
         raise SizingError(f"GPU count {request.gpu_count} is outside 1..64")
@@ -370,6 +378,11 @@ def _weights(resolved: ResolvedRequest, label: str = "") -> Component:
     return Component("weights", gb, f"{fmt_num(resolved.params_b)} x {fmt_num(resolved.weight_bytes)} B{suffix} = {fmt_gb(gb)}")
 
 
+def _kv_unknown(shape: ModelShape) -> Note:
+    return Note(f"KV cache not included: the attention shape of {shape.name} is not published", "kv_unknown",
+                model=shape.name)
+
+
 def _active_share(shape: ModelShape) -> float:
     return shape.active_params_b / shape.params_b if shape.params_b else 1.0
 
@@ -399,7 +412,7 @@ def _size_breakdown(resolved: ResolvedRequest, policy: SizingPolicy) -> Requirem
         if kv is not None:
             components.append(kv)
         else:
-            resolved.assumed.append(f"KV cache not included: the attention shape of {shape.name} is not published")
+            resolved.assumed.append(_kv_unknown(shape))
         components.append(overhead)
         return _requirement(
             components, low_gb=None, weights_gb=weights.gb, active_weights_gb=weights.gb * _active_share(shape),
@@ -463,7 +476,7 @@ def _size_headroom(resolved: ResolvedRequest, policy: SizingPolicy) -> Requireme
         if resolved.context_named or resolved.batch_named:
             kv = kv_cache(shape, KV_PRECISION_BYTES[resolved.kv_precision], resolved.context_tokens, resolved.batch)
             if kv is None:
-                resolved.assumed.append(f"KV cache not included: the attention shape of {shape.name} is not published")
+                resolved.assumed.append(_kv_unknown(shape))
         components = [weights]
         if kv is not None:
             # Seed 004: a named context adds the KV cache; never less than the x1.2 rule (DESIGN.md).

@@ -89,7 +89,8 @@ async def test_coin_picker_saves_the_coin(bot):
     assert "coin: <b>BTC</b>" in bot.last_text(5)
 
 
-@pytest.mark.parametrize("data", ["zz:1", "f:%%%", "f:Mllama-9000", "k:DOGE:S7", "x:9:en", "f:", "d:S0", "f:S7PxxZ1"])
+@pytest.mark.parametrize("data", ["zz:1", "f:en:%%%", "f:en:Mllama-9000", "k:en:DOGE:S7", "x:9:en", "f:", "d:en:S0",
+                                  "f:en:S7PxxZ1", "f:fr:S7", "f:S7", "k:pick:S7"])
 async def test_stale_or_forged_callback_gets_a_short_answer(bot, data):
     await bot.press(6, data)
     answer = bot.request.sent("answerCallbackQuery")[-1].params
@@ -135,7 +136,7 @@ async def test_settings_set_and_used(bot):
     await bot.send(11, "/set context 32k")
     await bot.send(11, "70B")
     text = bot.last_text(11)
-    assert "INT4" in text and "32,768" in text
+    assert "INT4 (your setting)" in text and "32,768 tokens (your setting)" in text
     await bot.send(11, "/set lang de")
     await bot.send(11, "/settings")
     assert "Ihre Einstellungen" in bot.last_text(11)
@@ -255,3 +256,12 @@ async def test_layout_problems_are_in_the_users_language(bot):
     assert "64 Attention-Köpfe lassen sich nicht auf 3 GPUs aufteilen" in text and "attention heads" not in text
     await bot.send(24, "full fine-tuning 405B")
     assert "more than one 8-GPU host, ask sales: 7,452 GB is about 5 nodes of 8x MI300X" in bot.last_text(24)
+
+
+async def test_buttons_keep_the_language_of_their_message(bot):
+    await bot.send(25, "Wie viel VRAM braucht Llama 3.1 70B in 4 Bit?", language_code="en")
+    reply = bot.replies(25)[-1]
+    assert "Benötigter Speicher" in reply["text"]
+    fp8 = next(b for b in buttons(reply) if b["text"] == "FP8")
+    await bot.press(25, fp8["callback_data"], language_code="en")
+    assert "Benötigter Speicher" in bot.request.sent("editMessageText")[-1].params["text"]

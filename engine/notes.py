@@ -1,0 +1,14 @@
+"""Notes: English sentences for JSON and logs that also carry a code and values, so a front end can say the same
+thing in another language (bot/locales: `note.<code>`). Used for what the engine assumed and why a layout fails."""
+from __future__ import annotations
+
+
+class Note(str):
+    code: str
+    values: dict
+
+    def __new__(cls, text: str, code: str, **values: object) -> "Note":
+        note = super().__new__(cls, text)
+        note.code = code
+        note.values = values
+        return note
