@@ -55,9 +55,13 @@ async def dispatch(conversation: Conversation, user: UserInfo, line: str, pressa
             "card": lambda: conversation.card(user, rest),
             "compare": lambda: conversation.compare(user, args),
             "size": lambda: conversation.size_command(user, rest),
+            "subscribe": lambda: conversation.subscribe(user, args),
+            "unsubscribe": lambda: conversation.unsubscribe(user, args),
+            "subscriptions": lambda: conversation.subscriptions(user),
         }
         if command in handlers:
             return await handlers[command]()
+        return await conversation.unknown_command(user, command)
     return await conversation.ask(user, text)
 
 

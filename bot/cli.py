@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Sequence
 
-from bot.render import plain, render_answer, render_help
+from bot.render import plain, render_answer, render_parse_error
 from catalog.loader import CatalogError, LoadedCatalog, load_catalog
 from engine.answer import Answer, build_answer
 from engine.parser import parse
@@ -68,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--lang", choices=("en", "de"), help="reply language (default: the question's)")
     ask.add_argument("--details", action="store_true")
     ask.add_argument("--json", action="store_true")
-    ask.add_argument("text", help='the question, or "-" to read one question per line from stdin (with --json)')
+    ask.add_argument("text", nargs="+", help='the question (quotes optional), or "-" to read one question per line '
+                                             "from stdin (with --json)")
 
     sub.add_parser("chat", help="the bot's conversation in the terminal (CARDFIT_* settings apply)")
     sub.add_parser("bot", help="run the Telegram bot (long polling); needs CARDFIT_BOT_TOKEN")
@@ -110,22 +111,26 @@ def cmd_size(args: argparse.Namespace) -> int:
     catalog = _load(args.catalog).catalog
     if args.count is not None and not args.card:
         raise CliError("--count needs --card")
+    regions = [region.id for region in catalog.regions]
+    if args.region and args.region.upper() not in regions:
+        raise CliError(f"unknown region {args.region!r} for {catalog.provider} "
+                       f"({'use ' + ', '.join(regions) if regions else 'it publishes no regions'})")
+    if args.coin and args.coin.upper() not in catalog.coins:
+        raise CliError(f"{catalog.provider} does not take {args.coin!r} (use {', '.join(catalog.coins)})")
     request = SizeRequest(
         model=args.model, params_b=args.params, precision=args.precision, kv_precision=args.kv_precision,
         context_tokens=args.context, batch=args.batch, workload=args.workload, card=args.card,
         gpu_count=args.count if args.card else None, region=args.region.upper() if args.region else None,
     )
     answer = build_answer(request, catalog, billing=args.billing, coin=args.coin)
-    return print_answer(answer, args.json, args.lang, details=args.details, billing=args.billing)
+    return print_answer(answer, args.json, args.lang, details=args.details)
 
 
-def print_answer(answer: Answer, as_json: bool, lang: str = "en", *, details: bool = False,
-                 billing: str | None = None) -> int:
+def print_answer(answer: Answer, as_json: bool, lang: str = "en", *, details: bool = False) -> int:
     if as_json:
         print(json.dumps(answer.to_json(), ensure_ascii=False))
     elif not answer.error:
-        print(plain(render_answer(answer, lang, details=details, billing=billing,
-                                  max_alternatives=3)))
+        print(plain(render_answer(answer, lang, details=details, max_alternatives=3)))
     if answer.error:
         print(f"cardfit: {answer.error}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -165,6 +170,7 @@ HELP_HINT = "ask e.g. '70B at 4-bit, 32k context', 'QLoRA Llama 3.1 70B' or 'Mix
 
 def cmd_ask(args: argparse.Namespace) -> int:
     catalog = _load(args.catalog).catalog
+    args.text = " ".join(args.text)
     if args.text == "-":
         if not args.json:
             raise CliError("reading questions from stdin needs --json")
@@ -176,11 +182,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
     answer, error, language = ask_answer(args.text, catalog)
     if answer is None:
         if args.json:
-            print(json.dumps(_error_object(error), ensure_ascii=False))
+            print(json.dumps(_ask_json(args.text, catalog), ensure_ascii=False))
         else:
             lang = args.lang or language
-            print(plain(render_help(lang, not_question=True)) if error == "not a sizing question"
-                  else f"{error}\n\n{plain(render_help(lang, not_question=True))}")
+            print(plain(render_parse_error(lang, error)))
         print(f"cardfit: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     return print_answer(answer, args.json, args.lang or language, details=args.details)

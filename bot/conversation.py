@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from bot.config import Settings
 from bot.i18n import fmt_gb, fmt_number, fmt_usd, normalize_language, t
 from bot.render import (help_examples, localize, render_answer, render_card, render_cards, render_compact,
-                         render_help, render_request)
+                         render_help, render_parse_error, render_request)
 from bot.store import Preferences, Store
 from catalog.loader import LoadedCatalog
 from catalog.schema import Card, Catalog
@@ -123,10 +123,7 @@ class Conversation:
         lang = self.language(prefs, user, result.language)
         if result.request is None:
             await self.store.touch_user(user.id, telegram_language)
-            if result.error and result.error != "not a sizing question":
-                return Reply(t(lang, "error.value", message=esc(result.error)) + "\n\n" + render_help(lang, True),
-                             self.example_buttons(lang))
-            return Reply(render_help(lang, not_question=True), self.example_buttons(lang))
+            return Reply(render_parse_error(lang, result.error or "not a sizing question"), self.example_buttons(lang))
         request = result.request
         self.apply_preferences(request, prefs)
         answer = self.answer(request, user, prefs)
@@ -139,7 +136,7 @@ class Conversation:
 
     def answer_reply(self, answer: Answer, lang: str, payload: str | None, prefs: Preferences, *,
                      details: bool = False, coin_picker: bool = False) -> Reply:
-        text = render_answer(answer, lang, details=details, billing=prefs.billing)
+        text = render_answer(answer, lang, details=details)
         if answer.error:
             return Reply(text, self.example_buttons(lang))
         return Reply(text, self.answer_buttons(answer, lang, payload, details=details, coin_picker=coin_picker))
@@ -234,6 +231,11 @@ class Conversation:
         lang = self.language(prefs, user)
         return Reply(render_help(lang), self.example_buttons(lang))
 
+    async def unknown_command(self, user: UserInfo, command: str) -> Reply:
+        prefs = await self.preferences(user)
+        lang = self.language(prefs, user)
+        return Reply(t(lang, "help.unknown_command", command=esc(command[:32])) + "\n" + esc(t(lang, "help.commands")))
+
     async def start(self, user: UserInfo, payload: str | None) -> Reply:
         """/start, optionally with a deep-link payload that is a question; a bad payload gets help."""
         await self.store.touch_user(user.id, normalize_language(user.language_code) if user.language_code else None)
@@ -244,7 +246,7 @@ class Conversation:
                 log.info("start payload rejected: %r", payload[:80])
         prefs = await self.preferences(user)
         lang = self.language(prefs, user)
-        name = esc(user.first_name or "")
+        name = f" {esc(user.first_name)}" if user.first_name else ""
         return Reply(t(lang, "start.welcome", name=name, intro=t(lang, "help.intro")) + "\n\n"
                      + t(lang, "help.examples") + "\n" + "\n".join(f"• <code>{esc(e)}</code>" for e in help_examples(lang)),
                      self.example_buttons(lang))
@@ -287,7 +289,10 @@ class Conversation:
             return Reply(t(lang, "settings.bad_value", value=esc(raw), key=esc(key), hint=esc(t(lang, hint_key, **hint_values(self.catalog)))))
         await self.store.set_preference(user.id, field_name, value)
         new_lang = value if field_name == "language" else lang
-        shown = f"{value:,}" if isinstance(value, int) else str(value).upper() if field_name != "language" else value
+        if isinstance(value, int):
+            shown = f"{value:,}"
+        else:
+            shown = str(value).upper() if field_name in ("precision", "kv_precision", "coin") else str(value)
         return Reply(t(new_lang, "settings.saved", key=esc(key), value=esc(shown)))
 
     async def cards(self, user: UserInfo) -> Reply:
@@ -333,7 +338,7 @@ class Conversation:
                 verdict = t(lang, "compare.fits", spare=fmt_gb(lang, layout.spare_gb))
             else:
                 verdict = t(lang, "compare.no", reason="; ".join(localize(lang, p) for p in layout.problems))
-            decode = (f", {fmt_number(lang, layout.decode_tokens_per_s, 0)} tok/s"
+            decode = (t(lang, "answer.alternative_decode", tps=fmt_number(lang, layout.decode_tokens_per_s, 0))
                       if layout.decode_tokens_per_s is not None and layout.valid else "")
             rows.append(t(lang, "compare.row", layout=esc(layout.label), verdict=verdict,
                           monthly=fmt_usd(lang, layout.monthly_usd), decode=decode))
@@ -351,9 +356,7 @@ class Conversation:
         if not text.strip():
             return Reply(t(normalize_language(user.language_code), "quote.usage"))
         if result.request is None:
-            message = t(lang, "error.value", message=esc(result.error)) + "\n\n" if result.error and \
-                result.error != "not a sizing question" else ""
-            return Reply(message + render_help(lang, not_question=True))
+            return Reply(render_parse_error(lang, result.error or "not a sizing question"))
         neutral = Preferences(user_id=0)
         answer = self.answer(result.request, user, neutral, anonymous=True)
         if answer.error:

@@ -57,8 +57,9 @@ def fmt_gb(lang: str, value: float, decimals: int = 1) -> str:
 
 
 def fmt_usd(lang: str, value: float) -> str:
-    """$1,590 / $0.33 in English; 1.590 $ / 0,33 $ in German. Cents only below $100."""
-    decimals = 2 if abs(value) < 100 else 0
+    """$1,590 / $0.33 / $3,643.20 in English; 1.590 $ / 0,33 $ in German. Cents below $100 and whenever the
+    amount has them (a top-up button must show what the link charges)."""
+    decimals = 2 if abs(value) < 100 or abs(value - round(value)) >= 0.005 else 0
     number = fmt_number(lang, value, decimals)
     return f"{number} $" if lang == "de" else f"${number}"
 

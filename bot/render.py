@@ -9,7 +9,7 @@ from bot.i18n import fmt_gb, fmt_number, fmt_tokens, fmt_usd, t
 from catalog.schema import Card, Catalog
 from engine.answer import Answer, build_answer
 from engine.fit import Layout
-from engine.sizing import Requirement, ResolvedRequest
+from engine.sizing import PRECISION_BYTES, Requirement, ResolvedRequest
 
 
 TELEGRAM_LIMIT = 4096
@@ -44,7 +44,7 @@ def localize(lang: str, note: str, *, shape: str = "", resolved: ResolvedRequest
             values[name] = "; ".join(localize(lang, item) for item in value)
         elif name == "workload":
             values[name] = esc(t(lang, f"workload.{value}"))
-        elif name == "tokens":
+        elif name in ("tokens", "max_tokens"):
             values[name] = fmt_tokens(lang, value)
         elif name == "field":
             values["item"] = _setting_item(lang, value, resolved)
@@ -100,9 +100,11 @@ def render_request(answer: Answer, lang: str) -> list[str]:
         parts.append("NF4")
     elif resolved.workload != "full":
         parts.append(esc(_precision_label(resolved)))
-    if resolved.workload == "inference" or resolved.workload in ("lora", "qlora") and answer.catalog.sizing.policy == "breakdown":
+    if resolved.sequence_matters:
         parts.append(esc(t(lang, "request.context", tokens=fmt_tokens(lang, resolved.context_tokens))))
         parts.append(esc(t(lang, "request.batch", batch=resolved.batch)))
+    if resolved.region:
+        parts.append(esc(resolved.region))
     parts.append(esc(t(lang, f"workload.{resolved.workload}")))
     lines = [" · ".join(parts)]
 
@@ -115,6 +117,48 @@ def render_request(answer: Answer, lang: str) -> list[str]:
     return lines
 
 
+# The engine writes its formulas in English ("2 x 80 layers x 8 KV heads ... = 10.7 GB"); for German readers the
+# words are translated (longest phrase first) and then the numbers get German separators (8,192 -> 8.192).
+_FORMULA_DE = sorted({
+    "runtime overhead (CUDA context, framework, allocator)": "Laufzeit-Overhead (CUDA-Kontext, Framework, Allokator)",
+    "FP32 master 4 + Adam moments 4 + 4": "FP32-Master 4 + Adam-Momente 4 + 4",
+    "activations, fragmentation": "Aktivierungen, Fragmentierung",
+    "adapter + its Adam state": "Adapter + sein Adam-Zustand",
+    "gradient checkpointing": "Gradient Checkpointing",
+    "frozen 4-bit NF4 base": "eingefrorene 4-Bit-NF4-Basis",
+    "frozen base": "eingefrorene Basis",
+    "BF16 weights": "BF16-Gewichte",
+    "BF16 gradients": "BF16-Gradienten",
+    "as published": "wie veröffentlicht",
+    "minus the KV cache, for activations": "abzüglich KV-Cache, für Aktivierungen",
+    "for KV cache and activations": "für KV-Cache und Aktivierungen",
+    "headroom": "Puffer",
+    "planning buffer": "Planungspuffer",
+    "upper end: Hugging Face counts": "obere Grenze: Hugging Face zählt",
+    "AdamW state with FP32 copy, EleutherAI": "AdamW-Zustand mit FP32-Kopie, EleutherAI",
+    "4-bit base": "4-Bit-Basis",
+    "adapter, optimizer, buffers; 0.75 GB per B in all, QLoRA paper":
+        "Adapter, Optimierer, Puffer; 0.75 GB pro B insgesamt, QLoRA-Paper",
+    "(gradients)": "(Gradienten)",
+    "window layers": "Fenster-Layer",
+    "MLA latent": "MLA-Latent",
+    "KV heads": "KV-Köpfe",
+    "layers": "Layer",
+    "tokens": "Token",
+    "params": "Parameter",
+    " of ": " von ",
+}.items(), key=lambda item: -len(item[0]))
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def localize_formula(lang: str, formula: str) -> str:
+    if lang != "de":
+        return formula
+    for english, german in _FORMULA_DE:
+        formula = formula.replace(english, german)
+    return _NUMBER.sub(lambda m: m.group(0).replace(",", "\0").replace(".", ",").replace("\0", "."), formula)
+
+
 def render_requirement(requirement: Requirement, lang: str, details: bool) -> list[str]:
     if requirement.low_gb is not None:
         lines = [t(lang, "answer.memory_range", low=fmt_gb(lang, requirement.low_gb), total=fmt_gb(lang, requirement.total_gb))]
@@ -122,7 +166,8 @@ def render_requirement(requirement: Requirement, lang: str, details: bool) -> li
         lines = [t(lang, "answer.memory", total=fmt_gb(lang, requirement.total_gb))]
     if details:
         for component in requirement.components:
-            lines.append(f"• {esc(t(lang, f'component.{component.name}'))}: <code>{esc(component.formula)}</code>")
+            formula = localize_formula(lang, component.formula)
+            lines.append(f"• {esc(t(lang, f'component.{component.name}'))}: <code>{esc(formula)}</code>")
     else:
         lines.append(" · ".join(
             f"{esc(t(lang, f'component.{c.name}'))} {fmt_gb(lang, c.gb)}" for c in requirement.components
@@ -164,19 +209,26 @@ def _alternative_line(lang: str, layout: Layout) -> str:
              monthly=fmt_usd(lang, layout.monthly_usd), hourly=fmt_usd(lang, layout.hourly_usd), extra=extra)
 
 
+NARROWER_PRECISIONS = ("fp8", "int8", "int4")  # the order we suggest them in: least quality lost first
+
+
 def quantized_variant(answer: Answer) -> Answer | None:
-    """For a named layout that fails in a wider precision: the same question in INT4, if that would fit it."""
+    """For a named layout that fails: the same question in the widest narrower precision that fits it."""
     resolved, fit = answer.resolved, answer.fit
     if (resolved is None or fit is None or fit.valid or not resolved.card or resolved.workload != "inference"
-            or resolved.precision == "int4" or resolved.weight_bytes is None):
+            or resolved.weight_bytes is None):
         return None
-    request = dataclasses.replace(answer.request, precision="int4", assumed=[], ignored=[])
-    variant = build_answer(request, answer.catalog)
-    return variant if variant.fit is not None and variant.fit.valid else None
+    for precision in NARROWER_PRECISIONS:
+        if PRECISION_BYTES[precision] >= resolved.weight_bytes:
+            continue
+        request = dataclasses.replace(answer.request, precision=precision, assumed=[], ignored=[])
+        variant = build_answer(request, answer.catalog)
+        if variant.fit is not None and variant.fit.valid:
+            return variant
+    return None
 
 
-def render_answer(answer: Answer, lang: str, *, details: bool = False, billing: str | None = None,
-                  max_alternatives: int = 2) -> str:
+def render_answer(answer: Answer, lang: str, *, details: bool = False, max_alternatives: int = 2) -> str:
     """The whole reply for one sizing question (HTML, under Telegram's 4,096 characters)."""
     if answer.error:
         return t(lang, "error.value", message=esc(answer.error))
@@ -201,7 +253,8 @@ def render_answer(answer: Answer, lang: str, *, details: bool = False, billing: 
             variant = quantized_variant(answer)
             if variant is not None:
                 lines.append(t(lang, "answer.quantize_hint", total=fmt_gb(lang, variant.requirement.total_gb),
-                               layout=_layout_name(variant.fit), spare=fmt_gb(lang, variant.fit.spare_gb)))
+                               layout=_layout_name(variant.fit), spare=fmt_gb(lang, variant.fit.spare_gb),
+                               precision=variant.resolved.precision.upper()))
     lines.extend(render_requirement(requirement, lang, details))
     if budget is not None:
         if budget["fits"]:
@@ -216,7 +269,7 @@ def render_answer(answer: Answer, lang: str, *, details: bool = False, billing: 
         shown = fit if fit.valid else None
         if shown is not None:
             lines.extend(_fit_lines(answer, shown, lang, details)[1:])
-        if recommended is not None and (shown is None or not (recommended.card.id == fit.card.id and recommended.count == fit.count)):
+        if recommended is not None and (shown is None or recommended.monthly_usd < shown.monthly_usd):
             lines.append(t(lang, "answer.instead", layout=_layout_name(recommended), vram=_vram(lang, recommended),
                            monthly=fmt_usd(lang, recommended.monthly_usd), hourly=fmt_usd(lang, recommended.hourly_usd)))
     elif fit is not None:
@@ -231,12 +284,23 @@ def render_answer(answer: Answer, lang: str, *, details: bool = False, billing: 
         lines.append(t(lang, "answer.alternatives"))
         lines.extend(_alternative_line(lang, layout) for layout in alternatives[:max_alternatives])
     if answer.topup_url and answer.topup_amount_usd is not None:
-        period = billing or answer.catalog.default_billing
         lines.append("")
-        lines.append(t(lang, "answer.topup_line", url=esc(answer.topup_url, quote=True),
-                       amount=fmt_usd(lang, answer.topup_amount_usd), coin=esc(answer.coin or ""),
-                       period=esc(t(lang, f"period.{period}"))))
+        lines.append(_topup_line(answer, lang))
     return clip("\n".join(lines))
+
+
+def _topup_line(answer: Answer, lang: str) -> str:
+    return t(lang, "answer.topup_line", url=esc(answer.topup_url or "", quote=True),
+             amount=fmt_usd(lang, answer.topup_amount_usd or 0), coin=esc(answer.coin or ""),
+             period=esc(period_label(lang, answer)))
+
+
+def period_label(lang: str, answer: Answer) -> str:
+    """What the top-up pays for: "one month", or "one week (minimum term)" when the user's period was shorter."""
+    hours = answer.topup_hours or answer.catalog.hours_per_month
+    names = {1: "hour", 24: "day", 168: "week", answer.catalog.hours_per_month: "month"}
+    label = t(lang, f"period.{names[hours]}") if hours in names else t(lang, "period.hours", hours=hours)
+    return label + (t(lang, "period.minimum") if answer.topup_minimum_applied else "")
 
 
 def clip(text: str, limit: int = TELEGRAM_LIMIT) -> str:
@@ -245,6 +309,14 @@ def clip(text: str, limit: int = TELEGRAM_LIMIT) -> str:
         return text
     cut = text.rfind("\n", 0, limit - 2)
     return text[: cut if cut > 0 else limit - 2].rstrip() + "\n…"
+
+
+def render_parse_error(lang: str, error: str) -> str:
+    """A question we could not size: what was wrong (in the reader's language), then examples of what works."""
+    if error == "not a sizing question":
+        return render_help(lang, not_question=True)
+    examples = "\n".join(f"• <code>{esc(t(lang, f'help.example{i}'))}</code>" for i in (1, 2, 3))
+    return f"{t(lang, 'error.value', message=localize(lang, error))}\n\n{t(lang, 'help.examples')}\n{examples}"
 
 
 def render_help(lang: str, not_question: bool = False) -> str:
@@ -315,8 +387,5 @@ def render_compact(answer: Answer, lang: str, layout: Layout | None = None) -> s
     else:
         lines.extend(_fit_lines(answer, shown, lang, details=False))
     if answer.topup_url and answer.topup_amount_usd is not None and layout is None:
-        period = answer.catalog.default_billing
-        lines.append(t(lang, "answer.topup_line", url=esc(answer.topup_url, quote=True),
-                       amount=fmt_usd(lang, answer.topup_amount_usd), coin=esc(answer.coin or ""),
-                       period=esc(t(lang, f"period.{period}"))))
+        lines.append(_topup_line(answer, lang))
     return clip("\n".join(lines))

@@ -7,7 +7,7 @@ from catalog.schema import Catalog
 from engine.fit import Layout, Selection, select
 from engine.registry import Registry
 from engine.sizing import Requirement, ResolvedRequest, SizeRequest, SizingError, resolve, size
-from engine.topup import topup_amount_usd, topup_url
+from engine.topup import billing_hours, topup_amount_usd, topup_url
 
 
 @dataclass(slots=True)
@@ -19,6 +19,8 @@ class Answer:
     selection: Selection | None = None
     topup_url: str | None = None
     topup_amount_usd: float | None = None
+    topup_hours: int | None = None  # the billing period the amount pays for (never below the minimum term)
+    topup_minimum_applied: bool = False
     coin: str | None = None
     error: str | None = None
 
@@ -91,6 +93,8 @@ def build_answer(
     if payable is not None:
         amount = topup_amount_usd(catalog, payable.hourly_usd, payable.monthly_usd, billing)
         answer.topup_amount_usd = amount
+        answer.topup_hours = billing_hours(catalog, billing)
+        answer.topup_minimum_applied = answer.topup_hours > billing_hours(catalog, billing, minimum=False)
         answer.coin = (coin or catalog.default_coin).upper() if (coin or "").upper() in catalog.coins or not coin else catalog.default_coin
         answer.topup_url = topup_url(catalog, amount, answer.coin, user_id, topup_secret)
     return answer

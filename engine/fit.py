@@ -209,7 +209,7 @@ def evaluate_layout(
         ))
     hourly, monthly = catalog.set_price_usd(card, count)
     decode = None
-    if resolved.workload == "inference" and requirement.active_weights_gb > 0:
+    if _decodes(resolved) and requirement.active_weights_gb > 0:
         # Seed 000 section 07: bandwidth / resident weights read per token; a set adds bandwidth only under
         # tensor parallelism, which is how we lay out every set.
         decode = card.bandwidth_gbps * count / requirement.active_weights_gb
@@ -218,6 +218,11 @@ def evaluate_layout(
         valid=fits and not problems, problems=tuple(problems), hourly_usd=hourly, monthly_usd=monthly,
         decode_tokens_per_s=decode, per_gpu=per_gpu, fits_total_not_per_gpu=fits_total and not fits,
     )
+
+
+def _decodes(resolved: ResolvedRequest) -> bool:
+    """Token-by-token decoding (and so a decode ceiling) is an LLM inference thing; FLUX denoises instead."""
+    return resolved.workload == "inference" and resolved.shape.kind == "llm"
 
 
 def _needs_fp8_hardware(resolved: ResolvedRequest) -> bool:
@@ -249,7 +254,7 @@ def _monthly_prices(catalog: Catalog) -> dict[tuple[str, int], float]:
 
 def _valid_candidates(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog) -> list[_Candidate]:
     prices = _monthly_prices(catalog)
-    decode_base = requirement.active_weights_gb if resolved.workload == "inference" else 0
+    decode_base = requirement.active_weights_gb if _decodes(resolved) else 0
     tight_single, tight_card = catalog.selection.tight_single_gb, catalog.selection.tight_per_card_gb
     kv_heads = resolved.shape.kv_heads
     counts = [n for n in STANDARD_SET_SIZES if n <= catalog.selection.max_gpus_per_host]
@@ -337,8 +342,8 @@ def _same(a: Layout | _Candidate, b: Layout | _Candidate) -> bool:
 
 def _alternatives(fit: Layout | _Candidate, ranked: list[_Candidate],
                   exclude: list[_Candidate] | None = None) -> list[_Candidate]:
-    """Next cheapest; fastest within 2x the price; the single-card option when the fit is a set; the
-    cheapest roomy option when the fit is tight."""
+    """Next cheapest; a cheaper set when the fit is one card; fastest within 2x the price; the single-card
+    option when the fit is a set; the cheapest roomy option when the fit is tight."""
     chosen: list[_Candidate] = list(exclude or [])
 
     def add(layout: _Candidate | None) -> None:
@@ -347,6 +352,11 @@ def _alternatives(fit: Layout | _Candidate, ranked: list[_Candidate],
 
     others = [l for l in ranked if not _same(l, fit)]
     add(next(iter(others), None))
+    if fit.count == 1:
+        # "Zwei günstige Karten, manchmal" (seed 000 section 07): a set that is cheaper than the single card.
+        cheaper_set = min((l for l in others if l.count > 1 and l.monthly_usd < fit.monthly_usd),
+                          key=lambda l: l.monthly_usd, default=None)
+        add(cheaper_set)
     if fit.decode_tokens_per_s is not None:
         within = [l for l in others if l.monthly_usd <= 2 * fit.monthly_usd and l.decode_tokens_per_s]
         fastest = max(within, key=lambda l: (l.decode_tokens_per_s, -l.monthly_usd), default=None)
@@ -367,7 +377,13 @@ def _named_layout(requirement: Requirement, resolved: ResolvedRequest, catalog: 
         names = ", ".join(c.name for c in catalog.cards)
         return Note(f"{catalog.provider} does not rent a {resolved.card!r} (cards: {names})", "unknown_card",
                     provider=catalog.provider, card=resolved.card, cards=names)
-    return evaluate_layout(card, resolved.gpu_count or 1, requirement, resolved, catalog)
+    if resolved.gpu_count is not None:
+        return evaluate_layout(card, resolved.gpu_count, requirement, resolved, catalog)
+    # "on a B200" without a count: the smallest set of that card that works, else its smallest rentable set.
+    host = catalog.selection.max_gpus_per_host
+    counts = [n for n in card.set_sizes if n <= host] or [1]
+    layouts = [evaluate_layout(card, n, requirement, resolved, catalog) for n in counts]
+    return next((layout for layout in layouts if layout.valid), layouts[0])
 
 
 def _named_reason(layout: Layout, resolved: ResolvedRequest) -> str:

@@ -88,6 +88,7 @@ class ResolvedRequest:
     workload: str
     context_named: bool
     batch_named: bool
+    sequence_matters: bool  # whether context and batch enter this requirement at all
     card: str | None
     gpu_count: int | None
     memory_budget_gb: float | None
@@ -255,10 +256,12 @@ def resolve(request: SizeRequest, policy: SizingPolicy, registry: Registry | Non
     training = workload != "inference"
     # Does the sequence enter the sizing? In the breakdown policy for inference (KV cache) and LoRA/QLoRA
     # (activations); in the headroom policy only for inference once a context or a batch is named (seed 004).
+    # A KV cache only counts where the model's attention shape is known (not FLUX, not DeepSeek V4).
     if policy.policy == "breakdown":
-        sequence_matters = workload != "full"
+        sequence_matters = workload in ("lora", "qlora") or (not training and shape.kv_known)
     else:
-        sequence_matters = not training and (request.context_tokens is not None or request.batch is not None)
+        sequence_matters = not training and shape.kv_known and (
+            request.context_tokens is not None or request.batch is not None)
     if request.context_tokens is not None:
         context_tokens = int(request.context_tokens)
         _check_range("context", context_tokens, 0, MAX_CONTEXT_TOKENS, " tokens")
@@ -282,6 +285,14 @@ def resolve(request: SizeRequest, policy: SizingPolicy, registry: Registry | Non
     ):
         assumed.append(Note(f"KV cache in {kv_precision.upper()} (default)", "default_kv", kv=kv_precision.upper()))
 
+    if request.context_tokens is not None and shape.context_max and context_tokens > shape.context_max \
+            and not training:
+        assumed.append(Note(f"{context_tokens:,} tokens is beyond {shape.name}'s {shape.context_max:,}-token context "
+                            f"window; sized as asked", "beyond_context", tokens=context_tokens, model=shape.name,
+                            max_tokens=shape.context_max))
+    if request.context_tokens is not None and not sequence_matters and shape.kv_known:
+        assumed.append(Note(f"the context length does not enter {workload} sizing under this provider's rules",
+                            "context_unused", workload=workload))
     if request.gpu_count is not None and not 1 <= request.gpu_count <= 64:
         raise SizingError(f"GPU count {request.gpu_count} is outside 1..64")
     if request.memory_budget_gb is not None and not 0 < request.memory_budget_gb <= 1_000_000:
@@ -299,6 +310,7 @@ def resolve(request: SizeRequest, policy: SizingPolicy, registry: Registry | Non
         workload=workload,
         context_named=request.context_tokens is not None,
         batch_named=request.batch is not None,
+        sequence_matters=sequence_matters,
         card=request.card,
         gpu_count=request.gpu_count,
         memory_budget_gb=request.memory_budget_gb,
@@ -378,7 +390,9 @@ def _weights(resolved: ResolvedRequest, label: str = "") -> Component:
     return Component("weights", gb, f"{fmt_num(resolved.params_b)} x {fmt_num(resolved.weight_bytes)} B{suffix} = {fmt_gb(gb)}")
 
 
-def _kv_unknown(shape: ModelShape) -> Note:
+def _kv_unknown(shape: ModelShape) -> Note | None:
+    if shape.kind != "llm":
+        return None  # a diffusion transformer has no KV cache: nothing is missing
     return Note(f"KV cache not included: the attention shape of {shape.name} is not published", "kv_unknown",
                 model=shape.name)
 
@@ -412,7 +426,7 @@ def _size_breakdown(resolved: ResolvedRequest, policy: SizingPolicy) -> Requirem
         if kv is not None:
             components.append(kv)
         else:
-            resolved.assumed.append(_kv_unknown(shape))
+            resolved.assumed.extend(filter(None, [_kv_unknown(shape)]))
         components.append(overhead)
         return _requirement(
             components, low_gb=None, weights_gb=weights.gb, active_weights_gb=weights.gb * _active_share(shape),
@@ -476,7 +490,7 @@ def _size_headroom(resolved: ResolvedRequest, policy: SizingPolicy) -> Requireme
         if resolved.context_named or resolved.batch_named:
             kv = kv_cache(shape, KV_PRECISION_BYTES[resolved.kv_precision], resolved.context_tokens, resolved.batch)
             if kv is None:
-                resolved.assumed.append(_kv_unknown(shape))
+                resolved.assumed.extend(filter(None, [_kv_unknown(shape)]))
         components = [weights]
         if kv is not None:
             # Seed 004: a named context adds the KV cache; never less than the x1.2 rule (DESIGN.md).

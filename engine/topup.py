@@ -11,13 +11,13 @@ from catalog.schema import Catalog
 BILLING_HOURS = {"hour": 1, "day": 24, "week": 168, "month": None}  # month = the catalog's hours_per_month
 
 
-def billing_hours(catalog: Catalog, period: str | None) -> int:
-    """Hours in a billing period, never below the provider's minimum term."""
+def billing_hours(catalog: Catalog, period: str | None, *, minimum: bool = True) -> int:
+    """Hours in a billing period, never below the provider's minimum term (unless minimum=False)."""
     period = period or catalog.default_billing
     if period not in BILLING_HOURS:
         raise ValueError(f"unknown billing period {period!r} (use hour, day, week or month)")
     hours = BILLING_HOURS[period] or catalog.hours_per_month
-    return max(hours, catalog.minimum_term_hours, 1)
+    return max(hours, catalog.minimum_term_hours, 1) if minimum else hours
 
 
 def topup_amount_usd(catalog: Catalog, hourly_usd: float, monthly_usd: float, period: str | None) -> float:

@@ -242,12 +242,12 @@ async def test_restart_keeps_preferences_and_toggles_work(settings):
         assert "<b>70B</b> · FP8" in text and "no FP8 hardware" in text and "1x H100 SXM: fits" in text
 
 
-async def test_named_card_suggests_int4_when_that_fits(bot):
+async def test_named_card_suggests_the_widest_precision_that_fits(bot):
     await bot.send(22, "can I run 13B on an RTX 4090?")
     text = bot.last_text(22)
-    assert "No" in text and "In INT4 it needs 15.2 GB and fits on 1x RTX 4090 with 8.8 GB spare" in text
+    assert "No" in text and "In FP8 it needs 21.7 GB and fits on 1x RTX 4090 with 2.3 GB spare" in text
     await bot.send(22, "can I run 70B on an RTX 4090?")
-    assert "In INT4" not in bot.last_text(22)  # 39.7 GB does not fit 24 GB either: no false hope
+    assert "💡" not in bot.last_text(22)  # even INT4 (39.7 GB) does not fit 24 GB: no false hope
 
 
 async def test_layout_problems_are_in_the_users_language(bot):

@@ -9,6 +9,7 @@ from telegram.error import BadRequest
 from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes, MessageHandler, filters
 
 from bot.app import services
+from bot.handlers.start import unknown_command
 from bot.telegram_io import is_not_modified, markup, reply, user_info
 
 log = logging.getLogger(__name__)
@@ -66,3 +67,5 @@ def register(application: Application) -> None:
     application.add_handler(CallbackQueryHandler(button))
     application.add_handler(MessageHandler(filters.ChatType.PRIVATE & filters.TEXT & ~filters.COMMAND, private_text))
     application.add_handler(MessageHandler(filters.ChatType.GROUPS & filters.TEXT & ~filters.COMMAND, group_text))
+    # Registered last: a command nobody handled, in a private chat, gets the list of commands.
+    application.add_handler(MessageHandler(filters.ChatType.PRIVATE & filters.COMMAND, unknown_command))

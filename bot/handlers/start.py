@@ -21,3 +21,9 @@ async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
 def register(application: Application) -> None:
     application.add_handler(CommandHandler("start", start))
     application.add_handler(CommandHandler("help", help_command))
+
+
+async def unknown_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    command = (update.effective_message.text or "/").split()[0][1:].split("@")[0]
+    await reply(update.effective_message, await services(context).conversation.unknown_command(user_info(update),
+                                                                                                 command))
