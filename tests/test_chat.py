@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 async def test_chat_session(tmp_path):
     settings = load_settings(db=str(tmp_path / "chat.sqlite3"))
-    stdin = io.StringIO("70B at 4-bit, 32k context\n2\n/set coin BTC\n7B fp8\n/settings\nhello\n/quit\n")
+    stdin = io.StringIO("70B at 4-bit, 32k context\n2\n/set coin BTC\n7B fp8\n/settings\nhello\n"
+                        "/subscribe A40 below 200\n/subscriptions\n/frobnicate\n/quit\n")
     stdout = io.StringIO()
     assert await run_chat(settings, stdin, stdout) == 0
     out = stdout.getvalue()
@@ -23,6 +24,8 @@ async def test_chat_session(tmp_path):
     assert "[2] FP8" in out and "Memory needed: 82.7 GB" in out  # button 2 pressed: FP8
     assert "coin=BTC" in out and "coin: BTC" in out
     assert "I did not find a model or a size" in out
+    assert "Subscribed to A40 below $200/month" in out and "• A40 below $200/month" in out
+    assert "I do not know /frobnicate." in out
     assert "<b>" not in out
 
 

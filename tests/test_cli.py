@@ -61,6 +61,9 @@ def test_card_and_count_layout(capsys):
     (["--params", "7", "--precision", "fp3"], "unknown precision"),
     (["--params", "seven"], "not a number"),
     (["--params", "7", "--catalog", "/nonexistent.yaml"], "no such catalog"),
+    (["--params", "7", "--region", "XYZ"], "unknown region 'XYZ'"),
+    (["--params", "7", "--coin", "DOGE"], "does not take 'DOGE'"),
+    (["--params", "7", "--catalog", "gpuwithcrypto", "--region", "DFW-1"], "publishes no regions"),
 ])
 def test_bad_arguments_exit_2_with_error(capsys, argv, needle):
     code, out, err = run_cli(capsys, ["size", "--json", *argv])

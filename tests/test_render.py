@@ -1,0 +1,66 @@
+"""Reply texts: what the renderer says for the cases a QA run found wrong, in English and German."""
+from __future__ import annotations
+
+from bot.render import localize_formula, plain, render_answer
+from tests.seedmath import ask
+
+
+def text(lang: str = "en", catalog: str = "gpurenthub", details: bool = False, **fields) -> str:
+    return plain(render_answer(ask(catalog, **fields), lang, details=details, max_alternatives=3))
+
+
+def test_topup_period_says_the_minimum_term():
+    from engine.answer import build_answer
+    from engine.sizing import SizeRequest
+    from tests.seedmath import catalog
+
+    answer = build_answer(SizeRequest(params_b=70), catalog("gpurenthub"), billing="hour")
+    out = plain(render_answer(answer, "en"))
+    assert "(one week — the minimum term)" in out and "amount=371.00" in out
+    answer = build_answer(SizeRequest(params_b=70), catalog("gpuwithcrypto"), billing="week")
+    assert "(one week)" in plain(render_answer(answer, "en"))
+
+
+def test_german_details_translate_formulas_and_numbers():
+    out = text("de", details=True, params_b=70, precision="int4", context_tokens=32768)
+    assert "2 x 80 Layer x 8 KV-Köpfe x 128 x 2 B x 32.768 Token x 1 = 10,7 GB" in out
+    assert localize_formula("en", "8,192 tokens") == "8,192 tokens"
+
+
+def test_named_card_without_count_uses_the_smallest_working_set():
+    out = text(params_b=70, card="b200")
+    assert "Yes — 2x B200" in out
+
+
+def test_a_cheaper_set_is_offered_beside_a_single_card():
+    out = text(model="falcon-40b")
+    assert "1x MI300X" in out and "2x A40 (96 GB) — $456/month" in out
+
+
+def test_instead_only_when_it_is_cheaper():
+    out = text(model="llama-3.1-70b", precision="fp8", context_tokens=32768, card="rtx-6000-ada", gpu_count=2)
+    assert "Yes — 2x RTX 6000 Ada" in out and "Instead" not in out
+    out = text(params_b=70, card="rtx-4090", gpu_count=1)
+    assert "No — 1x RTX 4090" in out and "Instead: 1x MI300X" in out
+
+
+def test_flux_has_no_kv_cache_note_and_no_decode_ceiling():
+    out = text(model="flux.1-dev")
+    assert "KV cache" not in out and "Decode ceiling" not in out and "tokens" not in out
+
+
+def test_context_beyond_the_models_window_is_noted():
+    out = text(model="llama-2-13b", context_tokens=32768)
+    assert "32,768 tokens is beyond Llama 2 13B's 4,096-token context window" in out
+    out = text("de", model="llama-2-13b", context_tokens=32768)
+    assert "über dem Kontextfenster von Llama 2 13B (4.096 Token)" in out
+
+
+def test_context_that_does_not_enter_the_sizing_is_noted():
+    out = text(params_b=70, workload="full", context_tokens=8192)
+    assert "the context length does not enter full fine-tuning sizing here" in out
+
+
+def test_prices_with_cents_show_them():
+    out = text(params_b=13, workload="full")
+    assert "$3,643.20/month" in out
