@@ -16,6 +16,10 @@ TELEGRAM_LIMIT = 4096
 esc = html.escape
 
 
+def _same_layout(a: Layout, b: Layout) -> bool:
+    return a.card.id == b.card.id and a.count == b.count
+
+
 def _layout_name(layout: Layout) -> str:
     return esc(f"{layout.count}x {layout.card.name}")
 
@@ -276,9 +280,14 @@ def render_answer(answer: Answer, lang: str, *, details: bool = False, max_alter
         lines.extend(_fit_lines(answer, fit, lang, details))
         if details:
             lines.append("<i>" + t(lang, "answer.reason", reason=localize(lang, selection.reason)) + "</i>")
+    elif answer.resolved.card and recommended is not None:
+        # A card this provider does not rent: say so, then what it does rent that holds the model.
+        lines.append("❌ " + localize(lang, selection.reason))
+        lines.extend(_fit_lines(answer, recommended, lang, details))
     else:
         lines.append(t(lang, "answer.no_fit", reason=localize(lang, selection.reason)))
-    alternatives = [a for a in selection.alternatives if not (recommended and a is recommended and answer.resolved.card)]
+    alternatives = [a for a in selection.alternatives if not (recommended and _same_layout(a, recommended)
+                                                              and (answer.resolved.card or a is fit))]
     if alternatives and max_alternatives:
         lines.append("")
         lines.append(t(lang, "answer.alternatives"))

@@ -64,3 +64,9 @@ def test_context_that_does_not_enter_the_sizing_is_noted():
 def test_prices_with_cents_show_them():
     out = text(params_b=13, workload="full")
     assert "$3,643.20/month" in out
+
+
+def test_a_card_we_do_not_rent_says_so_and_offers_what_we_do():
+    out = text(params_b=70, precision="int4", card="t4")
+    assert "❌ GPU Rent Hub does not rent a 't4'" in out and "Fits on 1x A40" in out
+    assert "Nothing in the catalog holds it" not in out
