@@ -52,10 +52,14 @@ def localize(lang: str, note: str, *, shape: str = "", resolved: ResolvedRequest
             values[name] = fmt_tokens(lang, value)
         elif name == "field":
             values["item"] = _setting_item(lang, value, resolved)
+        elif name == "models":
+            values[name] = esc(", ".join(str(item) for item in value))
         elif isinstance(value, (list, tuple)):
             values[name] = esc("/".join(str(item) for item in value))
         elif isinstance(value, float):
             values[name] = fmt_number(lang, value, 0 if value.is_integer() else 1)
+        elif isinstance(value, int) and not isinstance(value, bool):
+            values[name] = fmt_number(lang, value, 0)
         else:
             values[name] = esc(str(value))
     return t(lang, f"note.{code}", **values)

@@ -175,11 +175,15 @@ class _Rules:
         return found
 
 
+_KNOWN_VALID = object()  # passed as `rules` for a candidate that already passed _Rules.ok: skip re-describing
+
+
 def evaluate_layout(
-    card: Card, count: int, requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog
+    card: Card, count: int, requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog,
+    rules: _Rules | object | None = None,
 ) -> Layout:
     """Does `count` x `card` hold the requirement, and may it be used? Every problem is named."""
-    problems = _Rules(resolved, catalog).problems(card, count)
+    problems = [] if rules is _KNOWN_VALID else (rules or _Rules(resolved, catalog)).problems(card, count)
     vram = card.vram_gb * count
     spare = vram - requirement.total_gb
     per_gpu = None
@@ -252,29 +256,28 @@ def _monthly_prices(catalog: Catalog) -> dict[tuple[str, int], float]:
     return {(card.id, n): catalog.set_price_usd(card, n)[1] for card in catalog.cards for n in STANDARD_SET_SIZES}
 
 
-def _valid_candidates(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog) -> list[_Candidate]:
+def _valid_candidates(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog,
+                      rules: _Rules) -> list[_Candidate]:
     prices = _monthly_prices(catalog)
     decode_base = requirement.active_weights_gb if _decodes(resolved) else 0
     tight_single, tight_card = catalog.selection.tight_single_gb, catalog.selection.tight_per_card_gb
     kv_heads = resolved.shape.kv_heads
-    counts = [n for n in STANDARD_SET_SIZES if n <= catalog.selection.max_gpus_per_host]
-    per_gpu_need = {n: requirement.per_gpu_gb(n, kv_heads) for n in counts}  # the same for every card
-    rules = _Rules(resolved, catalog)
+    total = requirement.total_gb
     result = []
-    for card in catalog.cards:
-        for count in counts:
-            spare = card.vram_gb * count - requirement.total_gb
-            if spare < 0:
+    for count in STANDARD_SET_SIZES:
+        if count > catalog.selection.max_gpus_per_host:
+            continue
+        # What depends on the count only is decided once, not once per card.
+        if count > 1 and rules.tensor_parallel(count) is not None:
+            continue
+        need = requirement.per_gpu_gb(count, kv_heads) if count > 1 else total
+        for card in catalog.cards:
+            spare = card.vram_gb * count - total
+            if spare < 0 or card.vram_gb < need:
                 continue
-            if count > 1:
-                card_spare = card.vram_gb - per_gpu_need[count]
-                if card_spare < 0:
-                    continue
-                tight = card_spare < tight_card
-            else:
-                tight = spare < tight_single
             if not rules.ok(card, count):
                 continue
+            tight = (card.vram_gb - need < tight_card) if count > 1 else spare < tight_single
             decode = card.bandwidth_gbps * count / decode_base if decode_base > 0 else None
             result.append(_Candidate(card, count, prices[(card.id, count)], spare, tight, decode))
     return result
@@ -298,7 +301,8 @@ def _price_key(layout: Layout) -> tuple:
 
 def select(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog) -> Selection:
     """The policy's choice, the alternatives worth showing, and why."""
-    valid = _valid_candidates(requirement, resolved, catalog)
+    rules = _Rules(resolved, catalog)
+    valid = _valid_candidates(requirement, resolved, catalog, rules)
     if catalog.selection.policy == "cheapest":
         singles = sorted((c for c in valid if c.count == 1), key=_price_key)
         ranked = singles + sorted((c for c in valid if c.count > 1), key=_price_key)
@@ -308,10 +312,10 @@ def select(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog
     def build(candidate: _Candidate | None) -> Layout | None:
         if candidate is None:
             return None
-        return evaluate_layout(candidate.card, candidate.count, requirement, resolved, catalog)
+        return evaluate_layout(candidate.card, candidate.count, requirement, resolved, catalog, _KNOWN_VALID)
 
     def build_all(candidates: list[_Candidate]) -> list[Layout]:
-        return [evaluate_layout(c.card, c.count, requirement, resolved, catalog) for c in candidates]
+        return [evaluate_layout(c.card, c.count, requirement, resolved, catalog, _KNOWN_VALID) for c in candidates]
 
     best = ranked[0] if ranked else None
     recommended = build(best)
@@ -350,7 +354,8 @@ def _alternatives(fit: Layout | _Candidate, ranked: list[_Candidate],
         if layout is not None and not _same(layout, fit) and not any(_same(layout, c) for c in chosen):
             chosen.append(layout)
 
-    others = [l for l in ranked if not _same(l, fit)]
+    others = [l for l in ranked if l is not fit] if any(l is fit for l in ranked) else \
+        [l for l in ranked if not _same(l, fit)]
     add(next(iter(others), None))
     if fit.count == 1:
         # "Zwei günstige Karten, manchmal" (seed 000 section 07): a set that is cheaper than the single card.

@@ -13,6 +13,25 @@ Conventions (what the numbers in a question mean):
 * Model sizes: B / bn / billion / Milliarden / Mrd = 10^9 parameters; T / trillion / Billionen = 1,000B.
   "8x7b" names a mixture-of-experts model and is looked up in the registry (Mixtral 8x7B has 46.7B in all).
 * Memory: GB is decimal; GiB is converted (x 1.073741824); TB = 1,000 GB.
+* Minus signs: "-" (or U+2212) right before a number and not inside a word or range is a minus sign, so "-7B",
+  "batch -4", "ctx=-32k" are errors that name the value. "gpt-oss-20b", "int-4", "7B-13B" (a range: the first
+  value is used, the second listed in `ignored`) and "70B - 4 bit" (a dash between spaces) have none.
+* Exponents: "1e20", "10^20", "10**20", "1e+20" are numbers. "10^20 B" is an error ("10^20B is not a model size");
+  "1e4 tokens" is 10,000 tokens.
+* Spaces between thousands: "32 000 tokens", "1 000 000 Token", "context 32 768" -- groups of exactly three digits
+  after one space -- are one number, for a context length only (after a context word or before "tokens"): "batch 4
+  512 tokens" is batch 4 and 512 tokens, "2 x H100" and "8 x 7b" ("8x7b") are not numbers.
+* Number words: "seven billion", "seventy-two billion", "four hundred and five billion", "sieben Milliarden",
+  "zweiundsiebzig Milliarden" are sizes (English one..nineteen, the tens and "hundred"; German 1..999 as one
+  word); "twenty four users", "zwölf Nutzer" are counts. "a"/"ein" is a number only in "a billion".
+* Precisions Cardfit does not size ("3-bit", "2 bit", "4.5bpw", "q5_k_m", "fp6", "int3") are errors, never a
+  silent default; FP4 words (fp4, mxfp4, nvfp4) are sized as 4-bit with a note.
+* One value per field: a second, different value for a field already read (size, precision, context, batch,
+  GPU count, budget, card, region, model: "8k or 32k context") is listed in `ignored`, never silently dropped.
+* Regions: ids ("DFW-1", "iad-1") and the names the catalogs give them ("in Dallas", "Ashburn").
+
+Errors: `ParseResult.error` is NOT_A_QUESTION (the plain string "not a sizing question") or an engine.notes.Note
+with a code "parse_*" and its values (the value as the user wrote it, the limits), so the bot can say it in German.
 
 How a text is read: it is split into tokens (hyphens and punctuation separate them; "." and "," inside numbers
 and "_" do not). Then, in this order, (1) a model name is looked for (exact alias first, then fuzzy),
@@ -45,7 +64,7 @@ import re
 from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from rapidfuzz import fuzz, process
 
@@ -62,9 +81,16 @@ from engine.sizing import (
     canonical_precision,
 )
 
-__all__ = ["ParseResult", "parse", "default_cards", "NOT_A_QUESTION", "TOKENS_PER_K"]
+__all__ = [
+    "ParseResult", "parse", "default_cards", "default_regions", "NOT_A_QUESTION", "ERROR_CODES", "TOKENS_PER_K",
+]
 
 NOT_A_QUESTION = "not a sizing question"
+# The codes of the errors in ParseResult.error (engine.notes.Note; the bot's texts are `note.<code>`).
+ERROR_CODES = frozenset({
+    "parse_bad_size", "parse_ambiguous", "parse_ambiguous_more", "parse_context_range", "parse_context_too_long",
+    "parse_batch_range", "parse_gpu_count_range", "parse_gpu_count_whole", "parse_budget_range", "parse_precision",
+})
 TOKENS_PER_K = 1024
 TOKENS_PER_M = 1024 * 1024
 MAX_GPU_COUNT = 64
@@ -85,7 +111,7 @@ MAX_NAME_TOKEN = 24  # no model name has a longer word; longer tokens are never 
 @dataclass(slots=True)
 class ParseResult:
     request: SizeRequest | None  # None when it is not a sizing question (or a value is nonsense)
-    error: str | None  # short English reason when request is None
+    error: str | None  # when request is None: NOT_A_QUESTION, or a Note (code in ERROR_CODES) naming the value
     language: str  # "de" or "en"
     matched_model: str | None  # registry id
     model_note: str | None  # fuzzy match: "Llama 3.1 70B (assumed from 'llama3 70b')"; None on exact matches
@@ -113,7 +139,26 @@ _MOE_RE = re.compile(r"([0-9]{1,3})x([0-9]{1,4}(?:[.,][0-9]+)?)b")
 _SIZE_TOKEN_RE = re.compile(r"([0-9]+(?:[.,][0-9]+)?)(?:b|bn)")
 # llama.cpp quant names: q4, q4_0, q4_k_m, q4km, q8_0, iq4_xs (no nested repetition: no backtracking blow-up)
 _QUANT_RE = re.compile(r"i?q([1-8])(?:_?k)?(?:_?(?:[msl]|xs|xxs|nl|[0-9]))?")
-_BITS_RE = re.compile(r"([0-9]{1,2})bits?")
+# "4bit", "3bits", "4.5bpw" (bits per weight): a bit width glued to its unit
+_BITS_RE = re.compile(r"([0-9]+(?:[.,][0-9]+)?)(?:bits?|bpw)")
+# Precision words Cardfit does not size: "fp6", "int3", "mxfp6", "float64" (fp4 words are sized as 4-bit)
+_UNSIZED_PRECISION_RE = re.compile(r"(?:mx|nv)?(?:u?int|fp|float|bf|bfloat)[0-9]{1,3}")
+# "w8a16": weights in 8 bits, activations in 16 -- only the weights matter for memory
+_WA_RE = re.compile(r"w([0-9]{1,2})a([0-9]{1,2})")
+# Exponent forms: "10^20", "10 ^ 20", "10**20", "1e+20", "1e-5" (lexed as several tokens and joined); "1e20" is
+# already one token. The joined token is written canonically: "10^20", "1e-5".
+_EXP_SEARCH_RE = re.compile(r"[0-9]\s{0,2}(?:\^|\*\*)\s{0,2}[-+\u2212]?[0-9]|[0-9][eE][-+\u2212][0-9]")
+_EXP_SPAN_RE = re.compile(
+    r"(?<![\w.,])([0-9]+(?:[.,][0-9]+)?)(?:\s{0,2}(\^|\*\*)\s{0,2}|([eE]))([-+\u2212]?)([0-9]{1,6})(?![0-9])")
+_EXP_NUM_RE = re.compile(r"([0-9]+(?:[.,][0-9]+)?)(e|\^)(-?[0-9]{1,6})")
+_EXP_UNIT_RE = re.compile(r"([0-9]+(?:[.,][0-9]+)?(?:e|\^)-?[0-9]{1,6})([^\W\d_]+)")
+# A minus sign: "-" or U+2212 right before a digit, and not right after a letter, digit or one of MINUS_NOT_AFTER:
+# not inside a word or range ("gpt-oss-20b", "int-4", "7B-13B"). Checked in Python: a look-behind is slow.
+_MINUS_CANDIDATE_RE = re.compile(r"[-\u2212](?=[0-9])")
+MINUS_NOT_AFTER = frozenset(".,-_\u2212")
+# Spaces that separate groups of three digits: "32 000", "1 000 000" (also the no-break and thin spaces)
+GROUP_SPACES = frozenset({" ", "\u00a0", "\u202f", "\u2009"})
+MAX_THOUSANDS_GROUPS = 4  # "1 000 000 000 000" at most
 _MULT_RE = re.compile(r"([0-9]{1,4})x")
 _POST_MULT_RE = re.compile(r"x([0-9]{1,4})")
 _BS_RE = re.compile(r"bs([0-9]+)")
@@ -137,12 +182,24 @@ def _flat(token: str) -> str:
 
 
 class _Tokens:
-    __slots__ = ("low", "flat", "n", "_matches", "_start", "_end")
+    __slots__ = ("low", "flat", "n", "minus", "_matches", "_start", "_end")
 
     def __init__(self, text: str, offset: int) -> None:
         lowered = text.lower()
         same_length = len(lowered) == len(text)  # lower() can lengthen a few characters ("İ")
-        if same_length and "," not in text and not _GLUED_COUNT_SEARCH_RE.search(lowered, offset):
+        # minus signs and exponent forms: cheap looks first, the regular expressions only for the rare texts
+        self.minus: list[int] | None = None  # where the numbers after a minus sign start
+        if "-" in text or "\u2212" in text:
+            for match in _MINUS_CANDIDATE_RE.finditer(text, offset):
+                at = match.start()
+                if at and (text[at - 1].isalnum() or text[at - 1] in MINUS_NOT_AFTER):
+                    continue  # "gpt-oss-20b", "7B-13B", "1.-2", "--4"
+                if self.minus is None:
+                    self.minus = []
+                self.minus.append(at + 1)
+        exponent = ("^" in text or "*" in text or "e-" in lowered or "e+" in lowered or "e\u2212" in lowered) \
+            and _EXP_SEARCH_RE.search(text, offset) is not None
+        if same_length and not exponent and "," not in text and not _GLUED_COUNT_SEARCH_RE.search(lowered, offset):
             # the common case: one token per match, spans read from the matches only when a note needs them
             matches = list(_TOKEN_RE.finditer(lowered, offset))
             low = [match.group() for match in matches]
@@ -151,6 +208,8 @@ class _Tokens:
             self._end: list[int] | None = None
         else:
             low, starts, ends = self._split(text, lowered, same_length, offset)
+            if exponent:
+                self._join_exponents(lowered if same_length else text, offset, low, starts, ends)
             self._matches = None
             self._start = starts
             self._end = ends
@@ -188,6 +247,23 @@ class _Tokens:
             start.append(first)
             end.append(last)
         return low, start, end
+
+    @staticmethod
+    def _join_exponents(source: str, offset: int, low: list[str], start: list[int], end: list[int]) -> None:
+        """'10^20' + 'b' stays; '10', '20b' -> '10^20b'; '1e', '20' (from '1e+20') -> '1e20'. In place."""
+        for match in reversed(list(_EXP_SPAN_RE.finditer(source, offset))):
+            first = bisect_left(start, match.start())
+            if first >= len(start) or start[first] != match.start():
+                continue
+            last = bisect_left(start, match.end()) - 1
+            if last <= first or end[last] < match.end():
+                continue  # one token already ("1e20b"), or the match ends inside a separator
+            sign = "-" if match.group(4) in ("-", "\u2212") else ""
+            canonical = f"{match.group(1)}{'e' if match.group(3) else '^'}{sign}{match.group(5)}"
+            tail = source[match.end():end[last]].lower()
+            low[first:last + 1] = [(canonical + tail).lower()]
+            end[first:last + 1] = [end[last]]
+            del start[first + 1:last + 1]
 
     @property
     def start(self) -> list[int]:
@@ -254,6 +330,7 @@ hosten inferenz kontext zwei drei vier fünf fuenf sechs sieben acht neun zehn e
 grafikkarte speicher welche welcher welches danke hallo bitte volle voller volles halbe halber anfragen
 gespräche modell mir genug wieviel laufen läuft lassen mich noch ohne nicht gibt kostet preis billionen eins
 volles präzision sitzungen unterhaltungen leute personen wieviele grösse größe gleichzeitig parallele
+milliarde
 """.split())
 
 EN_MARKERS = frozenset("""
@@ -271,6 +348,59 @@ NUMBER_WORDS: dict[str, int] = {
     "sieben": 7, "acht": 8, "neun": 9, "zehn": 10, "elf": 11, "zwölf": 12, "zwoelf": 12, "sechzehn": 16,
     "zwanzig": 20,
 }
+# Number words for sizes and counts: "seven billion", "seventy-two billion", "four hundred and five billion",
+# "sieben Milliarden", "zweiundsiebzig Milliarden", "vierhundertfünf Milliarden". English numbers above twenty
+# are several words (read by _Parser._word_number); German ones are one word, all of 1..999 listed here.
+EN_NUMBER_WORDS: dict[str, int] = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+    "seventeen": 17, "eighteen": 18, "nineteen": 19,
+}
+EN_TENS: dict[str, int] = {
+    "twenty": 20, "thirty": 30, "forty": 40, "fourty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+    "ninety": 90,
+}
+EN_UNIT_WORDS = {word: value for word, value in EN_NUMBER_WORDS.items() if value < 10}
+
+
+def _german_number_words() -> dict[str, int]:
+    units = {1: ["eins"], 2: ["zwei"], 3: ["drei"], 4: ["vier"], 5: ["fünf", "fuenf"], 6: ["sechs"],
+             7: ["sieben"], 8: ["acht"], 9: ["neun"]}
+    joined = {**units, 1: ["ein"]}  # "einundzwanzig", "einhundert"
+    below: dict[int, list[str]] = dict(units)
+    below.update({10: ["zehn"], 11: ["elf"], 12: ["zwölf", "zwoelf"], 13: ["dreizehn"], 14: ["vierzehn"],
+                  15: ["fünfzehn", "fuenfzehn"], 16: ["sechzehn"], 17: ["siebzehn"], 18: ["achtzehn"],
+                  19: ["neunzehn"]})
+    tens = {20: ["zwanzig"], 30: ["dreißig", "dreissig"], 40: ["vierzig"], 50: ["fünfzig", "fuenfzig"],
+            60: ["sechzig"], 70: ["siebzig"], 80: ["achtzig"], 90: ["neunzig"]}
+    for ten, ten_words in tens.items():
+        below[ten] = ten_words
+        for unit in range(1, 10):
+            below[ten + unit] = [f"{head}und{tail}" for head in joined[unit] for tail in ten_words]
+    words: dict[str, int] = {}
+    for value, forms in below.items():
+        for form in forms:
+            words[form] = value
+    for hundred in range(1, 10):
+        heads = ["hundert", "einhundert"] if hundred == 1 else [f"{unit}hundert" for unit in joined[hundred]]
+        for head in heads:
+            words[head] = hundred * 100
+            for value, forms in below.items():
+                for form in forms:
+                    words[head + form] = hundred * 100 + value
+    return words
+
+
+DE_NUMBER_WORDS: dict[str, int] = _german_number_words()
+# Every single word that is a number ("seven", "zweiundsiebzig", "ein", "single"); "hundred" joins English ones.
+WORD_NUMBERS: dict[str, int] = {**DE_NUMBER_WORDS, **EN_NUMBER_WORDS, **EN_TENS, **NUMBER_WORDS}
+# Before a size these are articles, not numbers: "a 70B", "ein 7B Modell" -- only "a billion" is 1B.
+SIZE_ARTICLES = frozenset({"a", "an", "single", "ein", "eine", "einer", "einem", "einen", "einzelne", "einzelnen",
+                           "einzige", "einzigen"})
+DE_MARKERS = DE_MARKERS | frozenset(DE_NUMBER_WORDS)
+EN_MARKERS = EN_MARKERS | frozenset(EN_NUMBER_WORDS) | frozenset(EN_TENS) | {"hundred"}
+SPELLED_SIZE_UNITS = frozenset({"billion", "billions", "milliarden", "milliarde", "trillion", "trillions",
+                                "billionen"})
 # Words that mean "one card" in front of a card name ("on an H100", "auf einer RTX 4090").
 CARD_ONE = frozenset({"a", "an", "single", "one", "ein", "eine", "einer", "einem", "einen", "einzelnen",
                       "einzigen", "einzelne", "einzige", "eins"})
@@ -288,13 +418,20 @@ PARAM_WORDS = frozenset({"params", "parameters", "parameter", "parametern"})
 GB_UNITS: dict[str, float] = {
     "gb": 1, "gigabyte": 1, "gigabytes": 1, "gib": 1.073741824, "tb": 1000, "terabyte": 1000, "g": 1,
 }
-BIT_WORDS = frozenset({"bit", "bits"})
+BIT_WORDS = frozenset({"bit", "bits", "bpw"})  # bpw: bits per weight ("4.5 bpw", EXL2)
 BITS_TO_PRECISION = {4: "int4", 8: "int8", 16: "bf16", 32: "fp32"}
+# What _precision_token and _Parser._precision_at return for a precision Cardfit does not size ("3-bit",
+# "q5_k_m", "fp6", "4.5bpw"): as weights an error, as a KV cache precision an ignored entry.
+UNSIZED = "unsized"
+UNSIZED_PREFIXES = frozenset({"int", "fp", "float", "bf", "bfloat"})
+SIZED_PRECISIONS = "fp32, bf16, fp16, fp8, int8 or int4"
 FP4_WORDS = frozenset({"fp4", "mxfp4", "nvfp4", "float4"})
 # Precision words read one by one (not "full"/"half": those only count as "full precision"/"half precision").
 PRECISION_WORDS: dict[str, str] = {
     word: value for word, value in PRECISION_SYNONYMS.items() if word not in {"full", "half"}
 }
+# Other names of sized precisions (without them "mxfp8" and "uint8" would read as formats Cardfit does not size)
+PRECISION_WORDS.update({"mxfp8": "fp8", "e5m2": "fp8", "uint8": "int8", "uint4": "int4"})
 PRECISION_PREFIXES = frozenset({"int", "fp", "bf", "float", "bfloat", "q", "f"})
 PRECISION_PHRASES: dict[tuple[str, str], str] = {
     ("full", "precision"): "fp32", ("single", "precision"): "fp32",
@@ -359,14 +496,15 @@ GPU_NOUN_LEAD = frozenset({"graphics"})
 KEYWORDS = (
     frozenset(PRECISION_WORDS) | FP4_WORDS | KV_WORDS | frozenset(WORKLOAD_WORDS) | BATCH_WORDS
     | CONTEXT_WORDS | USER_NOUNS | USER_ADJECTIVES | frozenset(SIZE_UNITS) | CONTEXT_UNIT_WORDS | frozenset(GB_UNITS)
-    | BIT_WORDS | frozenset(NUMBER_WORDS) | WORKLOAD_PHRASE_HEADS | {"x", "cache", "region", "k", "vs", "versus"}
+    | BIT_WORDS | frozenset(WORD_NUMBERS) | WORKLOAD_PHRASE_HEADS
+    | {"x", "cache", "region", "k", "vs", "versus", "hundred"}
 )
 # Words that give a plain number its meaning ("70 billion", "32 k", "24 GB", "8 users", "2 x", "4 GPUs").
 _AFTER_NUMBER = (frozenset(SIZE_UNITS) | {"k", "m", "x"} | MILLION_WORDS | CONTEXT_UNIT_WORDS | frozenset(GB_UNITS)
                  | USER_ADJECTIVES | USER_NOUNS | GPU_NOUNS | GPU_NOUN_LEAD)
 # Stop words that can start nothing: the main pass skips them at once.
 _INERT = STOP_WORDS - KEYWORDS - {"a", "an"} - {phrase[0] for phrase in PRECISION_PHRASES} - CONTEXT_WORDS \
-    - BATCH_WORDS - KV_WORDS - WORKLOAD_PHRASE_HEADS - frozenset(WORKLOAD_WORDS) - frozenset(NUMBER_WORDS)
+    - BATCH_WORDS - KV_WORDS - WORKLOAD_PHRASE_HEADS - frozenset(WORKLOAD_WORDS) - frozenset(WORD_NUMBERS)
 # Not worth listing as "ignored" even when nothing used them.
 QUIET = STOP_WORDS | {"cache", "x", "region", "fine", "precision", "genauigkeit", "präzision", "vs", "versus"}
 
@@ -374,9 +512,12 @@ QUIET = STOP_WORDS | {"cache", "x", "region", "fine", "precision", "genauigkeit"
 # -- numbers ------------------------------------------------------------------------------------------------
 
 def _number(text: str) -> float | None:
-    """'70' -> 70, '1,5' -> 1.5, '8.192' -> 8192, '32,768' -> 32768; None for '1.2.3'. Huge -> inf."""
+    """'70' -> 70, '1,5' -> 1.5, '8.192' -> 8192, '32,768' -> 32768, '1e20' and '10^20' -> 1e20; None for
+    '1.2.3'. Huge -> inf."""
     if len(text) > 40:
         return math.inf
+    if "^" in text:
+        return _exp_number(text)  # float() reads '1e20' and '1.5e3' itself
     if "," not in text and "." not in text:
         return float(text)
     if _THOUSANDS_RE.fullmatch(text):
@@ -386,9 +527,30 @@ def _number(text: str) -> float | None:
     return None
 
 
+def _exp_number(text: str) -> float | None:
+    """'1e20' -> 1e20, '1,5e3' -> 1500, '10^20' -> 1e20, '10^-3' -> 0.001; too large -> inf."""
+    match = _EXP_NUM_RE.fullmatch(text)
+    if match is None:
+        return None
+    mantissa = _number(match.group(1))
+    if mantissa is None:
+        return None
+    exponent = int(match.group(3))
+    try:
+        if match.group(2) == "^":
+            return math.pow(mantissa, exponent)
+        return mantissa * math.pow(10.0, exponent)
+    except (OverflowError, ValueError, ZeroDivisionError):  # 10^999, 0^-1
+        return math.inf
+
+
 def _plain_number(token: str) -> float | None:
-    if token and "0" <= token[0] <= "9" and _NUMBER_RE.fullmatch(token):
-        return _number(token)
+    """A number standing alone: '70', '8.192', and exponent forms ('1e20', '10^20')."""
+    if token and "0" <= token[0] <= "9":
+        if _NUMBER_RE.fullmatch(token):
+            return _number(token)
+        if "e" in token or "^" in token:
+            return _exp_number(token)
     return None
 
 
@@ -401,11 +563,6 @@ def _whole(value: float) -> int | None:
         return None
     rounded = round(value)
     return int(rounded) if abs(value - rounded) < 1e-9 else None
-
-
-def _format_tokens(value: float) -> str:
-    whole = _whole(value)
-    return f"{whole:,}" if whole is not None else _shown(f"{value:g}")
 
 
 # -- registry and card indexes (built once per registry / card list) ------------------------------------------
@@ -527,6 +684,51 @@ class _CardIndex:
             for region in (getattr(card, "stock", None) or {}):
                 self.regions.add(str(region).upper())
         self.prefixes: set[str] = {key[:i] for key in self.keys for i in range(1, len(key) + 1)}
+        self.region_names: RegionNames | None = None
+
+    def default_region_names(self) -> RegionNames:
+        """The bundled catalogs' region names, for the regions these cards are offered in (built once)."""
+        if self.region_names is None:
+            self.region_names = _region_names(default_regions(), self.regions) if self.regions else {}
+        return self.region_names
+
+
+RegionNames = dict[str, list[tuple[tuple[str, ...], str]]]
+
+
+def _region_names(regions: Mapping[str, str], allowed: set[str] | None = None) -> RegionNames:
+    """{'Dallas': 'DFW-1'} -> {'dallas': [(('dallas',), 'DFW-1')]}: first word -> (words, id), longest first."""
+    index: RegionNames = {}
+    for name, region in regions.items():
+        region = str(region).upper()
+        if allowed is not None and region not in allowed:
+            continue
+        words = tuple(_TOKEN_RE.findall(str(name).lower()))
+        if not words or words[0] in STOP_WORDS:
+            continue
+        bucket = index.setdefault(words[0], [])
+        if (words, region) not in bucket:
+            bucket.append((words, region))
+    for bucket in index.values():
+        bucket.sort(key=lambda item: -len(item[0]))
+    return index
+
+
+@by_identity()
+def _region_index(regions: Mapping[str, str]) -> RegionNames:
+    return _region_names(regions)
+
+
+@lru_cache(maxsize=1)
+def default_regions() -> dict[str, str]:
+    """Region names of every bundled catalog -> region id ({'Dallas': 'DFW-1', ...}), read once."""
+    from catalog.loader import BUNDLED, load_catalog
+
+    names: dict[str, str] = {}
+    for bundled in BUNDLED:
+        for region in load_catalog(bundled).catalog.regions:
+            names.setdefault(region.name, region.id)
+    return names
 
 
 @by_identity()
@@ -564,15 +766,24 @@ class _Found:
     fuzzy: bool
 
 
+_NO_INDEXES: frozenset[int] = frozenset()
+MAX_AMBIGUOUS_NAMES = 5
+
+
 class _BadValue(Exception):
-    """A value that is nonsense as written ("0B", "batch 0"); the message is the user-facing error."""
+    """A value that is nonsense as written ("0B", "batch 0"); the Note is the user-facing error."""
+
+    def __init__(self, note: Note) -> None:
+        super().__init__(note)
+        self.note = note
 
 
 class _Parser:
-    def __init__(self, text: str, models: _ModelIndex, cards: _CardIndex) -> None:
+    def __init__(self, text: str, models: _ModelIndex, cards: _CardIndex, region_names: RegionNames) -> None:
         self.text = text
         self.models = models
         self.cards = cards
+        self.region_names = region_names
         self.model: ModelShape | None = None
         self.model_note: str | None = None
         self.ambiguous: list[ModelShape] = []
@@ -600,6 +811,9 @@ class _Parser:
         self.tokens = tokens
         self.low = low = tokens.low
         self.used = [False] * tokens.n
+        self.negative: frozenset[int] | set[int] = _NO_INDEXES
+        if tokens.minus:
+            self._minus_signs(tokens.minus)
         language = self._language(text, low)
 
         try:
@@ -609,13 +823,18 @@ class _Parser:
             self._main_pass()
             self._resolve_ambiguous()
         except _BadValue as bad:
-            return ParseResult(None, str(bad), language, None, None)
+            return ParseResult(None, bad.note, language, None, None)
 
         if self.model is None and self.ambiguous:
-            names = ", ".join(model.name for model in self.ambiguous[:5])
-            if len(self.ambiguous) > 5:
-                names += f" and {len(self.ambiguous) - 5} more"
-            error = f"'{self.ambiguous_span}' could be {names}: add the size"
+            names = [model.name for model in self.ambiguous[:MAX_AMBIGUOUS_NAMES]]
+            more = len(self.ambiguous) - len(names)
+            span = self.ambiguous_span
+            if more:
+                error = Note(f"'{span}' could be {', '.join(names)} and {more} more: add the size",
+                             "parse_ambiguous_more", span=span, models=names, more=more)
+            else:
+                error = Note(f"'{span}' could be {', '.join(names)}: add the size", "parse_ambiguous",
+                             span=span, models=names)
             return ParseResult(None, error, language, None, None)
 
         is_question = (
@@ -659,6 +878,31 @@ class _Parser:
     def _span(self, first: int, last: int) -> str:
         return self.text[self.tokens.start[first]:self.tokens.end[last]].strip()
 
+    def _raw(self, index: int) -> str:
+        """Token `index` as the user wrote it (case kept): '10M', not '10m'."""
+        matches = self.tokens._matches
+        if matches is not None:
+            first, last = matches[index].span()
+        else:
+            first, last = self.tokens.start[index], self.tokens.end[index]
+        return self.text[first:last]
+
+    def _signed(self, index: int) -> str:
+        """'-' for a token after a minus sign ('-7B', 'batch -4'), else ''."""
+        return "-" if index in self.negative else ""
+
+    def _minus_signs(self, positions: list[int]) -> None:
+        """The tokens right after a minus sign (found by the lexer: a hyphen inside a name or range, 'gpt-oss-20b',
+        '7B-13B', and a dash between spaces, '70B - 4 bit', are no minus signs)."""
+        negative: set[int] = set()
+        starts = self.tokens.start
+        for position in positions:
+            index = bisect_left(starts, position)
+            if index < self.tokens.n and starts[index] == position:
+                negative.add(index)
+        if negative:
+            self.negative = negative
+
     def _use(self, first: int, count: int) -> None:
         used = self.used
         for index in range(first, first + count):
@@ -678,13 +922,28 @@ class _Parser:
                 before = text[max(offset, match.start() - 8):match.start()].lower()
                 if "region" not in before:
                     continue
-            if self.region is None:
-                self.region = name
+            self._set_region(name, match.group(1))
             starts = self.tokens.start
             index = bisect_left(starts, match.start())
             while index < self.tokens.n and starts[index] < match.end():
                 self.used[index] = True
                 index += 1
+
+    def _set_region(self, region: str, written: str) -> None:
+        if self.region is None:
+            self.region = region
+        elif self.region != region:
+            self.ignored.append(written)
+
+    def _read_region_name(self, i: int) -> int:
+        """'Dallas', 'in Ashburn' -> the region's id (names from the catalogs, longest first)."""
+        low = self.low
+        for words, region in self.region_names[low[i]]:
+            length = len(words)
+            if all(self._free(i + k) and low[i + k] == words[k] for k in range(1, length)):
+                self._set_region(region, self._span(i, i + length - 1))
+                return length
+        return 0
 
     # ---- models
 
@@ -928,6 +1187,8 @@ class _Parser:
             k -= 2
         if self._free(k):
             token = low[k]
+            if k in self.negative and "0" <= token[0] <= "9":  # "-2 H100", "-2x H100"
+                raise _BadValue(_gpu_count_error(f"-{_shown(token.rstrip('x'))}"))
             mult = _MULT_RE.fullmatch(token)
             if mult:
                 count = int(mult.group(1))
@@ -943,8 +1204,8 @@ class _Parser:
                 used[k] = True
                 if token == "single" and self._free(k - 1) and low[k - 1] in ("a", "an"):
                     used[k - 1] = True
-            elif token in NUMBER_WORDS:
-                count = NUMBER_WORDS[token]
+            elif token in WORD_NUMBERS:
+                count = WORD_NUMBERS[token]
                 used[k] = True
             elif token in CARD_MULTIPLIERS:
                 count = CARD_MULTIPLIERS[token]
@@ -970,11 +1231,13 @@ class _Parser:
         if count is not None:
             self._set_gpu_count(count)
 
-    def _set_gpu_count(self, count: int) -> None:
+    def _set_gpu_count(self, count: int, written: str | None = None) -> None:
         if not 1 <= count <= MAX_GPU_COUNT:
-            raise _BadValue(f"GPU count {count} is out of range (1 to {MAX_GPU_COUNT})")
+            raise _BadValue(_gpu_count_error(written if written is not None else str(count)))
         if self.gpu_count is None:
             self.gpu_count = count
+        elif self.gpu_count != count:
+            self.ignored.append(f"{written if written is not None else count} GPUs")
 
     # ---- everything else, left to right
 
@@ -1036,7 +1299,7 @@ class _Parser:
             return self._read_after_keyword(i, BATCH_FILLERS, self._batch_value)
         bs = _BS_RE.fullmatch(token)
         if bs:
-            self._set_batch(float(bs.group(1)), token)
+            self._set_batch(float(bs.group(1)), bs.group(1))
             return 1
 
         if token in CONTEXT_WORDS:
@@ -1048,8 +1311,10 @@ class _Parser:
         first = token[0] if token else ""
         if "0" <= first <= "9":
             return self._read_number(i)
-        if token in NUMBER_WORDS or token in ("a", "an"):
+        if token in WORD_NUMBERS or token in ("a", "an", "hundred"):
             return self._read_count_word(i)
+        if token in self.region_names:
+            return self._read_region_name(i)
         return 0
 
     # numbers
@@ -1058,54 +1323,67 @@ class _Parser:
         low = self.low
         token = low[i]
         nxt = self._next_free(i + 1)
+        negative = i in self.negative
+        sign = "-" if negative else ""
 
         moe = _MOE_RE.fullmatch(token)
         if moe:
+            if negative:
+                raise _BadValue(_size_error(f"-{token}"))
             self._set_moe(moe, token)
             return 1
 
         plain = _plain_number(token)
         if plain is None:
             unit_match = _NUM_UNIT_RE.fullmatch(token)
+            if unit_match is None and ("e" in token or "^" in token):
+                unit_match = _EXP_UNIT_RE.fullmatch(token)  # "1e20b", "10^20b"
             if unit_match is None:
                 return 0
             digits, unit = unit_match.group(1), unit_match.group(2)
             value = _number(digits)
             if value is None:
                 return 0
+            if negative:
+                value = -value
             if unit in SIZE_UNITS:
-                self._set_size(value, digits, unit)
+                self._set_size(value, sign + digits, unit)
                 return 1 + self._swallow(i + 1, PARAM_WORDS)
-            if unit in CONTEXT_SUFFIX:
-                return self._context_from(i, value * CONTEXT_SUFFIX[unit], token, 1)
+            if unit in CONTEXT_SUFFIX:  # "10M" as written ("10m" reads as metres); "k" and "K" read alike
+                written = self._raw(i) if unit == "m" else token
+                return self._context_from(i, value * CONTEXT_SUFFIX[unit], sign + written, 1)
             if unit in GB_UNITS:
-                self._set_budget(value * GB_UNITS[unit], token, unit)
+                self._set_budget(value * GB_UNITS[unit], sign + self._raw(i), unit)
                 return 1
             if unit in BIT_WORDS:
-                return 0  # handled as a precision already; "3bit" stays ignored
+                return 0  # read as a precision already
             if unit == "x":
-                return self._read_multiplier(i, int(value) if _whole(value) is not None else None)
+                return self._read_multiplier(i, _whole(value))
             return 0
 
+        if negative:
+            plain = -plain
         # a plain number: what follows says what it is
         if nxt is None or nxt not in _AFTER_NUMBER:
+            if nxt is not None and len(nxt) == 3 and len(token) <= 3 and _digits(nxt) and _digits(token):
+                return self._grouped_context(i, False)  # "32 000 tokens"
             return 0
         if nxt in SIZE_UNITS:
-            self._set_size(plain, token, nxt)
+            self._set_size(plain, sign + token, nxt)
             return 2 + self._swallow(i + 2, PARAM_WORDS)
         if nxt in ("k",):
-            return self._context_from(i, plain * TOKENS_PER_K, f"{token}k", 2)
+            return self._context_from(i, plain * TOKENS_PER_K, f"{sign}{token}k", 2)
         if nxt in MILLION_WORDS or nxt == "m":
             if nxt in MILLION_WORDS and self._next_free(i + 2) in PARAM_WORDS:  # "500 million parameters"
-                self._set_size(plain / 1000, f"{token} {nxt}", "b")
+                self._set_size(plain / 1000, f"{sign}{token} {nxt}", "b")
                 return 3
             factor = 1_000_000 if nxt in MILLION_WORDS else TOKENS_PER_M
-            return self._context_from(i, plain * factor, f"{token} {nxt}", 2)
+            return self._context_from(i, plain * factor, f"{sign}{self._raw(i)} {self._raw(i + 1)}", 2)
         if nxt in CONTEXT_UNIT_WORDS:
-            self._set_context(plain, token)
+            self._set_context(plain, sign + token)
             return 2 + self._swallow(i + 2, CONTEXT_UNIT_WORDS)
         if nxt in GB_UNITS:
-            self._set_budget(plain * GB_UNITS[nxt], token, nxt)
+            self._set_budget(plain * GB_UNITS[nxt], f"{sign}{self._raw(i)} {self._raw(i + 1)}", nxt)
             return 2
         if nxt == "x":
             return self._read_multiplier_x(i, plain)
@@ -1113,14 +1391,37 @@ class _Parser:
         if counted:
             kind, length = counted
             if kind == "batch":
-                self._set_batch(plain, token)
+                self._set_batch(plain, sign + token)
             else:
                 whole = _whole(plain)
                 if whole is None:
-                    raise _BadValue(f"GPU count {_shown(token)} is not a whole number")
-                self._set_gpu_count(whole)
+                    shown = _shown(sign + token)
+                    raise _BadValue(Note(f"GPU count {shown} is not a whole number", "parse_gpu_count_whole",
+                                         written=shown))
+                self._set_gpu_count(whole, sign + token)
             return 1 + length
         return 0
+
+    def _grouped_context(self, i: int, after_keyword: bool) -> int:
+        """'32 000 tokens', '1 000 000 Token', 'context 32 000': a space between groups of three digits is a
+        thousands separator -- for a context length only (after a context keyword or before 'tokens'), so
+        'batch 4 512 tokens' (the batch keyword reads its number first) and '2 x 512' stay apart."""
+        low, tokens = self.low, self.tokens
+        last = i
+        while (self._free(last + 1) and len(low[last + 1]) == 3 and _digits(low[last + 1])
+               and self.text[tokens.end[last]:tokens.start[last + 1]] in GROUP_SPACES):
+            last += 1
+            if last - i > MAX_THOUSANDS_GROUPS:
+                return 0  # "000 000 000 ...": no context length, and O(n) per token would make long texts O(n²)
+        if last == i:
+            return 0
+        unit = self._next_free(last + 1)
+        if not after_keyword and unit not in CONTEXT_UNIT_WORDS:
+            return 0
+        value = float("".join(low[i:last + 1]))
+        sign = self._signed(i)
+        self._set_context(-value if sign else value, sign + self._span(i, last))
+        return last - i + 1 + self._swallow(last + 1, CONTEXT_UNIT_WORDS)
 
     def _count_noun(self, j: int) -> tuple[str, int] | None:
         """After a number: '[concurrent] users' -> ('batch', n), '[graphics] GPUs' -> ('gpus', n)."""
@@ -1139,26 +1440,95 @@ class _Parser:
                 return "gpus", 1
         return None
 
-    def _read_count_word(self, i: int) -> int:
+    def _word_number(self, i: int) -> tuple[int, int] | None:
+        """A number in words at token i -> (value, tokens): 'seven', 'seventy two' ('seventy-two'),
+        'four hundred and five', 'a hundred', 'zweiundsiebzig', 'vierhundertfünf', 'ein'."""
         token = self.low[i]
+        value = DE_NUMBER_WORDS.get(token)
+        if value is not None:
+            return value, 1
+        hundreds = 0
+        after = i
+        if token == "hundred":
+            hundreds, after = 100, i + 1
+        elif (token in EN_UNIT_WORDS or token in ("a", "an")) and self._next_free(i + 1) == "hundred":
+            hundreds, after = 100 * EN_UNIT_WORDS.get(token, 1), i + 2
+        if hundreds:
+            rest_at = after + (1 if self._next_free(after) == "and" else 0)
+            rest = self._below_hundred(rest_at)
+            if rest is not None:
+                return hundreds + rest[0], rest_at - i + rest[1]
+            return hundreds, after - i
+        rest = self._below_hundred(i)
+        if rest is not None:
+            return rest
+        value = NUMBER_WORDS.get(token)
+        return (value, 1) if value is not None else None
+
+    def _below_hundred(self, j: int) -> tuple[int, int] | None:
+        token = self._next_free(j)
+        if token is None:
+            return None
+        tens = EN_TENS.get(token)
+        if tens is not None:
+            unit = self._next_free(j + 1)
+            if unit is not None and unit in EN_UNIT_WORDS:
+                return tens + EN_UNIT_WORDS[unit], 2
+            return tens, 1
+        value = EN_NUMBER_WORDS.get(token)
+        return (value, 1) if value is not None else None
+
+    def _read_count_word(self, i: int) -> int:
+        """Number words: a size ('seven billion', 'sieben Milliarden', 'a billion') or a count ('four users',
+        'a single user', 'zwei GPUs')."""
+        low = self.low
+        token = low[i]
         start = i
-        if token in ("a", "an"):
+        if token in ("a", "an"):  # the most common case by far: "a 70B model", "on a H100", "a single user"
+            nxt = self._next_free(i + 1)
+            if nxt == "single":
+                spoken = None
+            elif nxt in SPELLED_SIZE_UNITS:
+                spoken = (1, 1)  # "a billion parameters"
+            elif nxt == "hundred":
+                spoken = self._word_number(i)
+            else:
+                return 0
+        elif token in EN_TENS or token in EN_UNIT_WORDS or token == "hundred":
+            spoken = self._word_number(i)  # may be several words: "seventy two", "four hundred and five"
+        else:
+            spoken = (WORD_NUMBERS[token], 1)  # one word: "vier", "zweiundsiebzig", "twelve", "eine"
+        if spoken is not None:
+            value, length = spoken
+            unit = self._next_free(i + length)
+            # "seven billion", "seven B"; but "ein B200" is no size, and "a"/"ein" count only as "a billion"
+            if unit in SIZE_UNITS and (unit in SPELLED_SIZE_UNITS or token not in SIZE_ARTICLES):
+                self._set_size(float(value), str(value), unit)
+                return length + 1 + self._swallow(i + length + 1, PARAM_WORDS)
+            if unit in MILLION_WORDS and self._next_free(i + length + 1) in PARAM_WORDS:
+                self._set_size(value / 1000, f"{value} {unit}", "b")  # "five hundred million parameters"
+                return length + 2
+        if token in ("a", "an") and (spoken is None or spoken[1] == 1):
             if self._next_free(i + 1) != "single":
                 return 0
             i += 1
             token = "single"
-        counted = self._count_noun(i + 1)
+            spoken = (1, 1)
+        if spoken is None:
+            return 0
+        value, length = spoken
+        counted = self._count_noun(i + length)
         if counted is None:
             return 0
-        kind, length = counted
+        kind, count_length = counted
         if kind == "gpus" and token in GERMAN_ARTICLES:
             return 0  # "eine GPU für 405B" asks which GPU, it does not fix the count at one
-        value = NUMBER_WORDS[token]
+        written = token if length == 1 else self._span(i, i + length - 1)
         if kind == "batch":
-            self._set_batch(float(value), token)
+            self._set_batch(float(value), written)
         else:
-            self._set_gpu_count(value)
-        return i - start + 1 + length
+            self._set_gpu_count(value, written)
+        return i - start + length + count_length
 
     def _read_multiplier(self, i: int, count: int | None) -> int:
         """'2x' before a budget ('2x 24GB') or GPUs ('4x GPUs')."""
@@ -1186,6 +1556,14 @@ class _Parser:
         whole = _whole(plain)
         if whole is None:
             return 0
+        after = self._next_free(i + 2)
+        if after is not None and "0" <= after[0] <= "9":
+            moe = _MOE_RE.fullmatch(f"{self.low[i]}x{after}")  # "8 x 7b" is "8x7b"
+            if moe:
+                if i in self.negative:
+                    raise _BadValue(_size_error(f"-{self._span(i, i + 2)}"))
+                self._set_moe(moe, self._span(i, i + 2))
+                return 3
         consumed = self._read_multiplier(i + 1, whole)
         return consumed + 1 if consumed else 0
 
@@ -1207,29 +1585,43 @@ class _Parser:
     def _batch_value(self, j: int) -> int:
         token = self.low[j]
         value = _plain_number(token)
-        if value is None:
-            if token in NUMBER_WORDS:
-                value = float(NUMBER_WORDS[token])
-            else:
+        length = 1
+        if value is not None:
+            sign = self._signed(j)
+            self._set_batch(-value if sign else value, sign + token)
+        else:
+            spoken = self._word_number(j)
+            if spoken is None:
                 return 0
-        self._set_batch(value, token)
-        return 1 + (1 if self._next_free(j + 1) in USER_NOUNS else 0)
+            length = spoken[1]
+            self._set_batch(float(spoken[0]), self._span(j, j + length - 1))
+        return length + (1 if self._next_free(j + length) in USER_NOUNS else 0)
 
     def _context_value(self, j: int) -> int:
         token = self.low[j]
+        sign = self._signed(j)
         suffix = _context_suffix_value(token)
         if suffix is not None:
-            return self._context_from(j, suffix, token, 1)
+            written = self._raw(j) if token[-1] == "m" else token
+            return self._context_from(j, -suffix if sign else suffix, sign + written, 1)
         value = _plain_number(token)
         if value is None:
             return 0
+        if sign:
+            value = -value
         nxt = self._next_free(j + 1)
-        if nxt == "k":
-            return self._context_from(j, value * TOKENS_PER_K, f"{token}k", 2)
-        if nxt in MILLION_WORDS or nxt == "m":
+        if nxt is None:
+            pass
+        elif nxt == "k":
+            return self._context_from(j, value * TOKENS_PER_K, f"{sign}{token}k", 2)
+        elif nxt in MILLION_WORDS or nxt == "m":
             factor = 1_000_000 if nxt in MILLION_WORDS else TOKENS_PER_M
-            return self._context_from(j, value * factor, f"{token} {nxt}", 2)
-        self._set_context(value, token)
+            return self._context_from(j, value * factor, f"{sign}{token} {self._raw(j + 1)}", 2)
+        elif len(nxt) == 3 and len(token) <= 3 and _digits(nxt) and _digits(token):
+            grouped = self._grouped_context(j, True)  # "context 32 000"
+            if grouped:
+                return grouped
+        self._set_context(value, sign + token)
         return 1 + self._swallow(j + 1, CONTEXT_UNIT_WORDS)
 
     def _context_from(self, i: int, tokens: float, written: str, length: int) -> int:
@@ -1237,7 +1629,8 @@ class _Parser:
         if whole is None and math.isfinite(tokens):
             whole = int(round(tokens))
         self._set_context(float(whole) if whole is not None else tokens, written)
-        if whole is not None and "k" in written and whole & (whole - 1) and self.context_tokens == whole:
+        if (whole is not None and ("k" in written or "K" in written) and whole & (whole - 1)
+                and self.context_tokens == whole):
             self.assumed.append(Note(f"{written} read as {whole:,} tokens (1k = {TOKENS_PER_K:,} tokens)", "k_tokens",
                                      written=written, tokens=whole))
         return length + self._swallow(i + length, CONTEXT_UNIT_WORDS)
@@ -1298,9 +1691,7 @@ class _Parser:
         token = low[i]
         value = _precision_token(token)
         if value is not None:
-            note = (Note(f"{token.upper()} sized as 4-bit (0.5 B per parameter)", "fp4", written=token.upper())
-                    if token in FP4_WORDS else None)
-            return value, 1, note
+            return value, 1, (_fp4_note(token) if token in FP4_WORDS else None)
         nxt = self._next_free(i + 1)
         if nxt is None:
             return None
@@ -1308,10 +1699,18 @@ class _Parser:
             joined = canonical_precision(token + nxt)
             if joined is not None:
                 return joined, 2, None
+            if token + nxt in FP4_WORDS:  # "fp-4"
+                return "int4", 2, _fp4_note(token + nxt)
             if token == "q" and nxt in ("4", "8"):
                 return ("int4" if nxt == "4" else "int8"), 2, None
-        if nxt in BIT_WORDS and _digits(token) and len(token) <= 2:
-            bits = BITS_TO_PRECISION.get(int(token))
+            if token in UNSIZED_PREFIXES and len(nxt) <= 3:  # "fp-6", "int 3"
+                return UNSIZED, 2, None
+        if nxt in BIT_WORDS and "0" <= token[0] <= "9":  # "4 bit", "3-bit", "1.58 bit", "4.5 bpw"
+            if len(token) <= 2 and _digits(token):
+                width = int(token)
+                bits = BITS_TO_PRECISION.get(width) or (UNSIZED if width < 32 else None)
+            else:
+                bits = _bit_width(_plain_number(token))
             if bits is not None:
                 return bits, 2, None
         phrase = PRECISION_PHRASES.get((token, nxt))
@@ -1326,7 +1725,7 @@ class _Parser:
         params = value * factor
         label = "T" if factor == 1000 else "" if " " in digits else "B"  # "500 million" carries its own unit
         if not math.isfinite(params) or params <= 0 or params > MAX_PARAMS_B:
-            raise _BadValue(f"{_shown(digits)}{label} is not a model size")
+            raise _BadValue(_size_error(f"{_shown(digits)}{label}"))
         if self.params_b is None:
             self.params_b = params
             if factor == 1000:
@@ -1340,6 +1739,7 @@ class _Parser:
         expert_b = _number(match.group(2)) or 0.0
         key = f"{experts}x{match.group(2).replace(',', '.')}b"
         if self.model is not None:
+            self.ignored.append(token)  # a second model
             return
         found = self.models.moe.get(key)
         if found:
@@ -1350,7 +1750,11 @@ class _Parser:
             return
         params = experts * expert_b
         if params <= 0 or params > MAX_PARAMS_B:
-            raise _BadValue(f"{token} is not a model size")
+            raise _BadValue(_size_error(_shown(token)))
+        if self.params_b is not None:
+            if abs(self.params_b - params) > 1e-9:
+                self.ignored.append(token)
+            return
         if self.params_b is None:
             self.params_b = params
             self.assumed.append(Note(
@@ -1360,6 +1764,8 @@ class _Parser:
             ))
 
     def _set_precision(self, value: str, written: str, note: str | None) -> None:
+        if value == UNSIZED:
+            raise _BadValue(_precision_error(_shown(written)))
         if self.precision is None:
             self.precision = value
             if note:
@@ -1377,20 +1783,32 @@ class _Parser:
             self.ignored.append(f"KV cache {written}")
 
     def _set_context(self, tokens: float, written: str) -> None:
+        """`written` is the value as the user wrote it ('10M', '-32k', '32 000'): errors and ignored show it."""
         whole = _whole(tokens) if math.isfinite(tokens) else None
         if whole is None or not 0 < whole <= MAX_CONTEXT_TOKENS:
-            shown = _format_tokens(tokens) if math.isfinite(tokens) else _shown(written)
-            raise _BadValue(f"context {shown} tokens is out of range (1 to {MAX_CONTEXT_TOKENS:,} tokens)")
+            shown = _shown(written)
+            if whole is not None and whole > MAX_CONTEXT_TOKENS:
+                raise _BadValue(Note(
+                    f"context {shown} ({whole:,} tokens) is out of range: at most {MAX_CONTEXT_TOKENS:,} tokens",
+                    "parse_context_too_long", written=shown, tokens=whole, max_tokens=MAX_CONTEXT_TOKENS,
+                ))
+            raise _BadValue(Note(f"context {shown} is out of range (1 to {MAX_CONTEXT_TOKENS:,} tokens)",
+                                 "parse_context_range", written=shown, max_tokens=MAX_CONTEXT_TOKENS))
         if self.context_tokens is None:
             self.context_tokens = whole
+        elif self.context_tokens != whole:
+            self.ignored.append(_shown(written))  # "8k or 32k": the second value is not used, and says so
 
     def _set_batch(self, value: float, written: str) -> None:
         whole = _whole(value)
         if whole is None or not 0 < whole <= MAX_BATCH:
-            shown = f"{whole}" if whole is not None else _shown(written)
-            raise _BadValue(f"batch {shown} is out of range (1 to {MAX_BATCH:,})")
+            shown = _shown(written)
+            raise _BadValue(Note(f"batch {shown} is out of range (1 to {MAX_BATCH:,})", "parse_batch_range",
+                                 written=shown, max_batch=MAX_BATCH))
         if self.batch is None:
             self.batch = whole
+        elif self.batch != whole:
+            self.ignored.append(f"batch {_shown(written)}")
 
     def _set_workload(self, workload: str) -> None:
         if self.workload is None or WORKLOAD_RANK[workload] > WORKLOAD_RANK[self.workload]:
@@ -1398,8 +1816,11 @@ class _Parser:
 
     def _set_budget(self, gb: float, written: str, unit: str, product: bool = False) -> None:
         if not math.isfinite(gb) or not 0 < gb <= MAX_BUDGET_GB:
-            raise _BadValue(f"memory budget {_shown(written)} is out of range")
+            shown = _shown(written)
+            raise _BadValue(Note(f"memory budget {shown} is out of range", "parse_budget_range", written=shown))
         if self.budget_gb is not None:
+            if abs(self.budget_gb - gb) > 1e-9:
+                self.ignored.append(_shown(written))
             return
         self.budget_gb = gb
         if unit == "gib":
@@ -1437,20 +1858,64 @@ class _Parser:
 
 
 def _precision_token(token: str) -> str | None:
+    """A one-word precision -> 'int4' ...; UNSIZED for one Cardfit does not size ('q5_k_m', '3bit', 'fp6')."""
     value = PRECISION_WORDS.get(token)
     if value is not None:
         return value
     if token in FP4_WORDS:
         return "int4"
-    if token and token[0] in "iq":
+    if not token:
+        return None
+    first = token[0]
+    if first in "iq":
         quant = _QUANT_RE.fullmatch(token)
         if quant:
-            return BITS_TO_PRECISION.get(int(quant.group(1))) if quant.group(1) in ("4", "8") else None
-    if token and "0" <= token[0] <= "9":
+            return BITS_TO_PRECISION[int(quant.group(1))] if quant.group(1) in ("4", "8") else UNSIZED
+    if "0" <= first <= "9":
         bits = _BITS_RE.fullmatch(token)
-        if bits:
-            return BITS_TO_PRECISION.get(int(bits.group(1)))
+        if bits is None:
+            return None
+        width = bits.group(1)
+        if len(width) <= 2 and _digits(width):
+            return BITS_TO_PRECISION.get(int(width)) or (UNSIZED if int(width) < 32 else None)
+        return _bit_width(_number(width))
+    if "0" <= token[-1] <= "9":
+        if first == "w":
+            weights = _WA_RE.fullmatch(token)
+            if weights:
+                return BITS_TO_PRECISION.get(int(weights.group(1)), UNSIZED)
+        if _UNSIZED_PRECISION_RE.fullmatch(token):
+            return UNSIZED
     return None
+
+
+def _bit_width(bits: float | None) -> str | None:
+    """4 -> 'int4', 16 -> 'bf16'; a width below 32 that Cardfit does not size (3, 4.5) -> UNSIZED; None above
+    ('64-bit' is a CPU, not a weight format)."""
+    if bits is None or not math.isfinite(bits):
+        return None
+    whole = _whole(bits)
+    if whole is not None and whole in BITS_TO_PRECISION:
+        return BITS_TO_PRECISION[whole]
+    return UNSIZED if bits < 32 else None
+
+
+def _fp4_note(token: str) -> Note:
+    return Note(f"{token.upper()} sized as 4-bit (0.5 B per parameter)", "fp4", written=token.upper())
+
+
+def _size_error(written: str) -> Note:
+    return Note(f"{written} is not a model size", "parse_bad_size", written=written)
+
+
+def _gpu_count_error(written: str) -> Note:
+    return Note(f"GPU count {written} is out of range (1 to {MAX_GPU_COUNT})", "parse_gpu_count_range",
+                written=written, max_count=MAX_GPU_COUNT)
+
+
+def _precision_error(written: str) -> Note:
+    return Note(f"{written} is not a precision Cardfit sizes: use {SIZED_PRECISIONS}", "parse_precision",
+                written=written)
 
 
 def _context_suffix_value(token: str) -> float | None:
@@ -1486,18 +1951,27 @@ def _gb_token(token: str) -> tuple[float, str] | None:
     return None
 
 
-def parse(text: str, *, registry: Registry | None = None, cards=None) -> ParseResult:
-    """Read a sizing question. Never raises: anything unreadable is 'not a sizing question'."""
+def parse(text: str, *, registry: Registry | None = None, cards=None,
+          regions: Mapping[str, str] | None = None) -> ParseResult:
+    """Read a sizing question. Never raises: anything unreadable is 'not a sizing question'.
+
+    `regions` maps region names to region ids ({"Dallas": "DFW-1"}); by default the names of the bundled
+    catalogs' regions, limited to the regions the cards are offered in."""
     if not isinstance(text, str):
         return ParseResult(None, NOT_A_QUESTION, "en", None, None)
     try:
-        return _parse_strict(text, registry=registry, cards=cards)
+        return _parse_strict(text, registry=registry, cards=cards, regions=regions)
     except Exception:  # the contract is "never crash on user text"; a bug here must not take the bot down
         return ParseResult(None, NOT_A_QUESTION, "en", None, None)
 
 
-def _parse_strict(text: str, *, registry: Registry | None = None, cards=None) -> ParseResult:
+def _parse_strict(text: str, *, registry: Registry | None = None, cards=None,
+                  regions: Mapping[str, str] | None = None) -> ParseResult:
     """`parse` without the safety net, so tests see a bug as a bug."""
     models = _model_index(registry if registry is not None else default_registry())
     card_index = _card_index(cards if cards is not None else default_cards())
-    return _Parser(text, models, card_index).run()
+    if regions is None:
+        names = card_index.region_names or card_index.default_region_names()
+    else:
+        names = _region_index(regions)
+    return _Parser(text, models, card_index, names).run()

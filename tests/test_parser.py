@@ -7,7 +7,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from engine.parser import NOT_A_QUESTION, TOKENS_PER_K, ParseResult, _parse_strict, default_cards, parse
+from catalog.loader import load_catalog
+from engine.notes import Note
+from engine.parser import (
+    ERROR_CODES, NOT_A_QUESTION, TOKENS_PER_K, ParseResult, _parse_strict, default_cards, default_regions, parse,
+)
 from engine.registry import build_registry, default_registry
 from engine.sizing import SizeRequest
 
@@ -173,10 +177,52 @@ def test_second_card_and_conflicting_precision_are_reported():
     assert "a100" in result.request.ignored
 
 
-def test_unknown_quantization_is_reported_not_guessed():
+def test_unknown_quantization_is_an_error_not_a_default():
+    # q5_k_m used to fall back to the default BF16 with only an "ignored" entry: now the user is told
     result = parse("70B q5_k_m")
-    assert result.request.precision is None
-    assert result.request.ignored == ["q5_k_m"]
+    assert result.request is None
+    assert result.error == "q5_k_m is not a precision Cardfit sizes: use fp32, bf16, fp16, fp8, int8 or int4"
+    assert (result.error.code, result.error.values) == ("parse_precision", {"written": "q5_k_m"})
+
+
+@pytest.mark.parametrize("text, written", [
+    ("70B 3-bit", "3-bit"), ("70B 2 bit", "2 bit"), ("70B 5bit", "5bit"), ("70B 6 Bit", "6 Bit"),
+    ("70B exl2 4.5bpw", "4.5bpw"), ("70B 4.65 bpw", "4.65 bpw"), ("70B q3_k_s", "q3_k_s"), ("70B q2_k", "q2_k"),
+    ("70B Q6_K", "Q6_K"), ("70B q5_0", "q5_0"), ("70B iq2_xxs", "iq2_xxs"), ("70B fp6", "fp6"), ("70B FP6", "FP6"),
+    ("70B int2", "int2"), ("70B mxfp6", "mxfp6"), ("70B float64", "float64"), ("70B int 3", "int 3"),
+    ("70B 1.58 bit", "1.58 bit"), ("70B w2a16", "w2a16"), ("Llama 3.1 70B in 3-bit", "3-bit"),
+])
+def test_unsized_precisions_are_errors(text, written):
+    result = parse(text)
+    assert result.request is None, text
+    assert result.error == f"{written} is not a precision Cardfit sizes: use fp32, bf16, fp16, fp8, int8 or int4"
+    assert result.error.code == "parse_precision" and result.error.values == {"written": written}
+
+
+@pytest.mark.parametrize("text, precision", [
+    ("70B fp4", "int4"), ("70B MXFP4", "int4"), ("70B nvfp4", "int4"), ("70B fp-4", "int4"), ("70B 4bpw", "int4"),
+    ("70B 8 bpw", "int8"), ("70B w8a16", "int8"), ("70B w4a16", "int4"), ("70B 16-bit", "bf16"),
+    ("70B 32 bit", "fp32"), ("70B q4_k_m", "int4"), ("70B q8_0", "int8"), ("70B iq4_xs", "int4"),
+    ("70B mxfp8", "fp8"), ("70B uint8", "int8"),
+])
+def test_sized_precisions_still_read(text, precision):
+    assert parse(text).request.precision == precision
+
+
+def test_wide_bit_counts_are_no_precision():
+    # "64-bit" is a CPU or an OS, not a weight format: listed as ignored, not an error
+    request = parse("70B on a 64-bit machine").request
+    assert (request.precision, request.ignored) == (None, ["64", "bit"])
+
+
+def test_fp4_words_keep_their_note():
+    assert parse("70B fp-4").request.assumed == ["FP4 sized as 4-bit (0.5 B per parameter)"]
+
+
+def test_kv_cache_in_an_unsized_precision_is_ignored_with_a_hint():
+    request = parse("70B int4, kv cache in 3 bit").request
+    assert (request.precision, request.kv_precision) == ("int4", None)
+    assert request.ignored == ["KV cache 3 bit (use fp16, bf16, fp8 or int8)"]
 
 
 def test_kv_int4_is_reported_not_used():
@@ -279,7 +325,7 @@ def test_non_text_input_is_not_a_question(value):
 
 def test_errors_name_the_value():
     assert parse("0B").error == "0B is not a model size"
-    assert parse("70b context 0").error.startswith("context 0 tokens is out of range")
+    assert parse("70b context 0").error == "context 0 is out of range (1 to 10,000,000 tokens)"
     assert parse("70b batch 0").error.startswith("batch 0 is out of range")
     assert parse("70b batch 100000").error.startswith("batch 100000 is out of range")
     assert parse("1" * 5000 + "B").error.endswith("B is not a model size")
@@ -342,3 +388,288 @@ def test_german_article_before_gpu_is_no_count():
     assert parse("70B auf einer einzigen GPU").request.gpu_count == 1
     assert parse("70B on one GPU").request.gpu_count == 1
     assert parse("70B on a single GPU").request.gpu_count == 1
+
+
+# -- minus signs -------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, error", [
+    ("-7B", "-7B is not a model size"),
+    ("-0.5B in bf16", "-0.5B is not a model size"),
+    ("size -70 billion", "-70B is not a model size"),
+    ("\u22127B", "-7B is not a model size"),  # U+2212 MINUS SIGN
+    ("-8x7b", "-8x7b is not a model size"),
+    ("-8 x 7b", "-8 x 7b is not a model size"),
+    ("70B batch -4", "batch -4 is out of range (1 to 4,096)"),
+    ("70B bs=-4", "batch -4 is out of range (1 to 4,096)"),
+    ("70B for -2 users", "batch -2 is out of range (1 to 4,096)"),
+    ("70B with -32k context", "context -32k is out of range (1 to 10,000,000 tokens)"),
+    ("70B context -32768", "context -32768 is out of range (1 to 10,000,000 tokens)"),
+    ("70B with -1M context", "context -1M is out of range (1 to 10,000,000 tokens)"),
+    ("70B with -32 000 tokens", "context -32 000 is out of range (1 to 10,000,000 tokens)"),
+    ("70B on -2 H100", "GPU count -2 is out of range (1 to 64)"),
+    ("70B on -4 GPUs", "GPU count -4 is out of range (1 to 64)"),
+    ("70B in -24GB", "memory budget -24GB is out of range"),
+])
+def test_negative_numbers_are_errors(text, error):
+    result = parse(text)
+    assert result.request is None, text
+    assert result.error == error
+
+
+@pytest.mark.parametrize("text, fields", [
+    ("llama-3.1-70b", {"model": "llama-3.1-70b"}),
+    ("gpt-oss-20b", {"model": "gpt-oss-20b"}),
+    ("qwen3-235b-a22b", {"model": "qwen3-235b-a22b"}),
+    ("Qwen/Qwen2.5-72B-Instruct-AWQ", {"model": "qwen2.5-72b", "precision": "int4"}),
+    ("70B int-4", {"params_b": 70, "precision": "int4"}),
+    ("70B - 4 bit", {"params_b": 70, "precision": "int4"}),
+    ("70B -- 32k context", {"params_b": 70, "context_tokens": 32768}),
+    ("70B, 4-bit, 2-4 users", {"params_b": 70, "precision": "int4", "batch": 4}),
+    ("70B in DFW-1", {"params_b": 70, "region": "DFW-1"}),
+    ("70b --context 32768 --batch 4", {"params_b": 70, "context_tokens": 32768, "batch": 4}),
+])
+def test_hyphens_inside_words_and_dashes_are_no_minus_signs(text, fields):
+    request = parse(text).request
+    assert request is not None, text
+    for field, value in fields.items():
+        assert getattr(request, field) == value, (text, field)
+
+
+def test_a_range_uses_the_first_value_and_lists_the_second():
+    request = parse("7B-13B").request
+    assert (request.params_b, request.ignored) == (7, ["13B"])
+    request = parse("70B 8k-32k context").request
+    assert (request.context_tokens, request.ignored) == (8192, ["32k"])
+
+
+# -- exponent forms ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, error", [
+    ("10^20 B", "10^20B is not a model size"),
+    ("10^20B", "10^20B is not a model size"),
+    ("10 ^ 20 B", "10^20B is not a model size"),
+    ("10**20 B", "10^20B is not a model size"),
+    ("1e20B", "1e20B is not a model size"),
+    ("1E20 B", "1e20B is not a model size"),
+    ("1e+20 billion", "1e20B is not a model size"),
+    ("2.5e6B", "2.5e6B is not a model size"),
+    ("10^999 B", "10^999B is not a model size"),
+    ("0^-1 B", "0^-1B is not a model size"),
+    ("70B with 1e9 tokens", "context 1e9 (1,000,000,000 tokens) is out of range: at most 10,000,000 tokens"),
+    ("70B context 1e400", "context 1e400 is out of range (1 to 10,000,000 tokens)"),
+    ("70B batch 1e6", "batch 1e6 is out of range (1 to 4,096)"),
+    ("70B batch 10^9", "batch 10^9 is out of range (1 to 4,096)"),
+])
+def test_exponent_forms_are_read_as_numbers(text, error):
+    result = parse(text)
+    assert result.request is None, text
+    assert result.error == error
+
+
+def test_exponent_forms_in_range_are_values():
+    assert parse("7B with 1e4 tokens").request.context_tokens == 10_000
+    assert parse("7B context 2^15").request.context_tokens == 32_768
+    assert parse("7e1B").request.params_b == 70
+    assert parse("7B batch 2^3").request.batch == 8
+
+
+# -- a space between thousands -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, tokens", [
+    ("70B, 4 bit, 32 000 tokens", 32_000), ("7B with 1 000 000 tokens", 1_000_000), ("7B mit 32 000 Token", 32_000),
+    ("7B context 32 768", 32_768), ("7B, Kontext 128 000", 128_000), ("7B 4 096 tokens", 4_096),
+    ("7B with 32\u202f000 tokens", 32_000), ("7B with 32\u00a0768 tokens", 32_768),
+])
+def test_space_as_thousands_separator(text, tokens):
+    request = parse(text).request
+    assert request.context_tokens == tokens, text
+    assert request.ignored == [], text
+
+
+@pytest.mark.parametrize("text, fields", [
+    ("70B batch 4 32k", {"batch": 4, "context_tokens": 32768}),
+    ("70B batch 4 512 tokens", {"batch": 4, "context_tokens": 512}),
+    ("70B on 2 x H100", {"card": "h100", "gpu_count": 2}),
+    ("8 x 7b", {"model": "mixtral-8x7b"}),
+    ("13B 2 x 24 GB", {"memory_budget_gb": 48}),
+    ("70B for 8 users 128 000 tokens", {"batch": 8, "context_tokens": 128_000}),
+    ("70B  32 000 tokens", {"context_tokens": 32_000}),
+])
+def test_space_grouping_leaves_other_numbers_alone(text, fields):
+    request = parse(text).request
+    for field, value in fields.items():
+        assert getattr(request, field) == value, (text, field, request)
+
+
+@pytest.mark.parametrize("text", ["7B 32 00 tokens", "7B 32  000 tokens", "7B 32 0000 tokens", "7B 32,000 00 tokens"])
+def test_space_grouping_needs_one_space_and_groups_of_three_digits(text):
+    result = parse(text)
+    assert result.request is None or result.request.context_tokens not in (3200, 32000, 320000, 3200000), text
+
+
+# -- one value per field -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, field, value, ignored", [
+    ("70B 8k or 32k context", "context_tokens", 8192, ["32k"]),
+    ("70B with 8192 tokens, maybe 32768 tokens", "context_tokens", 8192, ["32768"]),
+    ("70B mit 8k oder 32k Kontext", "context_tokens", 8192, ["32k"]),
+    ("70B for 4 users, batch 8", "batch", 4, ["batch 8"]),
+    ("70B für vier Nutzer oder acht Nutzer", "batch", 4, ["batch acht"]),
+    ("70B in 24GB or 48GB", "memory_budget_gb", 24, ["48GB"]),
+    ("70B on 4 GPUs or 8 GPUs", "gpu_count", 4, ["8 GPUs"]),
+    ("70B in Dallas or Ashburn", "region", "DFW-1", ["Ashburn"]),
+    ("70B in DFW-1 or IAD-1", "region", "DFW-1", ["IAD-1"]),
+    ("70B or 13B", "params_b", 70, ["13B"]),
+    ("70B fp16 or int4", "precision", "fp16", ["int4"]),
+    ("70B or 16x3b", "params_b", 70, ["16x3b"]),
+])
+def test_a_second_value_for_a_field_is_listed_as_ignored(text, field, value, ignored):
+    request = parse(text).request
+    assert getattr(request, field) == value, (text, request)
+    assert request.ignored == ignored, text
+
+
+def test_the_same_value_twice_is_not_ignored():
+    request = parse("70B 32k context, 32k tokens, in Dallas (DFW-1)").request
+    assert (request.context_tokens, request.region, request.ignored) == (32768, "DFW-1", [])
+
+
+# -- context limit messages ------------------------------------------------------------------------------------
+
+def test_context_limit_says_what_was_written_and_the_limit():
+    error = parse("70B 10M context").error
+    assert error == "context 10M (10,485,760 tokens) is out of range: at most 10,000,000 tokens"
+    assert (error.code, error.values) == (
+        "parse_context_too_long", {"written": "10M", "tokens": 10_485_760, "max_tokens": 10_000_000}
+    )
+    assert parse("70B with 10,000,000 tokens").request.context_tokens == 10_000_000
+    assert parse("70B 9M context").request.context_tokens == 9 * 1024 * 1024
+
+
+# -- number words as sizes -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, params", [
+    ("seven billion parameter model", 7), ("sieben Milliarden Parameter", 7), ("a seventy billion model", 70),
+    ("seventy-two billion", 72), ("seventy two billion", 72), ("one hundred billion", 100),
+    ("a hundred billion parameters", 100), ("four hundred and five billion", 405), ("four hundred five billion", 405),
+    ("twelve billion", 12), ("thirteen billion", 13), ("ninety nine billion", 99), ("two trillion", 2000),
+    ("a billion parameters", 1), ("one billion", 1), ("five hundred million parameters", 0.5),
+    ("seven B model", 7), ("sieben Mrd. Parameter", 7), ("siebzig Milliarden", 70), ("zweiundsiebzig Milliarden", 72),
+    ("einundzwanzig Milliarden", 21), ("vierhundertfünf Milliarden", 405), ("vierhundertfuenf Milliarden", 405),
+    ("hundert Milliarden", 100), ("einhundertzwanzig Milliarden", 120), ("eine Milliarde Parameter", 1),
+    ("dreißig Milliarden", 30), ("dreissig Milliarden", 30), ("zwölf Milliarden", 12),
+])
+def test_number_words_as_sizes(text, params):
+    request = parse(text).request
+    assert request is not None, text
+    assert request.params_b == pytest.approx(params), text
+    assert request.ignored == [], (text, request.ignored)
+
+
+def test_articles_are_no_sizes():
+    # "a 70B", "ein 7B Modell", "auf einer B200": the article is no number
+    assert parse("a 70B model").request.params_b == 70
+    assert parse("ein 7B Modell").request.params_b == 7
+    assert parse("70B auf einer B200").request.gpu_count == 1
+    assert parse("a b c").error == NOT_A_QUESTION
+
+
+@pytest.mark.parametrize("text, batch", [
+    ("7B for twenty users", 20), ("7B for twenty four users", 24), ("7B for a hundred users", 100),
+    ("7B für zweiundzwanzig Nutzer", 22), ("7B für hundert Nutzer", 100), ("7B batch twelve", 12),
+])
+def test_number_words_as_counts(text, batch):
+    request = parse(text).request
+    assert request.batch == batch, text
+    assert request.ignored == [], text
+
+
+# -- region names ------------------------------------------------------------------------------------------------
+
+def test_default_regions_come_from_the_catalogs():
+    assert {"Dallas": "DFW-1", "Ashburn": "IAD-1", "Hillsboro": "PDX-1"}.items() <= default_regions().items()
+
+
+@pytest.mark.parametrize("text, region", [
+    ("70B in Dallas", "DFW-1"), ("Ashburn, 70B", "IAD-1"), ("70B in hillsboro", "PDX-1"),
+    ("70B auf einer H100 in Dallas", "DFW-1"), ("70B region Ashburn", "IAD-1"),
+])
+def test_region_names(text, region):
+    request = parse(text).request
+    assert request.region == region, text
+    assert request.ignored == [], text
+
+
+def test_region_names_only_where_the_cards_are_offered():
+    hub = load_catalog("gpurenthub").catalog.cards
+    assert parse("70B in Dallas", cards=hub).request.region == "DFW-1"
+
+    class FakeCard:
+        def __init__(self, id, name, regions=()):
+            self.id, self.name, self.aliases, self.regions = id, name, (), regions
+
+    ashburn_only = [FakeCard("zz-9000", "ZZ 9000", ("IAD-1",))]
+    assert parse("70B in Ashburn", cards=ashburn_only).request.region == "IAD-1"
+    request = parse("70B in Dallas", cards=ashburn_only).request  # not offered there: Dallas means nothing
+    assert (request.region, request.ignored) == (None, ["dallas"])
+    request = parse("70B in Dallas", cards=[FakeCard("zz-9000", "ZZ 9000")]).request  # a catalog without regions
+    assert (request.region, request.ignored) == (None, ["dallas"])
+
+
+def test_region_names_can_be_given():
+    regions = {"Frankfurt am Main": "FRA-1", "Frankfurt": "fra-1", "Nürnberg": "NUE-1"}
+    assert parse("70B in Frankfurt am Main", regions=regions).request.region == "FRA-1"
+    assert parse("70B in Frankfurt", regions=regions).request.region == "FRA-1"
+    assert parse("70B in Nürnberg", regions=regions).request.region == "NUE-1"
+    assert parse("70B in Dallas", regions=regions).request.region is None
+
+
+# -- errors are Notes with a code and values ------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, code, values", [
+    ("-7B", "parse_bad_size", {"written": "-7B"}),
+    ("0 Milliarden Parameter", "parse_bad_size", {"written": "0B"}),
+    ("0x7b", "parse_bad_size", {"written": "0x7b"}),
+    ("llama 3.1", "parse_ambiguous",
+     {"span": "llama 3.1", "models": ["Llama 3.1 8B", "Llama 3.1 70B", "Llama 3.1 405B"]}),
+    ("70B with 0 context", "parse_context_range", {"written": "0", "max_tokens": 10_000_000}),
+    ("70B 20M", "parse_context_too_long", {"written": "20M", "tokens": 20_971_520, "max_tokens": 10_000_000}),
+    ("70b batch 100000", "parse_batch_range", {"written": "100000", "max_batch": 4096}),
+    ("70B für 0 Nutzer", "parse_batch_range", {"written": "0", "max_batch": 4096}),
+    ("70B on 0x H100", "parse_gpu_count_range", {"written": "0", "max_count": 64}),
+    ("70B on 100 GPUs", "parse_gpu_count_range", {"written": "100", "max_count": 64}),
+    ("70B on 1.5 GPUs", "parse_gpu_count_whole", {"written": "1.5"}),
+    ("70B in 0 GB", "parse_budget_range", {"written": "0 GB"}),
+    ("70B 3-bit", "parse_precision", {"written": "3-bit"}),
+])
+def test_errors_are_notes_with_codes_and_values(text, code, values):
+    error = parse(text).error
+    assert isinstance(error, Note), text
+    assert error.code == code and error.code in ERROR_CODES, text
+    assert error.values == values, text
+
+
+def test_ambiguous_with_many_candidates_says_how_many_more():
+    registry = build_registry([
+        {"id": f"tiny-{size}b", "name": f"Tiny {size}B", "params_b": size, "family": "tiny"}
+        for size in (1, 2, 3, 4, 5, 6, 7)
+    ])
+    error = parse("tiny", registry=registry).error
+    assert error == "'tiny' could be Tiny 1B, Tiny 2B, Tiny 3B, Tiny 4B, Tiny 5B and 2 more: add the size"
+    assert (error.code, error.values) == (
+        "parse_ambiguous_more", {"span": "tiny", "models": [f"Tiny {size}B" for size in (1, 2, 3, 4, 5)], "more": 2}
+    )
+
+
+def test_every_error_code_is_reachable_and_listed():
+    texts = ["-7B", "llama 3.1", "70b context 0", "70B 20M", "70b batch 0", "70B on 0x H100", "70B on 1.5 GPUs",
+             "70B in 0 GB", "70B 3-bit"]
+    codes = {parse(text).error.code for text in texts}
+    codes.add("parse_ambiguous_more")  # test_ambiguous_with_many_candidates_says_how_many_more
+    assert codes == ERROR_CODES
+
+
+def test_not_a_question_stays_a_plain_string():
+    for text in ("hello", "", "32k context"):
+        error = parse(text).error
+        assert error == NOT_A_QUESTION and type(error) is str

@@ -7,7 +7,8 @@ import time
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.parser import ParseResult, _parse_strict, parse
+from engine.notes import Note
+from engine.parser import ERROR_CODES, NOT_A_QUESTION, ParseResult, _parse_strict, parse
 
 # CARDFIT_FUZZ_EXAMPLES=20000 for a long hunt; the default keeps the suite fast.
 SETTINGS = settings(
@@ -21,6 +22,10 @@ def _check(result: ParseResult) -> None:
     assert result.language in ("en", "de")
     if result.request is None:
         assert result.error
+        # "not a sizing question" stays a plain string; every other error is a Note the bot can translate
+        if result.error != NOT_A_QUESTION:
+            assert isinstance(result.error, Note) and result.error.code in ERROR_CODES, result.error
+            assert isinstance(result.error.values, dict)
     else:
         assert result.error is None
         assert isinstance(result.request.assumed, list) and isinstance(result.request.ignored, list)
@@ -57,6 +62,9 @@ WORDS = st.sampled_from([
     "²", "٣", "١٠b", "x²", "int", "q", "gib", "tb", "million", "parameters", "m", "region", "xyz-9", "8x",
     "single", "an", "dual", "80gb", "rtx", "4090", "4090s", "users", "concurrent", "full", "precision", "half",
     "volle", "genauigkeit", "Milliarden", "mrd", "1.000.000", "9" * 60, "q4" + "a" * 40 + "ä", "İ",
+    "-7b", "\u2212", "-", "--", "^", "**", "e", "1e20b", "10^20", "1e+", "1e-5", "0^-1", "10**999", "32 000",
+    "1 000 000", "000", "\u202f", "seventy", "two", "hundred", "and", "zweiundsiebzig", "billion", "Dallas",
+    "ashburn", "q5_k_m", "3-bit", "4.5bpw", "bpw", "fp6", "w8a16", "int-3", "10M", "-32k", "batch", "-4",
 ])
 
 
@@ -77,6 +85,15 @@ def test_ten_thousand_chars_is_fast():
         "70b q4" + "a" * 9_000 + "ä",  # a regex with nested repetition would backtrack for ever here
         "llama3" + "a" * 9_990,
         "dfw-1 " * 1_600,
+        "000 " * 2_500,  # thousands groups: each must not scan all the groups after it
+        "1 000 " * 1_700,
+        "10^" * 3_300,
+        "1e+" * 3_300,
+        "-1 " * 3_300,
+        "seventy two " * 900,
+        "four hundred and " * 600,
+        "zweiundsiebzig Dallas " * 500,
+        "3-bit " * 1_700,
     ]
     for text in samples:
         started = time.perf_counter()
@@ -166,3 +183,46 @@ def test_kv_precision_never_leaks_into_weights(kv, weights, style):
     assert (request.precision, request.kv_precision) == (weights, kv)
     request = _parse_strict(f"70B {kv_text}").request
     assert (request.precision, request.kv_precision) == (None, kv)
+
+
+# -- the bug classes of the QA run, as properties --------------------------------------------------------------
+
+@SETTINGS
+@given(size=st.integers(min_value=1, max_value=100_000), minus=st.sampled_from(["-", "\u2212"]),
+       unit=st.sampled_from(["B", "b", " B", " billion", " Milliarden"]),
+       before=st.sampled_from(["", "size ", "a ", "70B or ", "wie viel für "]))
+def test_a_negative_size_is_never_read_as_positive(size, minus, unit, before):
+    result = _parse_strict(f"{before}{minus}{size}{unit}")
+    assert result.request is None, (before, size, unit)
+    assert result.error.code == "parse_bad_size"
+    assert result.error.values["written"].startswith(f"-{size}")
+
+
+@SETTINGS
+@given(value=st.integers(min_value=1, max_value=4096), keyword=st.sampled_from(["batch ", "bs=", "batch size "]))
+def test_a_negative_batch_is_never_read_as_positive(value, keyword):
+    result = _parse_strict(f"70B {keyword}-{value}")
+    assert result.request is None
+    assert result.error == f"batch -{value} is out of range (1 to 4,096)"
+
+
+@SETTINGS
+@given(tokens=st.integers(min_value=1_000, max_value=10_000_000),
+       separator=st.sampled_from([" ", "\u202f", "\u00a0"]),
+       word=st.sampled_from(["tokens", "Token", "tokens of context", "ctx"]),
+       before=st.sampled_from(["70B, 4 bit, ", "7B mit ", "13B batch 4, ", "7B for 8 users with "]))
+def test_space_grouped_thousands_read_back(tokens, separator, word, before):
+    written = f"{tokens:,}".replace(",", separator)
+    request = _parse_strict(f"{before}{written} {word}").request
+    assert request is not None
+    assert request.context_tokens == tokens, written
+    assert request.ignored == [], (written, request.ignored)
+
+
+@SETTINGS
+@given(mantissa=st.integers(min_value=1, max_value=9), exponent=st.integers(min_value=6, max_value=400),
+       style=st.sampled_from(["{m}e{e}B", "{m}e{e} B", "{m}e+{e}B", "{m}0^{e}B", "{m}0 ^ {e} B", "{m}0**{e}B"]))
+def test_exponent_sizes_are_never_read_as_their_digits(mantissa, exponent, style):
+    result = _parse_strict(style.format(m=mantissa, e=exponent))
+    assert result.request is None  # at least a million billion parameters: never a size, never "20B"
+    assert result.error.code == "parse_bad_size"
