@@ -42,11 +42,15 @@ def placeholders(template: str) -> set[str]:
 
 def fmt_number(lang: str, value: float, decimals: int = 1) -> str:
     """1,234.5 in English, 1.234,5 in German (half-up rounding, as the seeds print)."""
-    from decimal import ROUND_HALF_UP, Decimal
+    value = float(value)
+    scaled = abs(value) * 10 ** decimals
+    if abs(scaled - int(scaled) - 0.5) < 1e-6:  # a tie as written (21.125, 2.675): round half up like the seeds
+        from decimal import ROUND_HALF_UP, Decimal
 
-    quant = Decimal(1).scaleb(-decimals)
-    rounded = Decimal(repr(float(value))).quantize(quant, rounding=ROUND_HALF_UP)
-    text = f"{rounded:,.{decimals}f}"
+        rounded = Decimal(repr(value)).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
+        text = f"{rounded:,.{decimals}f}"
+    else:
+        text = f"{value:,.{decimals}f}"
     if lang == "de":
         text = text.replace(",", "\u0000").replace(".", ",").replace("\u0000", ".")
     return text

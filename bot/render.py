@@ -7,9 +7,9 @@ import re
 
 from bot.i18n import fmt_gb, fmt_number, fmt_tokens, fmt_usd, t
 from catalog.schema import Card, Catalog
-from engine.answer import Answer, build_answer
-from engine.fit import Layout
-from engine.sizing import PRECISION_BYTES, Requirement, ResolvedRequest
+from engine.answer import Answer
+from engine.fit import Layout, evaluate_layout
+from engine.sizing import PRECISION_BYTES, Requirement, ResolvedRequest, size
 
 
 TELEGRAM_LIMIT = 4096
@@ -220,19 +220,23 @@ def _alternative_line(lang: str, layout: Layout) -> str:
 NARROWER_PRECISIONS = ("fp8", "int8", "int4")  # the order we suggest them in: least quality lost first
 
 
-def quantized_variant(answer: Answer) -> Answer | None:
-    """For a named layout that fails: the same question in the widest narrower precision that fits it."""
+def quantized_variant(answer: Answer) -> tuple[str, Requirement, Layout] | None:
+    """For a named layout that fails: the widest narrower precision that fits it, with its requirement and
+    layout (the same card and count; no catalog-wide search, this runs inside a reply)."""
     resolved, fit = answer.resolved, answer.fit
     if (resolved is None or fit is None or fit.valid or not resolved.card or resolved.workload != "inference"
             or resolved.weight_bytes is None):
         return None
+    policy = answer.catalog.sizing
     for precision in NARROWER_PRECISIONS:
         if PRECISION_BYTES[precision] >= resolved.weight_bytes:
             continue
-        request = dataclasses.replace(answer.request, precision=precision, assumed=[], ignored=[])
-        variant = build_answer(request, answer.catalog)
-        if variant.fit is not None and variant.fit.valid:
-            return variant
+        variant = dataclasses.replace(resolved, precision=precision, weight_bytes=PRECISION_BYTES[precision],
+                                      assumed=[])
+        requirement = size(variant, policy)
+        layout = evaluate_layout(fit.card, fit.count, requirement, variant, answer.catalog)
+        if layout.valid:
+            return precision, requirement, layout
     return None
 
 
@@ -260,9 +264,10 @@ def render_answer(answer: Answer, lang: str, *, details: bool = False, max_alter
             lines.append(t(lang, "answer.named_no", layout=_layout_name(fit), vram=_vram(lang, fit), reason=reason))
             variant = quantized_variant(answer)
             if variant is not None:
-                lines.append(t(lang, "answer.quantize_hint", total=fmt_gb(lang, variant.requirement.total_gb),
-                               layout=_layout_name(variant.fit), spare=fmt_gb(lang, variant.fit.spare_gb),
-                               precision=variant.resolved.precision.upper()))
+                precision, requirement, layout = variant
+                lines.append(t(lang, "answer.quantize_hint", total=fmt_gb(lang, requirement.total_gb),
+                               layout=_layout_name(layout), spare=fmt_gb(lang, layout.spare_gb),
+                               precision=precision.upper()))
     lines.extend(render_requirement(requirement, lang, details))
     if budget is not None:
         if budget["fits"]:
