@@ -378,6 +378,9 @@ def _alternatives(fit: Layout | _Candidate, ranked: list[_Candidate],
 def _named_layout(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog) -> Layout | str:
     assert resolved.card is not None
     card = catalog.card(resolved.card)
+    if card is not None and not _names_card(resolved.card, card):
+        resolved.assumed.append(Note(f"'{resolved.card}' read as {card.name}", "card_alias", written=resolved.card,
+                                     card=card.name))
     if card is None:
         names = ", ".join(c.name for c in catalog.cards)
         return Note(f"{catalog.provider} does not rent a {resolved.card!r} (cards: {names})", "unknown_card",
@@ -389,6 +392,12 @@ def _named_layout(requirement: Requirement, resolved: ResolvedRequest, catalog: 
     counts = [n for n in card.set_sizes if n <= host] or [1]
     layouts = [evaluate_layout(card, n, requirement, resolved, catalog) for n in counts]
     return next((layout for layout in layouts if layout.valid), layouts[0])
+
+
+def _names_card(written: str, card: Card) -> bool:
+    """Did the user write the card's own name or id (not an alias that could mean another model)?"""
+    key = "".join(ch for ch in written.lower() if ch.isalnum())
+    return key in ("".join(ch for ch in card.name.lower() if ch.isalnum()), card.id.replace("-", ""))
 
 
 def _named_reason(layout: Layout, resolved: ResolvedRequest) -> str:

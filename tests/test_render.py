@@ -70,3 +70,8 @@ def test_a_card_we_do_not_rent_says_so_and_offers_what_we_do():
     out = text(params_b=70, precision="int4", card="t4")
     assert "❌ GPU Rent Hub does not rent a 't4'" in out and "Fits on 1x A40" in out
     assert "Nothing in the catalog holds it" not in out
+
+
+def test_a_card_alias_says_which_card_it_read():
+    assert "'h100' read as H100 SXM" in text(params_b=70, card="h100", gpu_count=2)
+    assert "read as" not in text(params_b=70, card="rtx 4090", gpu_count=1)
