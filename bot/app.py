@@ -11,7 +11,6 @@ from bot.announce import Announcer
 from bot.config import Settings
 from bot.conversation import CatalogHolder, Conversation
 from bot.flood import FloodGuard
-from bot.i18n import t
 from bot.store import Store
 from bot.telegram_io import ResilientRateLimiter
 from catalog.loader import load_catalog
@@ -127,7 +126,3 @@ async def _post_shutdown(application: Application) -> None:
     if svc is not None:
         await svc.announcer.stop()
         await svc.store.close()
-
-
-def generic_error(lang: str) -> str:
-    return t(lang, "error.generic")

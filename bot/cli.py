@@ -206,7 +206,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
     from bot.chat import run_chat
 
     settings = _settings()
-    _check_catalog(settings.catalog)
+    _load(settings.catalog)
     return asyncio.run(run_chat(settings))
 
 
@@ -216,7 +216,7 @@ def cmd_bot(args: argparse.Namespace) -> int:
     settings = _settings()
     if settings.bot_token is None:
         raise CliError("CARDFIT_BOT_TOKEN is not set (get one from @BotFather); `cardfit chat` runs without it")
-    _check_catalog(settings.catalog)
+    _load(settings.catalog)
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # its request lines contain the bot token
     from bot.app import build_application
@@ -232,7 +232,7 @@ def cmd_health(args: argparse.Namespace) -> int:
     from bot.store import Store
 
     settings = _settings()
-    _check_catalog(settings.catalog)
+    _load(settings.catalog)
 
     async def probe() -> None:
         store = await Store.open(settings.db)
@@ -267,10 +267,6 @@ def cmd_announce(args: argparse.Namespace) -> int:
 
     print(plain(dry_run_text(loaded, asyncio.run(last_text()), args.lang)))
     return EXIT_OK
-
-
-def _check_catalog(name: str) -> None:
-    _load(name)
 
 
 COMMANDS = {"size": cmd_size, "ask": cmd_ask, "chat": cmd_chat, "bot": cmd_bot, "health": cmd_health,
