@@ -210,6 +210,21 @@ def cmd_chat(args: argparse.Namespace) -> int:
     return asyncio.run(run_chat(settings))
 
 
+class RedactSecrets:
+    """A logging filter that replaces secrets (the bot token, the top-up key) in every record with '***'."""
+
+    def __init__(self, secrets: list[str]):
+        self.secrets = [secret for secret in secrets if len(secret) >= 8]
+
+    def filter(self, record) -> bool:
+        message = record.getMessage()
+        if any(secret in message for secret in self.secrets):
+            for secret in self.secrets:
+                message = message.replace(secret, "***")
+            record.msg, record.args = message, None
+        return True
+
+
 def cmd_bot(args: argparse.Namespace) -> int:
     import logging
 
@@ -219,6 +234,10 @@ def cmd_bot(args: argparse.Namespace) -> int:
     _load(settings.catalog)
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # its request lines contain the bot token
+    redact = RedactSecrets([settings.bot_token.get_secret_value(),
+                            settings.topup_secret.get_secret_value() if settings.topup_secret else ""])
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(redact)  # whatever a library logs at DEBUG, the secrets never reach the log
     from bot.app import build_application
 
     application = build_application(settings)

@@ -64,3 +64,13 @@ def test_env_example_documents_every_setting():
         variable = f"CARDFIT_{name.upper()}"
         assert f"{variable}=" in example, variable
         assert variable in readme, variable
+
+
+def test_log_filter_redacts_secrets():
+    import logging
+
+    from bot.cli import RedactSecrets
+
+    record = logging.LogRecord("httpx", logging.INFO, __file__, 1, "POST %s/getMe", ("https://x/bot" + TOKEN,), None)
+    assert RedactSecrets([TOKEN, ""]).filter(record)
+    assert TOKEN not in record.getMessage() and "***" in record.getMessage()
