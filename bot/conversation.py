@@ -5,7 +5,7 @@ words. It reads and writes preferences through the store and never talks to Tele
 """
 from __future__ import annotations
 
-import dataclasses
+import copy
 import html
 import logging
 from dataclasses import dataclass, field
@@ -550,8 +550,9 @@ def _try_encode(request: SizeRequest) -> str | None:
 
 def _toggle_row(request: SizeRequest, field_name: str, options, current, details: bool, lang: str) -> list[Button]:
     row = []
+    variant = copy.copy(request)  # one shallow copy, its field set per option: the payload reads fields only
     for value, label in options:
-        variant = dataclasses.replace(request, assumed=[], ignored=[], **{field_name: value})
+        setattr(variant, field_name, value)
         payload = _try_encode(variant)
         mark = "✓ " if value == current else ""
         data = _fits(f"{'d' if details else 'f'}:{lang}:{payload}") if payload else None
