@@ -43,6 +43,7 @@ class ReloadOutcome:
     status: str  # unchanged | invalid | no_changes | previewed | posted | already
     text: str  # for the admin who asked (HTML)
     announcement_id: int | None = None
+    notified: bool = False  # the admins were just told (an invalid file): no need to repeat it to the asker
 
 
 def short_sha(sha: str) -> str:
@@ -128,6 +129,9 @@ def alerts_for(diff: CatalogDiff, catalog: Catalog, card_id: str, below_usd: flo
                 return None
             return t(lang, "alert.added", provider=esc(diff.provider), card=esc(card.name),
                      monthly=fmt_usd(lang, monthly), hourly=fmt_usd(lang, hourly)) + "\n" + footer
+    for card in diff.removed:
+        if card.id == card_id:
+            return t(lang, "alert.removed", card=esc(card.name), provider=esc(diff.provider)) + "\n" + footer
     if below_usd is None:
         for change in diff.stock:
             if change.card_id == card_id:
@@ -190,11 +194,12 @@ class Announcer:
 
     async def _reject(self, error: str, sha: str | None, force: bool) -> ReloadOutcome:
         text = t(self.lang, "reload.invalid", error=esc(error))
-        log.warning("catalog rejected: %s", error)
-        if sha is None or sha != self._rejected_sha:  # tell the admins once per broken version
+        notified = sha is None or sha != self._rejected_sha
+        if notified:  # tell the admins (and the log) once per broken version, not at every watch tick
+            log.warning("catalog rejected: %s", error)
             self._rejected_sha = sha
             await self.notify_admins(text)
-        return ReloadOutcome("invalid", text)
+        return ReloadOutcome("invalid", text, notified=notified)
 
     async def _announce_version(self, catalog: Catalog, sha: str, text: str, loaded_text: str) -> ReloadOutcome:
         previous = await self.previous_catalog(catalog.id)
@@ -202,9 +207,18 @@ class Announcer:
         if diff is None or diff.empty:
             return ReloadOutcome("no_changes", loaded_text + "\n" + t(self.lang, "reload.no_changes"))
         message = render_announcement(diff, catalog, self.lang, self.bot_username)
-        announcement_id = await self.store.begin_announcement(catalog.id, sha, text, message)
+        # A version is announced once per starting point: the key is this file's hash and the hash of the last
+        # posted version, so a restart or a second /reload finds the same key, while going back to an earlier
+        # price (the same file as before, but a change for the channel) is a new announcement.
+        base = (await self.store.last_announced(catalog.id) or "").split("@")[0]
+        announcement_id = await self.store.begin_announcement(catalog.id, f"{sha}@{base}", text, message)
         if announcement_id is None:
             return ReloadOutcome("already", loaded_text + "\n" + t(self.lang, "reload.pending"))
+        # Older pending previews are superseded: this one is diffed against the same last post and so already
+        # contains their changes; posting one of them now would announce a price that is no longer in service.
+        for record in await self.store.pending_announcements():
+            if record["catalog_id"] == catalog.id and record["id"] < announcement_id:
+                await self.store.discard_announcement(record["id"])
         if self.settings.announce_auto and self.settings.announce_chat:
             result = await self.post(announcement_id)
             return ReloadOutcome("posted", loaded_text + "\n" + result, announcement_id)
@@ -249,7 +263,7 @@ class Announcer:
             if record is None:
                 return t(self.lang, "announce.not_found")
             if record["status"] != "pending":
-                return t(self.lang, "announce.already", status=record["status"])
+                return t(self.lang, "announce.already", status=t(self.lang, f"announce.status_{record['status']}"))
             chat = self.settings.announce_chat
             if not chat:
                 return t(self.lang, "announce.no_chat")
@@ -273,7 +287,7 @@ class Announcer:
         if record is None:
             return t(self.lang, "announce.not_found")
         if record["status"] != "pending":
-            return t(self.lang, "announce.already", status=record["status"])
+            return t(self.lang, "announce.already", status=t(self.lang, f"announce.status_{record['status']}"))
         await self.store.discard_announcement(announcement_id)
         return t(self.lang, "announce.discarded")
 

@@ -115,8 +115,9 @@ class Conversation:
 
     # -- questions ---------------------------------------------------------------------------------------
 
-    async def ask(self, user: UserInfo, text: str) -> Reply:
-        """A message that may be a sizing question."""
+    async def ask(self, user: UserInfo, text: str, *, shared: bool = False) -> Reply:
+        """A message that may be a sizing question. `shared`: in a group, where everyone sees the answer and
+        may tap its buttons, so its top-up link carries nobody's reference."""
         telegram_language = normalize_language(user.language_code) if user.language_code else None
         prefs = await self.preferences(user)
         result = parse(text, cards=self.catalog.cards)
@@ -126,7 +127,7 @@ class Conversation:
             return Reply(render_parse_error(lang, result.error or "not a sizing question"), self.example_buttons(lang))
         request = result.request
         self.apply_preferences(request, prefs)
-        answer = self.answer(request, user, prefs)
+        answer = self.answer(request, user, prefs, anonymous=shared)
         payload = _try_encode(request)
         if answer.error is None:
             await self.store.remember_question(user.id, text[:500], payload, telegram_language)
@@ -191,7 +192,7 @@ class Conversation:
 
     # -- buttons -----------------------------------------------------------------------------------------
 
-    async def on_callback(self, user: UserInfo, data: str | None) -> CallbackResult:
+    async def on_callback(self, user: UserInfo, data: str | None, *, shared: bool = False) -> CallbackResult:
         """A button press. Unknown, stale or forged data gets a short notice and changes nothing."""
         prefs = await self.preferences(user)
         lang = self.language(prefs, user)
@@ -204,22 +205,24 @@ class Conversation:
                 if message_lang not in ("en", "de"):
                     return CallbackResult(None, t(lang, "error.stale"))
             if kind in ("f", "d"):
-                return CallbackResult(await self.answer_payload(user, rest, details=kind == "d", lang=message_lang))
+                return CallbackResult(await self.answer_payload(user, rest, details=kind == "d", lang=message_lang,
+                                                                anonymous=shared))
             if kind == "k":
                 coin, _, payload = rest.partition(":")
                 if coin == "pick":
                     return CallbackResult(await self.answer_payload(user, payload, coin_picker=True,
-                                                                    lang=message_lang))
+                                                                    lang=message_lang, anonymous=shared))
                 if coin not in self.catalog.coins:
                     return CallbackResult(None, t(lang, "error.stale"))
                 await self.store.set_preference(user.id, "coin", coin)
-                return CallbackResult(await self.answer_payload(user, payload, lang=message_lang), f"🪙 {coin}")
+                return CallbackResult(await self.answer_payload(user, payload, lang=message_lang, anonymous=shared),
+                                      f"🪙 {coin}")
             if kind == "x":
                 index, _, example_lang = rest.partition(":")
                 examples = help_examples(example_lang if example_lang in ("en", "de") else lang)
                 if not index.isdigit() or not 1 <= int(index) <= len(examples):
                     return CallbackResult(None, t(lang, "error.unknown_action"))
-                return CallbackResult(await self.ask(user, examples[int(index) - 1]))
+                return CallbackResult(await self.ask(user, examples[int(index) - 1], shared=shared))
         except PayloadError:
             return CallbackResult(None, t(lang, "error.stale"))
         return CallbackResult(None, t(lang, "error.unknown_action"))
@@ -374,14 +377,19 @@ class Conversation:
         prefs = await self.preferences(user)
         result = parse(query, cards=self.catalog.cards) if query.strip() else None
         if result is None or result.request is None:
-            lang = self.language(prefs, user)
+            lang = self.language(prefs, user, result.language if result else None)
+            if result is not None and result.error and result.error != "not a sizing question":
+                message = html.unescape(localize(lang, result.error))
+                return [{"id": "error", "title": message[:64], "description": t(lang, "inline.help_description"),
+                         "text": render_parse_error(lang, result.error)}], False
             return [{"id": "help", "title": t(lang, "inline.help_title"),
                      "description": t(lang, "inline.help_description"), "text": render_help(lang)}], False
         lang = self.language(prefs, user, result.language)
         request = result.request
         filled = self.apply_preferences(request, prefs)
         personal = bool(filled) or prefs.coin is not None or prefs.billing is not None or prefs.language is not None
-        answer = self.answer(request, user, prefs)
+        # Inline results are meant to be pasted into other chats: no top-up ref of the person typing.
+        answer = self.answer(request, user, prefs, anonymous=True)
         if answer.error:
             return [{"id": "error", "title": answer.error[:64], "description": t(lang, "inline.help_description"),
                      "text": t(lang, "error.value", message=esc(answer.error))}], personal
@@ -411,6 +419,8 @@ class Conversation:
     # -- price alerts -----------------------------------------------------------------------------------
 
     async def subscribe(self, user: UserInfo, args: list[str]) -> Reply:
+        # Alerts go out later, in the language we know the user by: record it now.
+        await self.store.touch_user(user.id, normalize_language(user.language_code) if user.language_code else None)
         prefs = await self.preferences(user)
         lang = self.language(prefs, user)
         unit = t(lang, f"unit.{self.catalog.price_unit}")
@@ -460,14 +470,16 @@ class Conversation:
         for card_id, below in rows:
             card = self.catalog.card(card_id)
             below_text = t(lang, "subscribe.below", price=fmt_usd(lang, below), unit=unit) if below is not None else ""
+            if card is None:
+                below_text += t(lang, "subscriptions.gone")
             lines.append(t(lang, "subscriptions.line", card=esc(card.name if card else card_id), below=below_text))
         return Reply("\n".join(lines))
 
-    async def size_command(self, user: UserInfo, text: str) -> Reply:
+    async def size_command(self, user: UserInfo, text: str, *, shared: bool = False) -> Reply:
         if not text.strip():
             prefs = await self.preferences(user)
             return Reply(t(self.language(prefs, user), "size.usage"))
-        return await self.ask(user, text)
+        return await self.ask(user, text, shared=shared)
 
 
 # -- settings parsing (the text form of /settings) ---------------------------------------------------------
@@ -507,8 +519,11 @@ def _parse_billing(raw: str, catalog: Catalog) -> str | None:
 
 
 def _parse_region(raw: str, catalog: Catalog) -> str | None:
-    region = raw.strip().upper()
-    return region if region in {r.id for r in catalog.regions} else None
+    wanted = raw.strip().lower()
+    for region in catalog.regions:
+        if wanted in (region.id.lower(), region.name.lower()):
+            return region.id
+    return None
 
 
 def _parse_lang(raw: str, catalog: Catalog) -> str | None:

@@ -43,7 +43,8 @@ class CatalogDiff:
         return not (self.prices or self.added or self.removed or self.stock)
 
     def changed_card_ids(self) -> set[str]:
-        return {c.card_id for c in self.prices} | {c.id for c in self.added} | {c.card_id for c in self.stock}
+        return ({c.card_id for c in self.prices} | {c.id for c in self.added} | {c.id for c in self.removed}
+                | {c.card_id for c in self.stock})
 
 
 def _prices(catalog: Catalog, card: Card) -> tuple[float, float]:

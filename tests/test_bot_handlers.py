@@ -265,3 +265,26 @@ async def test_buttons_keep_the_language_of_their_message(bot):
     fp8 = next(b for b in buttons(reply) if b["text"] == "FP8")
     await bot.press(25, fp8["callback_data"], language_code="en")
     assert "Benötigter Speicher" in bot.request.sent("editMessageText")[-1].params["text"]
+
+
+async def test_group_chatter_and_commands_do_not_count_against_the_flood_limit(bot):
+    for n in range(12):
+        await bot.send(26, f"just chatting {n}", chat_type="group", chat_id=-300)
+    for command in ("/start", "/help", "/settings", "/cards"):
+        await bot.send(26, command)
+    assert not [r for r in bot.replies(-300) if "faster than I can answer" in r["text"]]
+    await bot.send(26, f"@{BOT_USERNAME} 7B", chat_type="group", chat_id=-300)
+    assert "Memory needed" in bot.last_text(-300)
+
+
+async def test_group_answers_carry_no_personal_ref(bot):
+    await bot.send(27, f"@{BOT_USERNAME} 70B int4", chat_type="group", chat_id=-301)
+    reply = bot.replies(-301)[-1]
+    assert "&amp;ref=" not in reply["text"] and all("ref=" not in b.get("url", "") for b in buttons(reply))
+    await bot.send(27, "70B int4")  # in private it does
+    assert "&amp;ref=" in bot.last_text(27)
+
+
+async def test_set_region_accepts_the_region_name(bot):
+    await bot.send(28, "/set region Dallas")
+    assert "Saved: region = <b>DFW-1</b>" in bot.last_text(28)

@@ -77,6 +77,9 @@ async def press(emulator: BotApiEmulator, message_id: int, data: str, user: int 
     mark = emulator.mark()
     emulator.push_callback(user, message_id, data)
     await emulator.wait_for("answerCallbackQuery", since=mark, timeout=20)
+    # The bot answers the tap first, then edits the message.
+    await emulator.wait_for("editMessageText", lambda c: c.params.get("message_id") == message_id, since=mark,
+                            timeout=20)
     return emulator.message(user, message_id)
 
 

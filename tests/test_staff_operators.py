@@ -108,7 +108,7 @@ async def test_quote_and_reload_refused_for_others(settings):
         await bot.send(CUSTOMER, "/quote 70B")
         assert to(bot, CUSTOMER)[-1]["text"] == "This command is for staff only."
         await bot.send(STAFF, "/reload")
-        assert to(bot, STAFF)[-1]["text"] == "This command is for staff only."
+        assert to(bot, STAFF)[-1]["text"] == "This is for admins only."
 
 
 @pytest.mark.parametrize("payload", ["", "M", "Mllama-3_1-70bPi4Pi4", "S0", "S1e99", "Sabc", "Xyz1", "m70",
@@ -324,3 +324,89 @@ async def test_forbidden_marks_subscriber_inactive(settings, catalog_file):
         await svc.announcer.start_delivery()
         assert (await svc.store.get_preferences(105)).blocked
         assert await svc.store.subscribers_for("a40") == [(106, None)]
+
+
+# -- second QA round ------------------------------------------------------------------------------------------
+
+async def test_an_older_preview_is_superseded_by_a_newer_one(settings, catalog_file):
+    async with Harness(settings) as bot:
+        edit_catalog(catalog_file, l4=260)
+        await bot.send(ADMIN, "/reload")
+        older = [b for p in to(bot, ADMIN) for b in buttons(p) if b["text"].startswith("📣")][-1]
+        edit_catalog(catalog_file, l4=270)
+        await bot.send(ADMIN, "/reload")
+        newer = [b for p in to(bot, ADMIN) for b in buttons(p) if b["text"].startswith("📣")][-1]
+        await bot.press(ADMIN, newer["callback_data"])
+        await bot.press(ADMIN, older["callback_data"])
+        posts = channel_posts(bot)
+        assert len(posts) == 1 and "$250 → $270/month" in posts[0]["text"]
+        assert "superseded" in to(bot, ADMIN)[-1]["text"]
+
+
+async def test_going_back_to_an_earlier_price_is_announced(settings, catalog_file):
+    original = catalog_file.read_text()
+    async with Harness(settings) as bot:
+        edit_catalog(catalog_file, a40=200)
+        await bot.send(ADMIN, "/reload")
+        post = [b for p in to(bot, ADMIN) for b in buttons(p) if b["text"].startswith("📣")][-1]
+        await bot.press(ADMIN, post["callback_data"])
+        catalog_file.write_text(original)  # exactly the baseline file again
+        await bot.send(ADMIN, "/reload")
+        post = [b for p in to(bot, ADMIN) for b in buttons(p) if b["text"].startswith("📣")][-1]
+        await bot.press(ADMIN, post["callback_data"])
+        posts = channel_posts(bot)
+        assert len(posts) == 2 and "$200 → $240/month" in posts[1]["text"]
+
+
+async def test_inline_results_carry_no_ref_of_the_person_typing(settings):
+    async with Harness(settings) as bot:
+        await bot.inline(STAFF, "70B int4 32k")
+        results = bot.request.sent("answerInlineQuery")[-1].params["results"]
+        assert all("ref=" not in r["input_message_content"]["message_text"].replace('href="', "") for r in results)
+
+
+async def test_inline_error_names_the_value(settings):
+    async with Harness(settings) as bot:
+        await bot.inline(CUSTOMER, "0B model")
+        results = bot.request.sent("answerInlineQuery")[-1].params["results"]
+        assert results[0]["title"] == "0B is not a model size"
+
+
+async def test_a_channel_that_refuses_the_post_is_reported_and_the_admin_not_blocked(settings, catalog_file):
+    async with Harness(settings) as bot:
+        edit_catalog(catalog_file, a40=250)
+        await bot.send(ADMIN, "/reload")
+        post = [b for p in to(bot, ADMIN) for b in buttons(p) if b["text"].startswith("📣")][-1]
+        bot.request.fail("sendMessage", 403, "Forbidden: bot is not a member of the channel chat")
+        await bot.press(ADMIN, post["callback_data"])
+        assert "Could not post to @cardfit_news" in to(bot, ADMIN)[-1]["text"]
+        assert not (await bot.app.bot_data["services"].store.get_preferences(ADMIN)).blocked
+        await bot.press(ADMIN, post["callback_data"])  # once the channel works again
+        assert len(channel_posts(bot)) == 1
+        await bot.press(ADMIN, post["callback_data"])  # a further tap still gets an answer
+        assert "already posted" in to(bot, ADMIN)[-1]["text"]
+
+
+async def test_alerts_in_the_subscribers_language_and_for_removed_cards(settings, catalog_file):
+    async with Harness(settings) as bot:
+        await bot.send(720, "/subscribe RTX 4090", language_code="de")
+        data = yaml.safe_load(catalog_file.read_text())
+        data["cards"] = [card for card in data["cards"] if card["id"] != "rtx-4090"]
+        catalog_file.write_text(yaml.safe_dump(data, sort_keys=False))
+        await bot.send(ADMIN, "/reload")
+        post = [b for p in to(bot, ADMIN) for b in buttons(p) if b["text"].startswith("📣")][-1]
+        await bot.press(ADMIN, post["callback_data"])
+        await bot.app.bot_data["services"].announcer.start_delivery()
+        assert "RTX 4090</b> wird bei GPU Rent Hub nicht mehr angeboten" in to(bot, 720)[-1]["text"]
+        await bot.send(720, "/subscriptions", language_code="de")
+        assert "(nicht mehr im Angebot)" in to(bot, 720)[-1]["text"]
+
+
+async def test_reload_of_an_already_reported_broken_file_still_answers(settings, catalog_file):
+    async with Harness(settings) as bot:
+        catalog_file.write_text("cards: [")
+        announcer = bot.app.bot_data["services"].announcer
+        assert (await announcer.check()).notified  # the watch job tells the admins once
+        await bot.send(ADMIN, "/reload")
+        assert "rejected" in to(bot, ADMIN)[-1]["text"]
+        assert len([p for p in to(bot, ADMIN) if "rejected" in p["text"]]) == 2

@@ -5,9 +5,8 @@ from telegram.ext import Application
 
 
 def register_all(application: Application) -> None:
-    from bot.handlers import catalog_commands, errors, flood, operators, questions, settings, staff, start
+    from bot.handlers import catalog_commands, errors, operators, questions, settings, staff, start
 
-    flood.register(application)  # group -1: runs before everything else
     start.register(application)
     settings.register(application)
     catalog_commands.register(application)

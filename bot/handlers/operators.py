@@ -1,14 +1,16 @@
 """Operators and subscribers: /reload, announcement Post/Discard buttons, /subscribe, /unsubscribe, /subscriptions."""
 from __future__ import annotations
 
+import html
 import logging
 
 from telegram import Update
+from telegram.error import BadRequest, TelegramError
 from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
 
 from bot.app import services
 from bot.i18n import normalize_language, t
-from bot.telegram_io import reply, user_info
+from bot.telegram_io import is_not_modified, reply, user_info
 
 log = logging.getLogger(__name__)
 
@@ -22,10 +24,10 @@ async def reload_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     user = update.effective_user
     if not svc.settings.is_admin(user.id if user else None):
         log.warning("refused /reload from user %s", user.id if user else "?")
-        await update.effective_message.reply_text(t(_lang(update), "error.not_allowed"))
+        await update.effective_message.reply_text(t(_lang(update), "error.admin_only"))
         return
     outcome = await svc.announcer.check(force=True)
-    if outcome.status != "invalid":  # an invalid file was already reported to every admin
+    if not outcome.notified:  # a newly broken file was just sent to every admin, this one included
         await update.effective_message.reply_text(outcome.text)
 
 
@@ -34,7 +36,7 @@ async def announcement_button(update: Update, context: ContextTypes.DEFAULT_TYPE
     svc = services(context)
     user = update.effective_user
     if not svc.settings.is_admin(user.id if user else None):
-        await query.answer(t(_lang(update), "error.not_allowed"), show_alert=True)
+        await query.answer(t(_lang(update), "error.admin_only"), show_alert=True)
         return
     _, action, raw_id = (query.data.split(":") + ["", ""])[:3]
     if action not in ("post", "discard") or not raw_id.isdigit():
@@ -42,11 +44,24 @@ async def announcement_button(update: Update, context: ContextTypes.DEFAULT_TYPE
         return
     await query.answer()
     if action == "post":
-        text = await svc.announcer.post(int(raw_id))
+        try:
+            text = await svc.announcer.post(int(raw_id))
+        except TelegramError as exc:
+            # The channel refused (bot not admin there, chat gone...): say so to the admin who pressed Post.
+            # Not the global handler: a Forbidden from the channel must not mark this admin as blocked.
+            log.warning("announcement %s could not be posted: %s", raw_id, exc)
+            chat = svc.settings.announce_chat or "-"
+            await query.message.reply_text(t(_lang(update), "announce.post_failed", chat=html.escape(chat),
+                                             error=html.escape(str(exc))))
+            return
     else:
         text = await svc.announcer.discard(int(raw_id))
     if query.message is not None:
-        await query.edit_message_reply_markup(None)
+        try:
+            await query.edit_message_reply_markup(None)
+        except BadRequest as exc:
+            if not is_not_modified(exc):  # a second tap: the keyboard is already gone, the reply still matters
+                raise
         await query.message.reply_text(text)
 
 

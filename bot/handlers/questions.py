@@ -5,19 +5,28 @@ import logging
 import re
 
 from telegram import Message, MessageEntity, Update
+from telegram.constants import ChatType
 from telegram.error import BadRequest
 from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes, MessageHandler, filters
 
 from bot.app import services
+from bot.handlers.flood import admit
 from bot.handlers.start import unknown_command
 from bot.telegram_io import is_not_modified, markup, reply, user_info
 
 log = logging.getLogger(__name__)
 
 
+def _shared(update: Update) -> bool:
+    chat = update.effective_chat
+    return chat is not None and chat.type != ChatType.PRIVATE
+
+
 async def size_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     text = " ".join(context.args or [])
-    answer = await services(context).conversation.size_command(user_info(update), text)
+    if text.strip() and not await admit(update, context):
+        return
+    answer = await services(context).conversation.size_command(user_info(update), text, shared=_shared(update))
     await reply(update.effective_message, answer)
 
 
@@ -37,6 +46,8 @@ def addressed_text(message: Message, bot_username: str | None, bot_id: int) -> s
 
 
 async def private_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    if not await admit(update, context):
+        return
     answer = await services(context).conversation.ask(user_info(update), update.effective_message.text or "")
     await reply(update.effective_message, answer)
 
@@ -44,22 +55,26 @@ async def private_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
 async def group_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     message = update.effective_message
     text = addressed_text(message, context.bot.username, context.bot.id)
-    if text is None:
+    if text is None or not await admit(update, context):
         return
-    answer = await services(context).conversation.ask(user_info(update), text)
+    answer = await services(context).conversation.ask(user_info(update), text, shared=True)
     await reply(message, answer)
 
 
 async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     query = update.callback_query
-    result = await services(context).conversation.on_callback(user_info(update), query.data)
+    if not await admit(update, context):
+        return
+    result = await services(context).conversation.on_callback(user_info(update), query.data,
+                                                              shared=_shared(update))
+    # Answer first: the spinner stops even if the edit below fails.
+    await query.answer(result.notice)
     if result.reply is not None and query.message is not None:
         try:
             await query.edit_message_text(result.reply.text, reply_markup=markup(result.reply.buttons))
         except BadRequest as exc:
             if not is_not_modified(exc):
                 raise
-    await query.answer(result.notice)
 
 
 def register(application: Application) -> None:

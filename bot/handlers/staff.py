@@ -36,7 +36,7 @@ async def quote(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if not svc.settings.is_staff(user.id if user else None):
         log.warning("refused /quote from user %s", user.id if user else "?")
         lang = normalize_language(user.language_code if user else None)
-        await update.effective_message.reply_text(t(lang, "error.not_allowed"))
+        await update.effective_message.reply_text(t(lang, "error.not_allowed"))  # staff only
         return
     text = " ".join(context.args or [])
     await reply(update.effective_message, await svc.conversation.quote(user_info(update), text, context.bot.username))
