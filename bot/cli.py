@@ -234,6 +234,7 @@ def cmd_bot(args: argparse.Namespace) -> int:
     _load(settings.catalog)
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # its request lines contain the bot token
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)  # a line per catalog-watch run otherwise
     redact = RedactSecrets([settings.bot_token.get_secret_value(),
                             settings.topup_secret.get_secret_value() if settings.topup_secret else ""])
     for handler in logging.getLogger().handlers:
