@@ -56,6 +56,11 @@ def buttons(params: dict) -> list[dict]:
     return [b for row in (params.get("reply_markup") or {}).get("inline_keyboard", []) for b in row]
 
 
+def admin_button(bot: Harness, icon: str) -> dict:
+    """The latest preview's Post (📣) or Discard (🗑) button sent to the admin."""
+    return [b for p in to(bot, ADMIN) for b in buttons(p) if b["text"].startswith(icon)][-1]
+
+
 # -- staff ---------------------------------------------------------------------------------------------------
 
 async def test_inline_answer_with_alternatives(settings):
@@ -158,7 +163,7 @@ async def test_non_admin_cannot_press_post(settings, catalog_file):
     async with Harness(settings) as bot:
         edit_catalog(catalog_file, a40=250)
         await bot.send(ADMIN, "/reload")
-        post = next(b for p in to(bot, ADMIN) for b in buttons(p) if b["text"].startswith("📣"))
+        post = admin_button(bot, "📣")
         await bot.press(CUSTOMER, post["callback_data"])
         assert not channel_posts(bot)
         assert bot.request.sent("answerCallbackQuery")[-1].params["show_alert"] is True
@@ -168,7 +173,7 @@ async def test_discard_counts_as_handled_and_next_change_diffs_against_last_post
     async with Harness(settings) as bot:
         edit_catalog(catalog_file, a40=250)
         await bot.send(ADMIN, "/reload")
-        discard = next(b for p in to(bot, ADMIN) for b in buttons(p) if b["text"].startswith("🗑"))
+        discard = admin_button(bot, "🗑")
         await bot.press(ADMIN, discard["callback_data"])
         assert "Discarded" in to(bot, ADMIN)[-1]["text"]
         edit_catalog(catalog_file, a40=250, l4=260)
@@ -244,7 +249,7 @@ async def test_alerts_reach_matching_subscribers_once(settings, catalog_file):
         await bot.send(104, "/subscribe L4")  # unchanged card
         edit_catalog(catalog_file, a40=245)
         await bot.send(ADMIN, "/reload")
-        post = next(b for p in to(bot, ADMIN) for b in buttons(p) if b["text"].startswith("📣"))
+        post = admin_button(bot, "📣")
         await bot.press(ADMIN, post["callback_data"])
         await bot.app.bot_data["services"].announcer.start_delivery()
         assert len([p for p in to(bot, 101) if p["text"].startswith("🔔 <b>")]) == 1
@@ -308,7 +313,7 @@ async def test_forbidden_marks_subscriber_inactive(settings, catalog_file):
         await bot.send(106, "/subscribe A40")
         edit_catalog(catalog_file, a40=235)
         await bot.send(ADMIN, "/reload")
-        post = next(b for p in to(bot, ADMIN) for b in buttons(p) if b["text"].startswith("📣"))
+        post = admin_button(bot, "📣")
         bot.request.fail("sendMessage", 403, "Forbidden: bot was blocked by the user", times=0)
         svc = bot.app.bot_data["services"]
         original = bot.request.do_request
@@ -332,10 +337,10 @@ async def test_an_older_preview_is_superseded_by_a_newer_one(settings, catalog_f
     async with Harness(settings) as bot:
         edit_catalog(catalog_file, l4=260)
         await bot.send(ADMIN, "/reload")
-        older = [b for p in to(bot, ADMIN) for b in buttons(p) if b["text"].startswith("📣")][-1]
+        older = admin_button(bot, "📣")
         edit_catalog(catalog_file, l4=270)
         await bot.send(ADMIN, "/reload")
-        newer = [b for p in to(bot, ADMIN) for b in buttons(p) if b["text"].startswith("📣")][-1]
+        newer = admin_button(bot, "📣")
         await bot.press(ADMIN, newer["callback_data"])
         await bot.press(ADMIN, older["callback_data"])
         posts = channel_posts(bot)
@@ -348,11 +353,11 @@ async def test_going_back_to_an_earlier_price_is_announced(settings, catalog_fil
     async with Harness(settings) as bot:
         edit_catalog(catalog_file, a40=200)
         await bot.send(ADMIN, "/reload")
-        post = [b for p in to(bot, ADMIN) for b in buttons(p) if b["text"].startswith("📣")][-1]
+        post = admin_button(bot, "📣")
         await bot.press(ADMIN, post["callback_data"])
         catalog_file.write_text(original)  # exactly the baseline file again
         await bot.send(ADMIN, "/reload")
-        post = [b for p in to(bot, ADMIN) for b in buttons(p) if b["text"].startswith("📣")][-1]
+        post = admin_button(bot, "📣")
         await bot.press(ADMIN, post["callback_data"])
         posts = channel_posts(bot)
         assert len(posts) == 2 and "$200 → $240/month" in posts[1]["text"]
@@ -376,7 +381,7 @@ async def test_a_channel_that_refuses_the_post_is_reported_and_the_admin_not_blo
     async with Harness(settings) as bot:
         edit_catalog(catalog_file, a40=250)
         await bot.send(ADMIN, "/reload")
-        post = [b for p in to(bot, ADMIN) for b in buttons(p) if b["text"].startswith("📣")][-1]
+        post = admin_button(bot, "📣")
         bot.request.fail("sendMessage", 403, "Forbidden: bot is not a member of the channel chat")
         await bot.press(ADMIN, post["callback_data"])
         assert "Could not post to @cardfit_news" in to(bot, ADMIN)[-1]["text"]
@@ -394,7 +399,7 @@ async def test_alerts_in_the_subscribers_language_and_for_removed_cards(settings
         data["cards"] = [card for card in data["cards"] if card["id"] != "rtx-4090"]
         catalog_file.write_text(yaml.safe_dump(data, sort_keys=False))
         await bot.send(ADMIN, "/reload")
-        post = [b for p in to(bot, ADMIN) for b in buttons(p) if b["text"].startswith("📣")][-1]
+        post = admin_button(bot, "📣")
         await bot.press(ADMIN, post["callback_data"])
         await bot.app.bot_data["services"].announcer.start_delivery()
         assert "RTX 4090</b> wird bei GPU Rent Hub nicht mehr angeboten" in to(bot, 720)[-1]["text"]
