@@ -288,3 +288,9 @@ async def test_group_answers_carry_no_personal_ref(bot):
 async def test_set_region_accepts_the_region_name(bot):
     await bot.send(28, "/set region Dallas")
     assert "Saved: region = <b>DFW-1</b>" in bot.last_text(28)
+
+
+async def test_settings_are_not_shown_to_a_group(bot):
+    await bot.send(29, "/set coin XMR")
+    await bot.send(29, "/settings", chat_type="group", chat_id=-302)
+    assert "private chat" in bot.last_text(-302) and "XMR" not in bot.last_text(-302)
