@@ -8,16 +8,12 @@ import re
 from bot.i18n import fmt_gb, fmt_number, fmt_tokens, fmt_usd, t
 from catalog.schema import Card, Catalog
 from engine.answer import Answer
-from engine.fit import Layout, evaluate_layout
+from engine.fit import Layout, evaluate_layout, same_layout
 from engine.sizing import PRECISION_BYTES, Requirement, ResolvedRequest, size
 
 
 TELEGRAM_LIMIT = 4096
 esc = html.escape
-
-
-def _same_layout(a: Layout, b: Layout) -> bool:
-    return a.card.id == b.card.id and a.count == b.count
 
 
 def _layout_name(layout: Layout) -> str:
@@ -295,7 +291,7 @@ def render_answer(answer: Answer, lang: str, *, details: bool = False, max_alter
         lines.extend(_fit_lines(answer, recommended, lang, details))
     else:
         lines.append(t(lang, "answer.no_fit", reason=localize(lang, selection.reason)))
-    alternatives = [a for a in selection.alternatives if not (recommended and _same_layout(a, recommended)
+    alternatives = [a for a in selection.alternatives if not (recommended and same_layout(a, recommended)
                                                               and (answer.resolved.card or a is fit))]
     if alternatives and max_alternatives:
         lines.append("")

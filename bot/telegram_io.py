@@ -10,6 +10,7 @@ from telegram.error import BadRequest, NetworkError
 from telegram.ext import AIORateLimiter
 
 from bot.conversation import Button, Reply, UserInfo
+from bot.i18n import normalize_language
 
 log = logging.getLogger(__name__)
 
@@ -19,6 +20,12 @@ def user_info(update: Update) -> UserInfo:
     if user is None:
         return UserInfo(0)
     return UserInfo(user.id, user.language_code, user.first_name or "")
+
+
+def user_language(update: Update) -> str:
+    """The language of the user behind an update, from Telegram's language_code (no preferences read)."""
+    user = update.effective_user
+    return normalize_language(user.language_code if user else None)
 
 
 def markup(buttons: list[list[Button]]) -> InlineKeyboardMarkup | None:

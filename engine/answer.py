@@ -7,7 +7,7 @@ from catalog.schema import Catalog
 from engine.fit import Layout, Selection, select
 from engine.registry import Registry
 from engine.sizing import Requirement, ResolvedRequest, SizeRequest, SizingError, resolve, size
-from engine.topup import billing_hours, topup_amount_usd, topup_url
+from engine.topup import billing_hours, resolve_coin, topup_amount_usd, topup_url
 
 
 @dataclass(slots=True)
@@ -95,6 +95,6 @@ def build_answer(
         answer.topup_amount_usd = amount
         answer.topup_hours = billing_hours(catalog, billing)
         answer.topup_minimum_applied = answer.topup_hours > billing_hours(catalog, billing, minimum=False)
-        answer.coin = (coin or catalog.default_coin).upper() if (coin or "").upper() in catalog.coins or not coin else catalog.default_coin
+        answer.coin = resolve_coin(catalog, coin)
         answer.topup_url = topup_url(catalog, amount, answer.coin, user_id, topup_secret)
     return answer

@@ -323,10 +323,10 @@ def select(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog
         named = _named_layout(requirement, resolved, catalog)
         if isinstance(named, str):
             return Selection(fit=None, reason=named, alternatives=build_all(ranked[:1]), recommended=recommended)
-        chosen = [best] if best is not None and not _same(best, named) else []
+        chosen = [best] if best is not None and not same_layout(best, named) else []
         chosen += _alternatives(named, ranked, exclude=chosen)
         alternatives = build_all(chosen[:3])
-        if alternatives and best is not None and _same(alternatives[0], best):
+        if alternatives and best is not None and same_layout(alternatives[0], best):
             alternatives[0] = recommended  # one object for the recommended layout, wherever it is shown
         return Selection(fit=named, reason=_named_reason(named, resolved), alternatives=alternatives,
                          recommended=recommended)
@@ -340,7 +340,8 @@ def select(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog
     )
 
 
-def _same(a: Layout | _Candidate, b: Layout | _Candidate) -> bool:
+def same_layout(a: Layout | _Candidate, b: Layout | _Candidate) -> bool:
+    """The same card and count (candidates and full layouts compare alike)."""
     return a.card.id == b.card.id and a.count == b.count
 
 
@@ -351,11 +352,11 @@ def _alternatives(fit: Layout | _Candidate, ranked: list[_Candidate],
     chosen: list[_Candidate] = list(exclude or [])
 
     def add(layout: _Candidate | None) -> None:
-        if layout is not None and not _same(layout, fit) and not any(_same(layout, c) for c in chosen):
+        if layout is not None and not same_layout(layout, fit) and not any(same_layout(layout, c) for c in chosen):
             chosen.append(layout)
 
     others = [l for l in ranked if l is not fit] if any(l is fit for l in ranked) else \
-        [l for l in ranked if not _same(l, fit)]
+        [l for l in ranked if not same_layout(l, fit)]
     add(next(iter(others), None))
     if fit.count == 1:
         # "Zwei günstige Karten, manchmal" (seed 000 section 07): a set that is cheaper than the single card.

@@ -27,6 +27,12 @@ def topup_amount_usd(catalog: Catalog, hourly_usd: float, monthly_usd: float, pe
     return hourly_usd * hours
 
 
+def resolve_coin(catalog: Catalog, coin: str | None) -> str:
+    """The user's coin if the provider takes it, else the provider's default."""
+    wanted = (coin or "").upper()
+    return wanted if wanted in catalog.coins else catalog.default_coin
+
+
 def user_ref(user_id: int | str, secret: str) -> str:
     """A short, stable, non-reversible reference for a user: no raw Telegram id ever goes into a URL."""
     digest = hmac.new(secret.encode(), str(user_id).encode(), hashlib.sha256).hexdigest()
@@ -40,9 +46,7 @@ def topup_url(
     user_id: int | str | None = None,
     secret: str | None = None,
 ) -> str:
-    coin = (coin or catalog.default_coin).upper()
-    if coin not in catalog.coins:
-        coin = catalog.default_coin
+    coin = resolve_coin(catalog, coin)
     ref = user_ref(user_id, secret) if user_id is not None and secret else ""
     template = catalog.topup.url_template if ref else _without_ref(catalog.topup.url_template)
     return template.format(amount=quote(f"{amount_usd:.2f}", safe=""), coin=quote(coin, safe=""),

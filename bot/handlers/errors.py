@@ -9,8 +9,8 @@ from telegram import Update
 from telegram.error import Forbidden, TelegramError
 from telegram.ext import Application, ContextTypes
 
-from bot.i18n import normalize_language, t
-from bot.telegram_io import is_not_modified
+from bot.i18n import t
+from bot.telegram_io import is_not_modified, user_language
 
 log = logging.getLogger(__name__)
 ADMIN_NOTICE_LIMIT = 3500
@@ -31,7 +31,7 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     summary = _describe(update)
     log.error("error while handling %s", summary, exc_info=error)
     if isinstance(update, Update) and update.effective_chat is not None and not isinstance(error, TelegramError):
-        lang = normalize_language(user.language_code if user else None)
+        lang = user_language(update)
         try:
             await context.bot.send_message(update.effective_chat.id, t(lang, "error.generic"))
         except TelegramError:

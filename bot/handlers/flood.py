@@ -11,7 +11,8 @@ from telegram import Update
 from telegram.ext import ContextTypes
 
 from bot.app import services
-from bot.i18n import normalize_language, t
+from bot.i18n import t
+from bot.telegram_io import user_language
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +26,7 @@ async def admit(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
     if allowed:
         return True
     log.info("flood: dropping an update from user %s", user.id)
-    lang = normalize_language(user.language_code)
+    lang = user_language(update)
     if update.callback_query is not None:
         await update.callback_query.answer(t(lang, "error.rate_limited") if notice else None)
     elif notice and update.effective_message is not None:

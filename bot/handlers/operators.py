@@ -9,14 +9,10 @@ from telegram.error import BadRequest, TelegramError
 from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
 
 from bot.app import services
-from bot.i18n import normalize_language, t
-from bot.telegram_io import is_not_modified, reply, user_info
+from bot.i18n import t
+from bot.telegram_io import is_not_modified, reply, user_info, user_language
 
 log = logging.getLogger(__name__)
-
-
-def _lang(update: Update) -> str:
-    return normalize_language(update.effective_user.language_code if update.effective_user else None)
 
 
 async def reload_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -24,7 +20,7 @@ async def reload_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     user = update.effective_user
     if not svc.settings.is_admin(user.id if user else None):
         log.warning("refused /reload from user %s", user.id if user else "?")
-        await update.effective_message.reply_text(t(_lang(update), "error.admin_only"))
+        await update.effective_message.reply_text(t(user_language(update), "error.admin_only"))
         return
     outcome = await svc.announcer.check(force=True)
     if not outcome.notified:  # a newly broken file was just sent to every admin, this one included
@@ -36,11 +32,11 @@ async def announcement_button(update: Update, context: ContextTypes.DEFAULT_TYPE
     svc = services(context)
     user = update.effective_user
     if not svc.settings.is_admin(user.id if user else None):
-        await query.answer(t(_lang(update), "error.admin_only"), show_alert=True)
+        await query.answer(t(user_language(update), "error.admin_only"), show_alert=True)
         return
     _, action, raw_id = (query.data.split(":") + ["", ""])[:3]
     if action not in ("post", "discard") or not raw_id.isdigit():
-        await query.answer(t(_lang(update), "error.unknown_action"))
+        await query.answer(t(user_language(update), "error.unknown_action"))
         return
     await query.answer()
     if action == "post":
@@ -51,7 +47,7 @@ async def announcement_button(update: Update, context: ContextTypes.DEFAULT_TYPE
             # Not the global handler: a Forbidden from the channel must not mark this admin as blocked.
             log.warning("announcement %s could not be posted: %s", raw_id, exc)
             chat = svc.settings.announce_chat or "-"
-            await query.message.reply_text(t(_lang(update), "announce.post_failed", chat=html.escape(chat),
+            await query.message.reply_text(t(user_language(update), "announce.post_failed", chat=html.escape(chat),
                                              error=html.escape(str(exc))))
             return
     else:

@@ -6,15 +6,14 @@ from telegram.constants import ChatType
 from telegram.ext import Application, CommandHandler, ContextTypes
 
 from bot.app import services
-from bot.i18n import normalize_language, t
-from bot.telegram_io import reply, user_info
+from bot.i18n import t
+from bot.telegram_io import reply, user_info, user_language
 
 
 async def settings_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if update.effective_chat is not None and update.effective_chat.type != ChatType.PRIVATE:
         # Someone's defaults are their own business: not shown to a whole group.
-        lang = normalize_language(update.effective_user.language_code if update.effective_user else None)
-        await update.effective_message.reply_text(t(lang, "settings.private_only"))
+        await update.effective_message.reply_text(t(user_language(update), "settings.private_only"))
         return
     await reply(update.effective_message, await services(context).conversation.settings_view(user_info(update)))
 

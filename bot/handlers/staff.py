@@ -8,8 +8,8 @@ from telegram.constants import ParseMode
 from telegram.ext import Application, CommandHandler, ContextTypes, InlineQueryHandler
 
 from bot.app import services
-from bot.i18n import normalize_language, t
-from bot.telegram_io import reply, user_info
+from bot.i18n import t
+from bot.telegram_io import reply, user_info, user_language
 
 log = logging.getLogger(__name__)
 MAX_RESULTS = 50
@@ -35,8 +35,7 @@ async def quote(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     user = update.effective_user
     if not svc.settings.is_staff(user.id if user else None):
         log.warning("refused /quote from user %s", user.id if user else "?")
-        lang = normalize_language(user.language_code if user else None)
-        await update.effective_message.reply_text(t(lang, "error.not_allowed"))  # staff only
+        await update.effective_message.reply_text(t(user_language(update), "error.not_allowed"))  # staff only
         return
     text = " ".join(context.args or [])
     await reply(update.effective_message, await svc.conversation.quote(user_info(update), text, context.bot.username))
