@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install install-test run test bench clean
+.PHONY: install install-test run lint typecheck test bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +19,16 @@ run: install
 	@mkdir -p var
 	@if [ -n "$$CARDFIT_BOT_TOKEN" ]; then exec $(BIN)/cardfit bot; else exec $(BIN)/cardfit chat; fi
 
+lint: install-test
+	$(BIN)/ruff check .
+
+typecheck: install-test
+	$(BIN)/mypy
+
+# Lint, types, then the whole suite, in that order (.ci/run calls this).
 test: install-test
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 bench: install-test

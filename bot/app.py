@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import logging
 
-from telegram import BotCommand, BotCommandScopeChat, BotCommandScopeDefault, LinkPreviewOptions, Update
+from telegram import BotCommand, BotCommandScopeChat, BotCommandScopeDefault, LinkPreviewOptions
 from telegram.constants import ParseMode
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, Defaults
 

@@ -12,8 +12,17 @@ from dataclasses import dataclass, field
 
 from bot.config import Settings
 from bot.i18n import fmt_gb, fmt_number, fmt_usd, normalize_language, t
-from bot.render import (help_examples, localize, render_answer, render_card, render_cards, render_compact,
-                         render_help, render_parse_error, render_request)
+from bot.render import (
+    help_examples,
+    localize,
+    render_answer,
+    render_card,
+    render_cards,
+    render_compact,
+    render_help,
+    render_parse_error,
+    render_request,
+)
 from bot.store import Preferences, Store
 from catalog.loader import LoadedCatalog
 from catalog.schema import Card, Catalog
@@ -22,8 +31,18 @@ from engine.fit import evaluate_layout
 from engine.notes import Note
 from engine.parser import parse
 from engine.payload import PayloadError, decode_request, encode_request
-from engine.sizing import (KV_PRECISION_BYTES, MAX_BATCH, MAX_CONTEXT_TOKENS, PRECISION_BYTES, SizeRequest,
-                           SizingError, canonical_kv_precision, canonical_precision, resolve, size)
+from engine.sizing import (
+    KV_PRECISION_BYTES,
+    MAX_BATCH,
+    MAX_CONTEXT_TOKENS,
+    PRECISION_BYTES,
+    SizeRequest,
+    SizingError,
+    canonical_kv_precision,
+    canonical_precision,
+    resolve,
+    size,
+)
 
 log = logging.getLogger(__name__)
 esc = html.escape

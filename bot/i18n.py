@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import string
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import yaml
@@ -12,7 +12,7 @@ LANGUAGES = ("en", "de")
 DEFAULT_LANGUAGE = "en"
 
 
-@lru_cache(maxsize=None)
+@cache
 def texts(lang: str) -> dict[str, str]:
     with (LOCALES_DIR / f"{lang}.yaml").open(encoding="utf-8") as handle:
         data = yaml.safe_load(handle)

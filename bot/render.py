@@ -11,7 +11,6 @@ from engine.answer import Answer
 from engine.fit import Layout, evaluate_layout, same_layout
 from engine.sizing import PRECISION_BYTES, Requirement, ResolvedRequest, size
 
-
 TELEGRAM_LIMIT = 4096
 esc = html.escape
 

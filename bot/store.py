@@ -7,10 +7,10 @@ import logging
 import math
 import sqlite3
 import time
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import AsyncIterator, Iterable
 
 import aiosqlite
 
@@ -211,7 +211,7 @@ class Store:
         self._closed = False
 
     @classmethod
-    async def open(cls, path: str | Path) -> "Store":
+    async def open(cls, path: str | Path) -> Store:
         path_text = str(path)
         if path_text != ":memory:":
             Path(path_text).parent.mkdir(parents=True, exist_ok=True)

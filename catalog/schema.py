@@ -131,7 +131,7 @@ class Catalog(_Strict):
     cards: tuple[Card, ...] = Field(min_length=1)
 
     @model_validator(mode="after")
-    def _consistent(self) -> "Catalog":
+    def _consistent(self) -> Catalog:
         seen: set[str] = set()
         for card in self.cards:
             if card.id in seen:

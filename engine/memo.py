@@ -5,8 +5,9 @@ the object alive, so its id cannot be reused by another object while the entry e
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import wraps
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -7,7 +7,7 @@ class Note(str):
     code: str
     values: dict
 
-    def __new__(cls, text: str, code: str, **values: object) -> "Note":
+    def __new__(cls, text: str, code: str, **values: object) -> Note:
         note = super().__new__(cls, text)
         note.code = code
         note.values = values

@@ -62,9 +62,9 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_left
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable, Mapping
 
 from rapidfuzz import fuzz, process
 
@@ -473,12 +473,12 @@ WORKLOAD_PHRASE_HEADS = frozenset(phrase[0] for phrase in WORKLOAD_PHRASES)
 BATCH_WORDS = frozenset({"batch", "batches", "bs", "batchsize", "batch_size", "batchgröße", "batchgroesse",
                          "batchgrösse", "concurrency", "parallelism", "parallelität"})
 BATCH_FILLERS = frozenset({"size", "of", "von", "größe", "groesse", "grösse", "is", "ist", "at", "mit", "with",
-                           "from", "von", "auf", "to", "level"})
+                           "from", "auf", "to", "level"})
 CONTEXT_WORDS = frozenset({"ctx", "context", "kontext", "kontextlänge", "kontextlaenge", "kontextfenster",
                            "seq", "seqlen", "seq_len", "sequence", "sequenz", "sequenzlänge", "sequenzlaenge",
                            "max_len", "max_model_len", "context_length", "prompt"})
 CONTEXT_FILLERS = frozenset({"length", "len", "window", "size", "of", "von", "länge", "laenge", "fenster", "is",
-                             "ist", "at", "mit", "with", "from", "up", "to", "auf", "bis", "zu", "von"})
+                             "ist", "at", "mit", "with", "from", "up", "to", "auf", "bis", "zu"})
 USER_NOUNS = frozenset("""
 users user requests request conversations conversation sessions session streams stream chats clients client
 sequences sequence seqs prompts people persons customers queries calls agents nutzer nutzern nutzerinnen

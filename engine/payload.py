@@ -8,8 +8,15 @@ from __future__ import annotations
 
 import re
 
-from engine.sizing import (MAX_BATCH, MAX_CONTEXT_TOKENS, MAX_PARAMS_B, PRECISION_BYTES, WORKLOADS,
-                           KV_PRECISION_BYTES, SizeRequest)
+from engine.sizing import (
+    KV_PRECISION_BYTES,
+    MAX_BATCH,
+    MAX_CONTEXT_TOKENS,
+    MAX_PARAMS_B,
+    PRECISION_BYTES,
+    WORKLOADS,
+    SizeRequest,
+)
 
 MAX_PAYLOAD = 64
 _PRECISION_CODES = {"fp32": "32", "bf16": "bf", "fp16": "16", "fp8": "f8", "int8": "i8", "int4": "i4"}

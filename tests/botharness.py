@@ -105,7 +105,7 @@ class Harness:
         self._update_ids = itertools.count(1)
         self._message_ids = itertools.count(1)
 
-    async def __aenter__(self) -> "Harness":
+    async def __aenter__(self) -> Harness:
         await self.app.initialize()
         await self.app.post_init(self.app)
         return self

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
-from functools import lru_cache
+from functools import cache
 
 from catalog.loader import load_catalog
 from catalog.schema import Catalog
@@ -10,7 +10,7 @@ from engine.answer import Answer, build_answer
 from engine.sizing import SizeRequest
 
 
-@lru_cache(maxsize=None)
+@cache
 def catalog(name: str) -> Catalog:
     return load_catalog(name).catalog
 

@@ -5,10 +5,9 @@ import asyncio
 import re
 
 import pytest
-from telegram.error import BadRequest
 
 from bot.config import load_settings
-from tests.botharness import BOT_ID, BOT_USERNAME, TOKEN, Harness, network_error
+from tests.botharness import BOT_USERNAME, TOKEN, Harness, network_error
 
 ADMIN = 42
 STAFF = 43

@@ -102,7 +102,7 @@ def test_chosen_fit_holds_and_nothing_better_exists(fields, name):
     requirement = size(resolved, catalog.sizing)
     answer = build_answer(SizeRequest(**fields), catalog)
     fit = answer.fit
-    valid = [l for l in candidate_layouts(requirement, resolved, catalog) if l.valid]
+    valid = [lay for lay in candidate_layouts(requirement, resolved, catalog) if lay.valid]
     if fit is None:
         assert not valid
         return
@@ -110,14 +110,14 @@ def test_chosen_fit_holds_and_nothing_better_exists(fields, name):
     if fit.per_gpu:
         assert fit.per_gpu.total_gb <= fit.card.vram_gb + 1e-9
     if catalog.selection.policy == "cheapest":
-        singles = [l for l in valid if l.count == 1]
+        singles = [lay for lay in valid if lay.count == 1]
         pool = singles or valid
         assert (fit.count == 1) == bool(singles)
-        assert fit.monthly_usd <= min(l.monthly_usd for l in pool) + 1e-6
+        assert fit.monthly_usd <= min(lay.monthly_usd for lay in pool) + 1e-6
     else:
-        fewest = min(l.count for l in valid)
+        fewest = min(lay.count for lay in valid)
         assert fit.count == fewest
-        assert fit.monthly_usd <= min(l.monthly_usd for l in valid if l.count == fewest) + 1e-6
+        assert fit.monthly_usd <= min(lay.monthly_usd for lay in valid if lay.count == fewest) + 1e-6
 
 
 # -- top-up link ------------------------------------------------------------------------------------------------

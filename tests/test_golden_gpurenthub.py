@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.sizing import kv_bytes_per_token
 from engine.registry import typical_shape
-from tests.seedmath import ask, catalog, component_gb, half_up, total
+from engine.sizing import kv_bytes_per_token
+from tests.seedmath import ask, component_gb, half_up, total
 
 RH = "gpurenthub"
 SIZES = (7, 13, 34, 70, 405)

@@ -10,7 +10,14 @@ import yaml
 from catalog.loader import load_catalog
 from engine.notes import Note
 from engine.parser import (
-    ERROR_CODES, NOT_A_QUESTION, TOKENS_PER_K, ParseResult, _parse_strict, default_cards, default_regions, parse,
+    ERROR_CODES,
+    NOT_A_QUESTION,
+    TOKENS_PER_K,
+    ParseResult,
+    _parse_strict,
+    default_cards,
+    default_regions,
+    parse,
 )
 from engine.registry import build_registry, default_registry
 from engine.sizing import SizeRequest

@@ -156,7 +156,8 @@ async def test_price_change_preview_then_post_once_across_a_restart(settings, ca
         await bot.send(ADMIN, "/reload")  # and a second reload
         assert len(channel_posts(bot)) == 1
         assert "A40" in channel_posts(bot)[0]["text"]
-        assert "already handled" in to(bot, ADMIN)[-2]["text"] or "already" in " ".join(p["text"] for p in to(bot, ADMIN))
+        assert "already handled" in to(bot, ADMIN)[-2]["text"] or \
+            "already" in " ".join(p["text"] for p in to(bot, ADMIN))
 
 
 async def test_non_admin_cannot_press_post(settings, catalog_file):
@@ -256,7 +257,8 @@ async def test_alerts_reach_matching_subscribers_once(settings, catalog_file):
         assert not [p for p in to(bot, 102) if p["text"].startswith("🔔 <b>")]
         assert "now costs $245/month" in to(bot, 103)[-1]["text"]
         assert not [p for p in to(bot, 104) if p["text"].startswith("🔔 <b>")]
-        assert any("sent 2 / 2" in p["text"] for p in to(bot, ADMIN) + [c.params for c in bot.request.sent("editMessageText")])
+        edits = [c.params for c in bot.request.sent("editMessageText")]
+        assert any("sent 2 / 2" in p["text"] for p in to(bot, ADMIN) + edits)
 
 
 class CrashingSender:

@@ -254,7 +254,7 @@ async def test_two_stores_on_one_file_never_lose_each_others_fields(tmp_path):
         rounds = 30
         writes_a = [store_a.set_preference(1, "precision", f"p{i}") for i in range(rounds)]
         writes_b = [store_b.set_preference(1, "coin", f"c{i}") for i in range(rounds)]
-        interleaved = [write for pair in zip(writes_a, writes_b) for write in pair]
+        interleaved = [write for pair in zip(writes_a, writes_b, strict=True) for write in pair]
         await asyncio.gather(*interleaved, store_a.touch_user(1, "de"), store_b.remember_question(1, "q", "p"))
         for reader in (store_a, store_b):
             prefs = await reader.get_preferences(1)
