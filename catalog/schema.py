@@ -1,20 +1,17 @@
 """The provider catalog schema: cards, prices, sizing and selection policies, coins, top-up link."""
 from __future__ import annotations
 
-import re
 import string
 from functools import cached_property
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from catalog.names import normalize_name
+
 Interconnect = Literal["nvswitch", "nvlink", "infinity-fabric", "nvlink-bridge", "pcie"]
 # Interconnects good enough for an all-reduce in every training step (DESIGN: "NVLink/NVSwitch-class").
 TRAINING_INTERCONNECTS = frozenset({"nvswitch", "nvlink", "infinity-fabric"})
-
-
-def _card_key(text: str) -> str:
-    return re.sub(r"[\s_\-./]+", "", text.lower())
 
 
 class _Strict(BaseModel):
@@ -155,14 +152,14 @@ class Catalog(_Strict):
 
     def card(self, name: str) -> Card | None:
         """A card by id, name or alias as people write them ('RTX 4090', 'rtx4090', 'h100-sxm')."""
-        return self._cards_by_key.get(_card_key(name))
+        return self._cards_by_key.get(normalize_name(name))
 
     @cached_property
     def _cards_by_key(self) -> dict[str, Card]:
         index: dict[str, Card] = {}
         for card in reversed(self.cards):  # earlier cards win a shared alias
             for key in (card.id, card.name, *card.aliases):
-                index[_card_key(key)] = card
+                index[normalize_name(key)] = card
         index.pop("", None)
         return index
 

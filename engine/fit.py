@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from catalog.names import normalize_name
 from catalog.schema import TRAINING_INTERCONNECTS, Card, Catalog
 from engine.memo import by_identity
 from engine.notes import Note
@@ -397,8 +398,7 @@ def _named_layout(requirement: Requirement, resolved: ResolvedRequest, catalog: 
 
 def _names_card(written: str, card: Card) -> bool:
     """Did the user write the card's own name or id (not an alias that could mean another model)?"""
-    key = "".join(ch for ch in written.lower() if ch.isalnum())
-    return key in ("".join(ch for ch in card.name.lower() if ch.isalnum()), card.id.replace("-", ""))
+    return normalize_name(written) in (normalize_name(card.name), normalize_name(card.id))
 
 
 def _named_reason(layout: Layout, resolved: ResolvedRequest) -> str:

@@ -1,12 +1,13 @@
 """The model registry: real shapes of open models (bundled YAML) and the seed's typical shapes for bare sizes."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 import yaml
+
+from catalog.names import normalize_name
 
 REGISTRY_PATH = Path(__file__).resolve().parent / "data" / "models.yaml"
 
@@ -112,14 +113,6 @@ def typical_shape(params_b: float) -> tuple[ModelShape, float]:
         source="seed 000 section 02 (typical shapes)",
     )
     return shape, size
-
-
-_NORMALIZE = re.compile(r"[\s_\-./\[\]():,]+")
-
-
-def normalize_name(text: str) -> str:
-    """Lower-case and drop separators so 'Llama-3.1 70B' and 'llama3.170b' compare equal."""
-    return _NORMALIZE.sub("", text.lower())
 
 
 @dataclass(frozen=True)
