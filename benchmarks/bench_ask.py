@@ -21,6 +21,7 @@ import yaml  # noqa: E402
 
 from bot.cli import _ask_json  # noqa: E402
 from catalog.loader import load_catalog  # noqa: E402
+from engine.parse import Vocabulary  # noqa: E402
 
 
 def corpus_lines(count: int) -> list[str]:
@@ -37,13 +38,14 @@ def main() -> None:
     args = parser.parse_args()
     lines = corpus_lines(args.lines)
     catalog = load_catalog(args.catalog).catalog
+    vocabulary = Vocabulary.of_catalog(catalog)
 
     for text in lines[:200]:  # warm up caches (registry, alias index, regexes)
-        _ask_json(text, catalog)
+        _ask_json(text, catalog, vocabulary)
     start = time.perf_counter()
     answered = 0
     for text in lines:
-        out = json.dumps(_ask_json(text, catalog), ensure_ascii=False)
+        out = json.dumps(_ask_json(text, catalog, vocabulary), ensure_ascii=False)
         answered += out.startswith("{")
     in_process = time.perf_counter() - start
     print(f"in-process: {answered:,} questions in {in_process:.2f} s = {answered / in_process:,.0f} questions/s")

@@ -14,7 +14,7 @@ from bot.flood import FloodGuard
 from bot.store import Store
 from bot.telegram_io import ResilientRateLimiter
 from catalog.loader import load_catalog
-from engine.parser import parse
+from engine.parse import parse
 
 log = logging.getLogger(__name__)
 
@@ -89,8 +89,9 @@ async def _post_init(application: Application) -> None:
     catalogs = application.bot_data["catalog"]
     announcer = Announcer(settings, catalogs, store, application.bot, bot_username=application.bot.username)
     application.bot_data["services"] = Services(settings, catalogs, store, announcer)
-    # Build the registry and the parser's indexes now, not inside the first customer's reply.
-    parse("70B int4", cards=catalogs.catalog.cards)
+    # Warm the parser (rapidfuzz, regexes) now, not inside the first customer's reply; the holder built the
+    # catalog's vocabulary when the catalog was put in service.
+    parse("70B int4", catalogs.vocabulary)
     await announcer.ensure_baseline()
     await announcer.resume()
     if application.job_queue is not None:

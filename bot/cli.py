@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from bot.render import plain, render_answer, render_parse_error
 from catalog.loader import CatalogError, LoadedCatalog, load_catalog
 from engine.answer import Answer, build_answer
-from engine.parser import parse
+from engine.parse import Vocabulary, parse
 from engine.sizing import WORKLOADS, SizeRequest
 
 EXIT_OK = 0
@@ -147,17 +147,18 @@ def cmd_catalog_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def ask_answer(text: str, catalog) -> tuple[Answer | None, str | None, str]:
-    """(answer, parse error, language) for one question; pure, no preferences."""
-    result = parse(text, cards=catalog.cards)
+def ask_answer(text: str, catalog, vocabulary: Vocabulary) -> tuple[Answer | None, str | None, str]:
+    """(answer, parse error, language) for one question; pure, no preferences. `vocabulary`: the catalog's
+    (Vocabulary.of_catalog), built once per run."""
+    result = parse(text, vocabulary)
     if result.request is None:
         return None, result.error or "not a sizing question", result.language
     return build_answer(result.request, catalog), None, result.language
 
 
-def _ask_json(text: str, catalog) -> dict:
+def _ask_json(text: str, catalog, vocabulary: Vocabulary) -> dict:
     try:
-        answer, error, _ = ask_answer(text, catalog)
+        answer, error, _ = ask_answer(text, catalog, vocabulary)
     except Exception as exc:  # one bad line must not end a batch; say what happened on that line
         return _error_object(f"internal error: {exc.__class__.__name__}")
     if answer is None:
@@ -170,19 +171,20 @@ HELP_HINT = "ask e.g. '70B at 4-bit, 32k context', 'QLoRA Llama 3.1 70B' or 'Mix
 
 def cmd_ask(args: argparse.Namespace) -> int:
     catalog = _load(args.catalog).catalog
+    vocabulary = Vocabulary.of_catalog(catalog)
     args.text = " ".join(args.text)
     if args.text == "-":
         if not args.json:
             raise CliError("reading questions from stdin needs --json")
         out = sys.stdout
         for line in sys.stdin:
-            out.write(json.dumps(_ask_json(line.rstrip("\n"), catalog), ensure_ascii=False) + "\n")
+            out.write(json.dumps(_ask_json(line.rstrip("\n"), catalog, vocabulary), ensure_ascii=False) + "\n")
         out.flush()
         return EXIT_OK
-    answer, error, language = ask_answer(args.text, catalog)
+    answer, error, language = ask_answer(args.text, catalog, vocabulary)
     if answer is None:
         if args.json:
-            print(json.dumps(_ask_json(args.text, catalog), ensure_ascii=False))
+            print(json.dumps(_ask_json(args.text, catalog, vocabulary), ensure_ascii=False))
         else:
             lang = args.lang or language
             print(plain(render_parse_error(lang, error)))

@@ -29,7 +29,7 @@ from catalog.schema import Card, Catalog
 from engine.answer import Answer, build_answer
 from engine.fit import evaluate_layout
 from engine.notes import Note
-from engine.parser import parse
+from engine.parse import Vocabulary, parse
 from engine.payload import PayloadError, decode_request, encode_request
 from engine.sizing import (
     KV_PRECISION_BYTES,
@@ -86,8 +86,22 @@ class CatalogHolder:
         self.loaded = loaded
 
     @property
+    def loaded(self) -> LoadedCatalog:
+        return self._current[0]
+
+    @loaded.setter
+    def loaded(self, loaded: LoadedCatalog) -> None:
+        # The parser's vocabulary is built here, once per catalog version, and swapped with it in one assignment.
+        self._current = (loaded, Vocabulary.of_catalog(loaded.catalog))
+
+    @property
     def catalog(self) -> Catalog:
-        return self.loaded.catalog
+        return self._current[0].catalog
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The model, card and region names of the catalog in service (engine.parse.Vocabulary)."""
+        return self._current[1]
 
 
 class Conversation:
@@ -139,7 +153,7 @@ class Conversation:
         may tap its buttons, so its top-up link carries nobody's reference."""
         telegram_language = normalize_language(user.language_code) if user.language_code else None
         prefs = await self.preferences(user)
-        result = parse(text, cards=self.catalog.cards)
+        result = parse(text, self.catalogs.vocabulary)
         lang = self.language(prefs, user, result.language)
         if result.request is None:
             await self.store.touch_user(user.id, telegram_language)
@@ -373,7 +387,7 @@ class Conversation:
 
     async def quote(self, user: UserInfo, text: str, bot_username: str | None) -> Reply:
         """A neutral, customer-ready answer: no staff preferences, no staff ref, and a deep link for the customer."""
-        result = parse(text, cards=self.catalog.cards)
+        result = parse(text, self.catalogs.vocabulary)
         lang = result.language if result.request is not None else normalize_language(user.language_code)
         if not text.strip():
             return Reply(t(normalize_language(user.language_code), "quote.usage"))
@@ -394,7 +408,7 @@ class Conversation:
         """Inline results as plain dicts (id, title, description, text); True when preferences shaped them."""
         query = query[:256]
         prefs = await self.preferences(user)
-        result = parse(query, cards=self.catalog.cards) if query.strip() else None
+        result = parse(query, self.catalogs.vocabulary) if query.strip() else None
         if result is None or result.request is None:
             lang = self.language(prefs, user, result.language if result else None)
             if result is not None and result.error and result.error != "not a sizing question":

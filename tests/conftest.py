@@ -1,7 +1,13 @@
-"""Shared pytest fixtures: a started Telegram Bot API emulator on 127.0.0.1."""
+"""Shared pytest fixtures: a started Telegram Bot API emulator on 127.0.0.1; the parser's vocabulary of the
+bundled catalogs."""
 
+import pytest
 import pytest_asyncio
 
+from catalog.loader import BUNDLED, load_catalog
+from catalog.schema import Card
+from engine.parse import Vocabulary
+from engine.registry import default_registry
 from tests.botapi_emulator import BotApiEmulator
 
 # A syntactically valid token (id:secret) that can never work against the real API.
@@ -13,3 +19,24 @@ async def emulator():
     """A fresh, started BotApiEmulator per test; stopped (long polls released) at teardown."""
     async with BotApiEmulator(token=EMULATOR_TOKEN) as emu:
         yield emu
+
+
+def bundled_cards() -> tuple[Card, ...]:
+    """The cards of every bundled catalog (GPU Rent Hub first)."""
+    return tuple(card for name in BUNDLED for card in load_catalog(name).catalog.cards)
+
+
+def bundled_region_names() -> dict[str, str]:
+    """Region names of every bundled catalog -> region id ({'Dallas': 'DFW-1', ...}); the first catalog wins."""
+    names: dict[str, str] = {}
+    for name in BUNDLED:
+        for region in load_catalog(name).catalog.regions:
+            names.setdefault(region.name, region.id)
+    return names
+
+
+@pytest.fixture(scope="session")
+def bundled_vocabulary() -> Vocabulary:
+    """Every bundled catalog's cards and region names with the bundled registry: the parser tests' phrasings name
+    cards of both providers."""
+    return Vocabulary.build(default_registry(), bundled_cards(), bundled_region_names())

@@ -1,26 +1,31 @@
 """Phrase parser: the corpus of real phrasings (tests/parser_corpus.yaml) plus focused unit tests."""
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
 import pytest
 import yaml
 
-from catalog.loader import load_catalog
+from catalog.loader import DATA_DIR, LoadedCatalog, load_catalog
+from catalog.names import normalize_name
+from catalog.schema import Card, Catalog
 from engine.notes import Note
-from engine.parser import (
+from engine.parse import (
     ERROR_CODES,
     NOT_A_QUESTION,
     TOKENS_PER_K,
     ParseResult,
+    Vocabulary,
     _parse_strict,
-    default_cards,
-    default_regions,
+    default_vocabulary,
     parse,
 )
+from engine.parse.lexer import flat, words_of
 from engine.registry import build_registry, default_registry
 from engine.sizing import SizeRequest
+from tests.conftest import bundled_cards, bundled_region_names
 
 CORPUS_PATH = Path(__file__).resolve().parent / "parser_corpus.yaml"
 CORPUS = yaml.safe_load(CORPUS_PATH.read_text(encoding="utf-8"))["cases"]
@@ -57,9 +62,9 @@ def test_corpus_size_and_languages():
 
 
 @pytest.mark.parametrize("case", CORPUS, ids=_ids(CORPUS))
-def test_corpus(case):
+def test_corpus(case, bundled_vocabulary):
     text, expect = case["text"], case["expect"]
-    result = _parse_strict(text)  # no safety net: a crash is a failure here
+    result = _parse_strict(text, bundled_vocabulary)  # no safety net: a crash is a failure here
     assert isinstance(result, ParseResult)
     if "language" in expect:
         assert result.language == expect["language"], result
@@ -87,53 +92,60 @@ def test_corpus(case):
 
 # -- model notes and matching ---------------------------------------------------------------------------------
 
-def test_fuzzy_model_note_names_model_and_user_text():
-    result = parse("llama3.1 70 b instruct, 4bit")
+def test_fuzzy_model_note_names_model_and_user_text(bundled_vocabulary):
+    result = parse("llama3.1 70 b instruct, 4bit", bundled_vocabulary)
     assert result.matched_model == "llama-3.1-70b"
-    result = parse("lama 3.1 70b")
+    result = parse("lama 3.1 70b", bundled_vocabulary)
     assert result.model_note == "Llama 3.1 70B (assumed from 'lama 3.1 70b')"
     assert result.model_note in result.request.assumed
 
 
-def test_exact_alias_has_no_note():
+def test_exact_alias_has_no_note(bundled_vocabulary):
     for text in ("Llama 3.1 70B", "llama-3.1-70b", "meta-llama/Llama-3.1-70B-Instruct", "LLAMA3.1 70B"):
-        result = parse(text)
+        result = parse(text, bundled_vocabulary)
         assert result.matched_model == "llama-3.1-70b", text
         assert result.model_note is None, text
         assert result.request.assumed == [], text
 
 
-def test_note_keeps_the_users_spelling():
-    result = parse("Mistrall 7B please")
+def test_note_keeps_the_users_spelling(bundled_vocabulary):
+    result = parse("Mistrall 7B please", bundled_vocabulary)
     assert result.matched_model == "mistral-7b"
     assert result.model_note == f"{default_registry().get('mistral-7b').name} (assumed from 'Mistrall 7B')"
 
 
-def test_size_must_agree_with_model():
+def test_size_must_agree_with_model(bundled_vocabulary):
     # "Llama 70B" may become any Llama of 70B, never the 8B one
     for text in ("Llama 70B", "llama 70 b", "lama 70b", "Llama-70B-Instruct"):
-        result = parse(text)
+        result = parse(text, bundled_vocabulary)
         assert result.matched_model is not None, text
         assert default_registry().get(result.matched_model).params_b == pytest.approx(70, rel=0.1), text
-    assert parse("llama 3.1 13b").matched_model is None  # no Llama 3.1 of 13B: size it as a typical 13B
-    assert parse("llama 3.1 13b").request.params_b == 13
+    # no Llama 3.1 of 13B: size it as a typical 13B
+    assert parse("llama 3.1 13b", bundled_vocabulary).matched_model is None
+    assert parse("llama 3.1 13b", bundled_vocabulary).request.params_b == 13
 
 
-def test_ambiguous_family_asks_for_size():
-    result = parse("llama 3.1")
+def test_ambiguous_family_asks_for_size(bundled_vocabulary):
+    result = parse("llama 3.1", bundled_vocabulary)
     assert result.request is None
     assert "Llama 3.1 8B" in result.error and "Llama 3.1 405B" in result.error
-    resolved = parse("llama 3.1 at 405b please")
+    resolved = parse("llama 3.1 at 405b please", bundled_vocabulary)
     assert resolved.matched_model == "llama-3.1-405b"
     assert resolved.request.params_b is None
     assert resolved.model_note == "Llama 3.1 405B (assumed from 'llama 3.1' and 405B)"
 
 
-def test_mixtral_style_size_reads_the_registry_model():
-    result = parse("8x7b at 4 bit")
+def test_mixtral_style_size_reads_the_registry_model(bundled_vocabulary):
+    result = parse("8x7b at 4 bit", bundled_vocabulary)
     assert result.matched_model == "mixtral-8x7b"
     assert "8x7b read as Mixtral 8x7B" in result.request.assumed
     assert default_registry().get("mixtral-8x7b").params_b == pytest.approx(46.7)
+
+
+def _card(id: str, name: str, aliases: tuple[str, ...] = (), regions: tuple[str, ...] = ()) -> Card:
+    """A card with only names and regions that mean anything to the parser."""
+    return Card(id=id, name=name, aliases=aliases, regions=regions, vram_gb=24, bandwidth_gbps=1000, fp8=False,
+                interconnect="pcie")
 
 
 def test_injected_registry_and_cards():
@@ -141,52 +153,49 @@ def test_injected_registry_and_cards():
         {"id": "tiny-1b", "name": "Tiny 1B", "params_b": 1.1, "family": "tiny", "aliases": ["tinyllm 1b"]},
         {"id": "tiny-9b", "name": "Tiny 9B", "params_b": 9, "family": "tiny", "aliases": ["tinyllm 9b"]},
     ])
-
-    class FakeCard:
-        def __init__(self, id, name, aliases=(), regions=()):
-            self.id, self.name, self.aliases, self.regions = id, name, aliases, regions
-
-    cards = [FakeCard("zz-9000", "ZZ 9000", ("zz9k",), ("XYZ-2",))]
-    result = parse("tinyllm 9b on 2x zz9k in xyz-2", registry=registry, cards=cards)
+    cards = [_card("zz-9000", "ZZ 9000", ("zz9k",), ("XYZ-2",))]
+    vocabulary = Vocabulary.build(registry, cards)
+    result = parse("tinyllm 9b on 2x zz9k in xyz-2", vocabulary)
     assert result.matched_model == "tiny-9b"
     assert (result.request.card, result.request.gpu_count, result.request.region) == ("zz9k", 2, "XYZ-2")
-    assert parse("tinyllm 9b on a H100", registry=registry, cards=cards).request.card is None
-    assert parse("tinylm 9b", registry=registry, cards=cards).model_note == "Tiny 9B (assumed from 'tinylm 9b')"
-    assert parse("llama 3.1 70b", registry=registry, cards=cards).matched_model is None
+    assert parse("tinyllm 9b on a H100", vocabulary).request.card is None
+    assert parse("tinylm 9b", vocabulary).model_note == "Tiny 9B (assumed from 'tinylm 9b')"
+    assert parse("llama 3.1 70b", vocabulary).matched_model is None
 
 
 def test_default_cards_cover_both_catalogs():
-    ids = {card.id for card in default_cards()}
+    ids = {card.id for card in bundled_cards()}
     assert {"h100-sxm", "h100-80gb", "rtx-4090", "mi300x", "a100-80gb"} <= ids
 
 
 # -- what it assumed and what it ignored -----------------------------------------------------------------------
 
-def test_ignored_lists_meaningful_leftovers_only():
-    result = parse("How much VRAM do I need to run a 70B model with frobnication on the gpu please?")
+def test_ignored_lists_meaningful_leftovers_only(bundled_vocabulary):
+    result = parse("How much VRAM do I need to run a 70B model with frobnication on the gpu please?",
+                   bundled_vocabulary)
     assert result.request.ignored == ["frobnication"]
-    result = parse("Wie viel VRAM brauche ich für ein 70B Modell mit Zauberei?")
+    result = parse("Wie viel VRAM brauche ich für ein 70B Modell mit Zauberei?", bundled_vocabulary)
     assert result.request.ignored == ["zauberei"]
 
 
-def test_stop_words_are_not_ignored_entries():
-    result = parse("how much vram do i need for the model to run 7b on a gpu")
+def test_stop_words_are_not_ignored_entries(bundled_vocabulary):
+    result = parse("how much vram do i need for the model to run 7b on a gpu", bundled_vocabulary)
     assert result.request.ignored == []
-    result = parse("ich brauche wie viel vram für das modell mit 7b auf der gpu")
+    result = parse("ich brauche wie viel vram für das modell mit 7b auf der gpu", bundled_vocabulary)
     assert result.request.ignored == []
 
 
-def test_second_card_and_conflicting_precision_are_reported():
-    result = parse("70B fp16 or int4 on H100 or A100")
+def test_second_card_and_conflicting_precision_are_reported(bundled_vocabulary):
+    result = parse("70B fp16 or int4 on H100 or A100", bundled_vocabulary)
     assert result.request.precision == "fp16"
     assert result.request.card == "h100"
     assert "int4" in result.request.ignored
     assert "a100" in result.request.ignored
 
 
-def test_unknown_quantization_is_an_error_not_a_default():
+def test_unknown_quantization_is_an_error_not_a_default(bundled_vocabulary):
     # q5_k_m used to fall back to the default BF16 with only an "ignored" entry: now the user is told
-    result = parse("70B q5_k_m")
+    result = parse("70B q5_k_m", bundled_vocabulary)
     assert result.request is None
     assert result.error == "q5_k_m is not a precision Cardfit sizes: use fp32, bf16, fp16, fp8, int8 or int4"
     assert (result.error.code, result.error.values) == ("parse_precision", {"written": "q5_k_m"})
@@ -199,8 +208,8 @@ def test_unknown_quantization_is_an_error_not_a_default():
     ("70B int2", "int2"), ("70B mxfp6", "mxfp6"), ("70B float64", "float64"), ("70B int 3", "int 3"),
     ("70B 1.58 bit", "1.58 bit"), ("70B w2a16", "w2a16"), ("Llama 3.1 70B in 3-bit", "3-bit"),
 ])
-def test_unsized_precisions_are_errors(text, written):
-    result = parse(text)
+def test_unsized_precisions_are_errors(text, written, bundled_vocabulary):
+    result = parse(text, bundled_vocabulary)
     assert result.request is None, text
     assert result.error == f"{written} is not a precision Cardfit sizes: use fp32, bf16, fp16, fp8, int8 or int4"
     assert result.error.code == "parse_precision" and result.error.values == {"written": written}
@@ -212,46 +221,46 @@ def test_unsized_precisions_are_errors(text, written):
     ("70B 32 bit", "fp32"), ("70B q4_k_m", "int4"), ("70B q8_0", "int8"), ("70B iq4_xs", "int4"),
     ("70B mxfp8", "fp8"), ("70B uint8", "int8"),
 ])
-def test_sized_precisions_still_read(text, precision):
-    assert parse(text).request.precision == precision
+def test_sized_precisions_still_read(text, precision, bundled_vocabulary):
+    assert parse(text, bundled_vocabulary).request.precision == precision
 
 
-def test_wide_bit_counts_are_no_precision():
+def test_wide_bit_counts_are_no_precision(bundled_vocabulary):
     # "64-bit" is a CPU or an OS, not a weight format: listed as ignored, not an error
-    request = parse("70B on a 64-bit machine").request
+    request = parse("70B on a 64-bit machine", bundled_vocabulary).request
     assert (request.precision, request.ignored) == (None, ["64", "bit"])
 
 
-def test_fp4_words_keep_their_note():
-    assert parse("70B fp-4").request.assumed == ["FP4 sized as 4-bit (0.5 B per parameter)"]
+def test_fp4_words_keep_their_note(bundled_vocabulary):
+    assert parse("70B fp-4", bundled_vocabulary).request.assumed == ["FP4 sized as 4-bit (0.5 B per parameter)"]
 
 
-def test_kv_cache_in_an_unsized_precision_is_ignored_with_a_hint():
-    request = parse("70B int4, kv cache in 3 bit").request
+def test_kv_cache_in_an_unsized_precision_is_ignored_with_a_hint(bundled_vocabulary):
+    request = parse("70B int4, kv cache in 3 bit", bundled_vocabulary).request
     assert (request.precision, request.kv_precision) == ("int4", None)
     assert request.ignored == ["KV cache 3 bit (use fp16, bf16, fp8 or int8)"]
 
 
-def test_kv_int4_is_reported_not_used():
-    result = parse("70B kv cache int4")
+def test_kv_int4_is_reported_not_used(bundled_vocabulary):
+    result = parse("70B kv cache int4", bundled_vocabulary)
     assert result.request.kv_precision is None
     assert result.request.precision is None
     assert any("KV cache" in entry for entry in result.request.ignored)
 
 
-def test_unset_values_stay_none():
-    request = parse("70B").request
+def test_unset_values_stay_none(bundled_vocabulary):
+    request = parse("70B", bundled_vocabulary).request
     assert request == SizeRequest(params_b=70)
 
 
-def test_fp4_is_sized_as_4_bit_with_a_note():
-    request = parse("70B in MXFP4").request
+def test_fp4_is_sized_as_4_bit_with_a_note(bundled_vocabulary):
+    request = parse("70B in MXFP4", bundled_vocabulary).request
     assert request.precision == "int4"
     assert any("MXFP4" in entry for entry in request.assumed)
 
 
-def test_gib_budget_is_converted_and_noted():
-    request = parse("13B in 24 GiB").request
+def test_gib_budget_is_converted_and_noted(bundled_vocabulary):
+    request = parse("13B in 24 GiB", bundled_vocabulary).request
     assert request.memory_budget_gb == pytest.approx(24 * 1.073741824)
     assert any("GiB" in entry for entry in request.assumed)
 
@@ -262,44 +271,44 @@ def test_gib_budget_is_converted_and_noted():
     ("1k", 1024), ("8k", 8192), ("32k", 32768), ("128K", 131072), ("200k", 204800), ("1.5k", 1536),
     ("1M", 1048576), ("2m", 2 * 1048576),
 ])
-def test_k_is_1024_tokens(written, tokens):
+def test_k_is_1024_tokens(written, tokens, bundled_vocabulary):
     assert TOKENS_PER_K == 1024
-    assert parse(f"7B with {written} context").request.context_tokens == tokens
+    assert parse(f"7B with {written} context", bundled_vocabulary).request.context_tokens == tokens
 
 
-def test_k_that_is_not_a_power_of_two_is_noted():
-    assert "200k read as 204,800 tokens (1k = 1,024 tokens)" in parse("7B 200k").request.assumed
-    assert parse("7B 32k").request.assumed == []
+def test_k_that_is_not_a_power_of_two_is_noted(bundled_vocabulary):
+    assert "200k read as 204,800 tokens (1k = 1,024 tokens)" in parse("7B 200k", bundled_vocabulary).request.assumed
+    assert parse("7B 32k", bundled_vocabulary).request.assumed == []
 
 
 @pytest.mark.parametrize("text, params", [
     ("1,5B", 1.5), ("1.5B", 1.5), ("0,5 Milliarden", 0.5), ("2,7B", 2.7), ("1,6T", 1600), ("1,500B", 1500),
 ])
-def test_german_decimal_comma(text, params):
-    assert parse(text).request.params_b == pytest.approx(params)
+def test_german_decimal_comma(text, params, bundled_vocabulary):
+    assert parse(text, bundled_vocabulary).request.params_b == pytest.approx(params)
 
 
 @pytest.mark.parametrize("text, tokens", [
     ("7B mit 8.192 Token", 8192), ("7B mit 32.768 Token", 32768), ("7B 32,768 tokens", 32768),
     ("7B mit 1.000.000 Token", 1_000_000),
 ])
-def test_thousands_separators(text, tokens):
-    assert parse(text).request.context_tokens == tokens
+def test_thousands_separators(text, tokens, bundled_vocabulary):
+    assert parse(text, bundled_vocabulary).request.context_tokens == tokens
 
 
-def test_size_precision_context_are_not_confused():
-    request = parse("70B 4-bit 32k").request
+def test_size_precision_context_are_not_confused(bundled_vocabulary):
+    request = parse("70B 4-bit 32k", bundled_vocabulary).request
     assert (request.params_b, request.precision, request.context_tokens) == (70, "int4", 32768)
-    request = parse("32k 70B 8bit batch 4 in 48GB").request
+    request = parse("32k 70B 8bit batch 4 in 48GB", bundled_vocabulary).request
     assert (request.params_b, request.precision, request.context_tokens, request.batch, request.memory_budget_gb) \
         == (70, "int8", 32768, 4, 48)
 
 
-def test_a_number_before_a_unit_is_not_a_card():
+def test_a_number_before_a_unit_is_not_a_card(bundled_vocabulary):
     # "a 40 GB" is a budget, not the A40; "4090 tokens" is a context, not the RTX 4090
-    request = parse("7B on a 40 GB card").request
+    request = parse("7B on a 40 GB card", bundled_vocabulary).request
     assert (request.card, request.memory_budget_gb) == (None, 40)
-    request = parse("7B with 4090 tokens").request
+    request = parse("7B with 4090 tokens", bundled_vocabulary).request
     assert (request.card, request.context_tokens) == (None, 4090)
 
 
@@ -309,34 +318,34 @@ def test_a_number_before_a_unit_is_not_a_card():
     "hello", "hi", "Danke!", "what is the weather", "thanks", "🙂", "", " ", "\x00\x01\x02", "ok cool",
     "¯\\_(ツ)_/¯", "https://example.com", "/start", "/help@CardfitBot", "1234", "!!!", "\u202e\u200b",
 ])
-def test_not_a_sizing_question(text):
-    result = parse(text)
+def test_not_a_sizing_question(text, bundled_vocabulary):
+    result = parse(text, bundled_vocabulary)
     assert result.request is None
     assert result.error == NOT_A_QUESTION
     assert result.language in ("en", "de")
 
 
-def test_language_detection():
-    assert parse("Wie viel VRAM brauche ich für 70B?").language == "de"
-    assert parse("How much VRAM do I need for 70B?").language == "en"
-    assert parse("70B").language == "en"
-    assert parse("70B für große Modelle").language == "de"  # an umlaut is a German marker
-    assert parse("Hallo").language == "de"
+def test_language_detection(bundled_vocabulary):
+    assert parse("Wie viel VRAM brauche ich für 70B?", bundled_vocabulary).language == "de"
+    assert parse("How much VRAM do I need for 70B?", bundled_vocabulary).language == "en"
+    assert parse("70B", bundled_vocabulary).language == "en"
+    assert parse("70B für große Modelle", bundled_vocabulary).language == "de"  # an umlaut is a German marker
+    assert parse("Hallo", bundled_vocabulary).language == "de"
 
 
 @pytest.mark.parametrize("value", [None, 42, b"70B", ["70B"]])
-def test_non_text_input_is_not_a_question(value):
-    result = parse(value)  # type: ignore[arg-type]
+def test_non_text_input_is_not_a_question(value, bundled_vocabulary):
+    result = parse(value, bundled_vocabulary)  # type: ignore[arg-type]
     assert result.request is None and result.error == NOT_A_QUESTION
 
 
-def test_errors_name_the_value():
-    assert parse("0B").error == "0B is not a model size"
-    assert parse("70b context 0").error == "context 0 is out of range (1 to 10,000,000 tokens)"
-    assert parse("70b batch 0").error.startswith("batch 0 is out of range")
-    assert parse("70b batch 100000").error.startswith("batch 100000 is out of range")
-    assert parse("1" * 5000 + "B").error.endswith("B is not a model size")
-    assert len(parse("1" * 5000 + "B").error) < 80
+def test_errors_name_the_value(bundled_vocabulary):
+    assert parse("0B", bundled_vocabulary).error == "0B is not a model size"
+    assert parse("70b context 0", bundled_vocabulary).error == "context 0 is out of range (1 to 10,000,000 tokens)"
+    assert parse("70b batch 0", bundled_vocabulary).error.startswith("batch 0 is out of range")
+    assert parse("70b batch 100000", bundled_vocabulary).error.startswith("batch 100000 is out of range")
+    assert parse("1" * 5000 + "B", bundled_vocabulary).error.endswith("B is not a model size")
+    assert len(parse("1" * 5000 + "B", bundled_vocabulary).error) < 80
 
 
 # -- number words ----------------------------------------------------------------------------------------------
@@ -346,55 +355,55 @@ GERMAN_NUMBERS = ["eins", "zwei", "drei", "vier", "fünf", "sechs", "sieben", "a
 
 
 @pytest.mark.parametrize("value", range(1, 13))
-def test_number_words_as_batch_and_count(value):
+def test_number_words_as_batch_and_count(value, bundled_vocabulary):
     english, german = ENGLISH_NUMBERS[value - 1], GERMAN_NUMBERS[value - 1]
-    request = parse(f"13B for {english} concurrent users on {english} H100").request
+    request = parse(f"13B for {english} concurrent users on {english} H100", bundled_vocabulary).request
     assert (request.batch, request.gpu_count, request.card) == (value, value, "h100")
-    request = parse(f"13B für {german} Nutzer auf {german} H100").request
+    request = parse(f"13B für {german} Nutzer auf {german} H100", bundled_vocabulary).request
     assert (request.batch, request.gpu_count, request.card) == (value, value, "h100")
 
 
 @pytest.mark.parametrize("word", ["ein", "eine", "einer", "einem", "einen"])
-def test_german_one(word):
-    assert parse(f"13B auf {word} H100").request.gpu_count == 1
-    assert parse(f"13B für {word} Nutzer").request.batch == 1
+def test_german_one(word, bundled_vocabulary):
+    assert parse(f"13B auf {word} H100", bundled_vocabulary).request.gpu_count == 1
+    assert parse(f"13B für {word} Nutzer", bundled_vocabulary).request.batch == 1
 
 
 @pytest.mark.parametrize("text", ["fuenf Nutzer 7B", "zwoelf Nutzer 7B"])
-def test_german_number_words_without_umlauts(text):
-    assert parse(text).request.batch in (5, 12)
+def test_german_number_words_without_umlauts(text, bundled_vocabulary):
+    assert parse(text, bundled_vocabulary).request.batch in (5, 12)
 
 
-def test_million_parameters_is_a_size_and_million_tokens_a_context():
-    assert parse("500 million parameters").request.params_b == pytest.approx(0.5)
-    assert parse("7B with 1 million tokens").request.context_tokens == 1_000_000
+def test_million_parameters_is_a_size_and_million_tokens_a_context(bundled_vocabulary):
+    assert parse("500 million parameters", bundled_vocabulary).request.params_b == pytest.approx(0.5)
+    assert parse("7B with 1 million tokens", bundled_vocabulary).request.context_tokens == 1_000_000
 
 
-def test_second_model_is_ignored_not_merged():
-    result = parse("Llama 3.1 70B vs Qwen 2.5 72B")
+def test_second_model_is_ignored_not_merged(bundled_vocabulary):
+    result = parse("Llama 3.1 70B vs Qwen 2.5 72B", bundled_vocabulary)
     assert result.matched_model == "llama-3.1-70b"
     assert result.request.params_b is None
     assert result.request.ignored == ["Qwen 2.5 72B"]
 
 
-def test_a_clear_model_wins_over_an_ambiguous_family():
-    result = parse("mixtral or llama 3.1 70b?")
+def test_a_clear_model_wins_over_an_ambiguous_family(bundled_vocabulary):
+    result = parse("mixtral or llama 3.1 70b?", bundled_vocabulary)
     assert result.matched_model == "llama-3.1-70b"
     assert result.request.ignored == ["mixtral"]
 
 
-def test_ordinary_words_are_not_models():
+def test_ordinary_words_are_not_models(bundled_vocabulary):
     for text in ("I googled it, 7b", "command 7b", "the code for 7b"):
-        result = parse(text)
+        result = parse(text, bundled_vocabulary)
         assert result.matched_model is None, text
         assert result.request.params_b == 7, text
 
 
-def test_german_article_before_gpu_is_no_count():
-    assert parse("Ich brauche eine GPU für 70B").request.gpu_count is None
-    assert parse("70B auf einer einzigen GPU").request.gpu_count == 1
-    assert parse("70B on one GPU").request.gpu_count == 1
-    assert parse("70B on a single GPU").request.gpu_count == 1
+def test_german_article_before_gpu_is_no_count(bundled_vocabulary):
+    assert parse("Ich brauche eine GPU für 70B", bundled_vocabulary).request.gpu_count is None
+    assert parse("70B auf einer einzigen GPU", bundled_vocabulary).request.gpu_count == 1
+    assert parse("70B on one GPU", bundled_vocabulary).request.gpu_count == 1
+    assert parse("70B on a single GPU", bundled_vocabulary).request.gpu_count == 1
 
 
 # -- minus signs -------------------------------------------------------------------------------------------------
@@ -417,8 +426,8 @@ def test_german_article_before_gpu_is_no_count():
     ("70B on -4 GPUs", "GPU count -4 is out of range (1 to 64)"),
     ("70B in -24GB", "memory budget -24GB is out of range"),
 ])
-def test_negative_numbers_are_errors(text, error):
-    result = parse(text)
+def test_negative_numbers_are_errors(text, error, bundled_vocabulary):
+    result = parse(text, bundled_vocabulary)
     assert result.request is None, text
     assert result.error == error
 
@@ -435,17 +444,17 @@ def test_negative_numbers_are_errors(text, error):
     ("70B in DFW-1", {"params_b": 70, "region": "DFW-1"}),
     ("70b --context 32768 --batch 4", {"params_b": 70, "context_tokens": 32768, "batch": 4}),
 ])
-def test_hyphens_inside_words_and_dashes_are_no_minus_signs(text, fields):
-    request = parse(text).request
+def test_hyphens_inside_words_and_dashes_are_no_minus_signs(text, fields, bundled_vocabulary):
+    request = parse(text, bundled_vocabulary).request
     assert request is not None, text
     for field, value in fields.items():
         assert getattr(request, field) == value, (text, field)
 
 
-def test_a_range_uses_the_first_value_and_lists_the_second():
-    request = parse("7B-13B").request
+def test_a_range_uses_the_first_value_and_lists_the_second(bundled_vocabulary):
+    request = parse("7B-13B", bundled_vocabulary).request
     assert (request.params_b, request.ignored) == (7, ["13B"])
-    request = parse("70B 8k-32k context").request
+    request = parse("70B 8k-32k context", bundled_vocabulary).request
     assert (request.context_tokens, request.ignored) == (8192, ["32k"])
 
 
@@ -467,17 +476,17 @@ def test_a_range_uses_the_first_value_and_lists_the_second():
     ("70B batch 1e6", "batch 1e6 is out of range (1 to 4,096)"),
     ("70B batch 10^9", "batch 10^9 is out of range (1 to 4,096)"),
 ])
-def test_exponent_forms_are_read_as_numbers(text, error):
-    result = parse(text)
+def test_exponent_forms_are_read_as_numbers(text, error, bundled_vocabulary):
+    result = parse(text, bundled_vocabulary)
     assert result.request is None, text
     assert result.error == error
 
 
-def test_exponent_forms_in_range_are_values():
-    assert parse("7B with 1e4 tokens").request.context_tokens == 10_000
-    assert parse("7B context 2^15").request.context_tokens == 32_768
-    assert parse("7e1B").request.params_b == 70
-    assert parse("7B batch 2^3").request.batch == 8
+def test_exponent_forms_in_range_are_values(bundled_vocabulary):
+    assert parse("7B with 1e4 tokens", bundled_vocabulary).request.context_tokens == 10_000
+    assert parse("7B context 2^15", bundled_vocabulary).request.context_tokens == 32_768
+    assert parse("7e1B", bundled_vocabulary).request.params_b == 70
+    assert parse("7B batch 2^3", bundled_vocabulary).request.batch == 8
 
 
 # -- a space between thousands -------------------------------------------------------------------------------
@@ -487,8 +496,8 @@ def test_exponent_forms_in_range_are_values():
     ("7B context 32 768", 32_768), ("7B, Kontext 128 000", 128_000), ("7B 4 096 tokens", 4_096),
     ("7B with 32\u202f000 tokens", 32_000), ("7B with 32\u00a0768 tokens", 32_768),
 ])
-def test_space_as_thousands_separator(text, tokens):
-    request = parse(text).request
+def test_space_as_thousands_separator(text, tokens, bundled_vocabulary):
+    request = parse(text, bundled_vocabulary).request
     assert request.context_tokens == tokens, text
     assert request.ignored == [], text
 
@@ -502,15 +511,15 @@ def test_space_as_thousands_separator(text, tokens):
     ("70B for 8 users 128 000 tokens", {"batch": 8, "context_tokens": 128_000}),
     ("70B  32 000 tokens", {"context_tokens": 32_000}),
 ])
-def test_space_grouping_leaves_other_numbers_alone(text, fields):
-    request = parse(text).request
+def test_space_grouping_leaves_other_numbers_alone(text, fields, bundled_vocabulary):
+    request = parse(text, bundled_vocabulary).request
     for field, value in fields.items():
         assert getattr(request, field) == value, (text, field, request)
 
 
 @pytest.mark.parametrize("text", ["7B 32 00 tokens", "7B 32  000 tokens", "7B 32 0000 tokens", "7B 32,000 00 tokens"])
-def test_space_grouping_needs_one_space_and_groups_of_three_digits(text):
-    result = parse(text)
+def test_space_grouping_needs_one_space_and_groups_of_three_digits(text, bundled_vocabulary):
+    result = parse(text, bundled_vocabulary)
     assert result.request is None or result.request.context_tokens not in (3200, 32000, 320000, 3200000), text
 
 
@@ -530,27 +539,27 @@ def test_space_grouping_needs_one_space_and_groups_of_three_digits(text):
     ("70B fp16 or int4", "precision", "fp16", ["int4"]),
     ("70B or 16x3b", "params_b", 70, ["16x3b"]),
 ])
-def test_a_second_value_for_a_field_is_listed_as_ignored(text, field, value, ignored):
-    request = parse(text).request
+def test_a_second_value_for_a_field_is_listed_as_ignored(text, field, value, ignored, bundled_vocabulary):
+    request = parse(text, bundled_vocabulary).request
     assert getattr(request, field) == value, (text, request)
     assert request.ignored == ignored, text
 
 
-def test_the_same_value_twice_is_not_ignored():
-    request = parse("70B 32k context, 32k tokens, in Dallas (DFW-1)").request
+def test_the_same_value_twice_is_not_ignored(bundled_vocabulary):
+    request = parse("70B 32k context, 32k tokens, in Dallas (DFW-1)", bundled_vocabulary).request
     assert (request.context_tokens, request.region, request.ignored) == (32768, "DFW-1", [])
 
 
 # -- context limit messages ------------------------------------------------------------------------------------
 
-def test_context_limit_says_what_was_written_and_the_limit():
-    error = parse("70B 10M context").error
+def test_context_limit_says_what_was_written_and_the_limit(bundled_vocabulary):
+    error = parse("70B 10M context", bundled_vocabulary).error
     assert error == "context 10M (10,485,760 tokens) is out of range: at most 10,000,000 tokens"
     assert (error.code, error.values) == (
         "parse_context_too_long", {"written": "10M", "tokens": 10_485_760, "max_tokens": 10_000_000}
     )
-    assert parse("70B with 10,000,000 tokens").request.context_tokens == 10_000_000
-    assert parse("70B 9M context").request.context_tokens == 9 * 1024 * 1024
+    assert parse("70B with 10,000,000 tokens", bundled_vocabulary).request.context_tokens == 10_000_000
+    assert parse("70B 9M context", bundled_vocabulary).request.context_tokens == 9 * 1024 * 1024
 
 
 # -- number words as sizes -----------------------------------------------------------------------------------
@@ -566,27 +575,27 @@ def test_context_limit_says_what_was_written_and_the_limit():
     ("hundert Milliarden", 100), ("einhundertzwanzig Milliarden", 120), ("eine Milliarde Parameter", 1),
     ("dreißig Milliarden", 30), ("dreissig Milliarden", 30), ("zwölf Milliarden", 12),
 ])
-def test_number_words_as_sizes(text, params):
-    request = parse(text).request
+def test_number_words_as_sizes(text, params, bundled_vocabulary):
+    request = parse(text, bundled_vocabulary).request
     assert request is not None, text
     assert request.params_b == pytest.approx(params), text
     assert request.ignored == [], (text, request.ignored)
 
 
-def test_articles_are_no_sizes():
+def test_articles_are_no_sizes(bundled_vocabulary):
     # "a 70B", "ein 7B Modell", "auf einer B200": the article is no number
-    assert parse("a 70B model").request.params_b == 70
-    assert parse("ein 7B Modell").request.params_b == 7
-    assert parse("70B auf einer B200").request.gpu_count == 1
-    assert parse("a b c").error == NOT_A_QUESTION
+    assert parse("a 70B model", bundled_vocabulary).request.params_b == 70
+    assert parse("ein 7B Modell", bundled_vocabulary).request.params_b == 7
+    assert parse("70B auf einer B200", bundled_vocabulary).request.gpu_count == 1
+    assert parse("a b c", bundled_vocabulary).error == NOT_A_QUESTION
 
 
 @pytest.mark.parametrize("text, batch", [
     ("7B for twenty users", 20), ("7B for twenty four users", 24), ("7B for a hundred users", 100),
     ("7B für zweiundzwanzig Nutzer", 22), ("7B für hundert Nutzer", 100), ("7B batch twelve", 12),
 ])
-def test_number_words_as_counts(text, batch):
-    request = parse(text).request
+def test_number_words_as_counts(text, batch, bundled_vocabulary):
+    request = parse(text, bundled_vocabulary).request
     assert request.batch == batch, text
     assert request.ignored == [], text
 
@@ -594,41 +603,40 @@ def test_number_words_as_counts(text, batch):
 # -- region names ------------------------------------------------------------------------------------------------
 
 def test_default_regions_come_from_the_catalogs():
-    assert {"Dallas": "DFW-1", "Ashburn": "IAD-1", "Hillsboro": "PDX-1"}.items() <= default_regions().items()
+    assert {"Dallas": "DFW-1", "Ashburn": "IAD-1", "Hillsboro": "PDX-1"}.items() <= bundled_region_names().items()
 
 
 @pytest.mark.parametrize("text, region", [
     ("70B in Dallas", "DFW-1"), ("Ashburn, 70B", "IAD-1"), ("70B in hillsboro", "PDX-1"),
     ("70B auf einer H100 in Dallas", "DFW-1"), ("70B region Ashburn", "IAD-1"),
 ])
-def test_region_names(text, region):
-    request = parse(text).request
+def test_region_names(text, region, bundled_vocabulary):
+    request = parse(text, bundled_vocabulary).request
     assert request.region == region, text
     assert request.ignored == [], text
 
 
 def test_region_names_only_where_the_cards_are_offered():
-    hub = load_catalog("gpurenthub").catalog.cards
-    assert parse("70B in Dallas", cards=hub).request.region == "DFW-1"
+    hub = load_catalog("gpurenthub").catalog
+    assert parse("70B in Dallas", Vocabulary.of_catalog(hub)).request.region == "DFW-1"
 
-    class FakeCard:
-        def __init__(self, id, name, regions=()):
-            self.id, self.name, self.aliases, self.regions = id, name, (), regions
-
-    ashburn_only = [FakeCard("zz-9000", "ZZ 9000", ("IAD-1",))]
-    assert parse("70B in Ashburn", cards=ashburn_only).request.region == "IAD-1"
-    request = parse("70B in Dallas", cards=ashburn_only).request  # not offered there: Dallas means nothing
+    ashburn_only = Vocabulary.build(default_registry(), [_card("zz-9000", "ZZ 9000", regions=("IAD-1",))],
+                                    bundled_region_names())
+    assert parse("70B in Ashburn", ashburn_only).request.region == "IAD-1"
+    request = parse("70B in Dallas", ashburn_only).request  # not offered there: Dallas means nothing
     assert (request.region, request.ignored) == (None, ["dallas"])
-    request = parse("70B in Dallas", cards=[FakeCard("zz-9000", "ZZ 9000")]).request  # a catalog without regions
+    no_regions = Vocabulary.build(default_registry(), [_card("zz-9000", "ZZ 9000")])
+    request = parse("70B in Dallas", no_regions).request  # a catalog without regions
     assert (request.region, request.ignored) == (None, ["dallas"])
 
 
 def test_region_names_can_be_given():
     regions = {"Frankfurt am Main": "FRA-1", "Frankfurt": "fra-1", "Nürnberg": "NUE-1"}
-    assert parse("70B in Frankfurt am Main", regions=regions).request.region == "FRA-1"
-    assert parse("70B in Frankfurt", regions=regions).request.region == "FRA-1"
-    assert parse("70B in Nürnberg", regions=regions).request.region == "NUE-1"
-    assert parse("70B in Dallas", regions=regions).request.region is None
+    vocabulary = Vocabulary.build(default_registry(), regions=regions)
+    assert parse("70B in Frankfurt am Main", vocabulary).request.region == "FRA-1"
+    assert parse("70B in Frankfurt", vocabulary).request.region == "FRA-1"
+    assert parse("70B in Nürnberg", vocabulary).request.region == "NUE-1"
+    assert parse("70B in Dallas", vocabulary).request.region is None
 
 
 # -- errors are Notes with a code and values ------------------------------------------------------------------
@@ -649,8 +657,8 @@ def test_region_names_can_be_given():
     ("70B in 0 GB", "parse_budget_range", {"written": "0 GB"}),
     ("70B 3-bit", "parse_precision", {"written": "3-bit"}),
 ])
-def test_errors_are_notes_with_codes_and_values(text, code, values):
-    error = parse(text).error
+def test_errors_are_notes_with_codes_and_values(text, code, values, bundled_vocabulary):
+    error = parse(text, bundled_vocabulary).error
     assert isinstance(error, Note), text
     assert error.code == code and error.code in ERROR_CODES, text
     assert error.values == values, text
@@ -661,22 +669,115 @@ def test_ambiguous_with_many_candidates_says_how_many_more():
         {"id": f"tiny-{size}b", "name": f"Tiny {size}B", "params_b": size, "family": "tiny"}
         for size in (1, 2, 3, 4, 5, 6, 7)
     ])
-    error = parse("tiny", registry=registry).error
+    error = parse("tiny", Vocabulary.build(registry)).error
     assert error == "'tiny' could be Tiny 1B, Tiny 2B, Tiny 3B, Tiny 4B, Tiny 5B and 2 more: add the size"
     assert (error.code, error.values) == (
         "parse_ambiguous_more", {"span": "tiny", "models": [f"Tiny {size}B" for size in (1, 2, 3, 4, 5)], "more": 2}
     )
 
 
-def test_every_error_code_is_reachable_and_listed():
+def test_every_error_code_is_reachable_and_listed(bundled_vocabulary):
     texts = ["-7B", "llama 3.1", "70b context 0", "70B 20M", "70b batch 0", "70B on 0x H100", "70B on 1.5 GPUs",
              "70B in 0 GB", "70B 3-bit"]
-    codes = {parse(text).error.code for text in texts}
+    codes = {parse(text, bundled_vocabulary).error.code for text in texts}
     codes.add("parse_ambiguous_more")  # test_ambiguous_with_many_candidates_says_how_many_more
     assert codes == ERROR_CODES
 
 
-def test_not_a_question_stays_a_plain_string():
+def test_not_a_question_stays_a_plain_string(bundled_vocabulary):
     for text in ("hello", "", "32k context"):
-        error = parse(text).error
+        error = parse(text, bundled_vocabulary).error
         assert error == NOT_A_QUESTION and type(error) is str
+
+
+# -- one vocabulary per catalog version --------------------------------------------------------------------------
+
+def _frankfurt_catalog() -> Catalog:
+    """GPU Rent Hub's cards, offered in Frankfurt only: a catalog none of the bundled ones is."""
+    data = yaml.safe_load((DATA_DIR / "gpurenthub.yaml").read_text(encoding="utf-8"))
+    data["id"] = "frankfurt-gpus"
+    data["regions"] = [{"id": "FRA-1", "name": "Frankfurt"}]
+    for card in data["cards"]:
+        card["regions"] = ["FRA-1"]
+        card.pop("stock", None)
+    return Catalog.model_validate(data)
+
+
+def test_a_catalogs_own_region_names_are_recognised_and_no_other_catalogs():
+    frankfurt = Vocabulary.of_catalog(_frankfurt_catalog())
+    assert parse("70B in Frankfurt", frankfurt).request.region == "FRA-1"
+    assert parse("70B in FRA-1", frankfurt).request.region == "FRA-1"
+    request = parse("70B in Dallas", frankfurt).request  # GPU Rent Hub's region, not this catalog's
+    assert (request.region, request.ignored) == (None, ["dallas"])
+    hub = Vocabulary.of_catalog(load_catalog("gpurenthub").catalog)
+    assert parse("70B in Dallas", hub).request.region == "DFW-1"
+    request = parse("70B in Frankfurt", hub).request
+    assert (request.region, request.ignored) == (None, ["frankfurt"])
+
+
+def test_a_catalogs_own_cards_are_recognised_and_no_other_catalogs():
+    hub = Vocabulary.of_catalog(load_catalog("gpurenthub").catalog)
+    crypto = Vocabulary.of_catalog(load_catalog("gpuwithcrypto").catalog)
+    assert (parse("70B on 8x MI300X", hub).request.card, parse("70B on 8x MI300X", hub).request.gpu_count) == (
+        "mi300x", 8)
+    request = parse("70B on 8x MI300X", crypto).request  # GPUwithCrypto rents no MI300X
+    assert (request.card, request.gpu_count, request.ignored) == (None, None, ["8x", "mi300x"])
+
+
+def test_parse_without_a_vocabulary_knows_the_registry_but_no_cards_or_regions():
+    result = parse("Llama 3.1 70B on 2x H100 in Dallas")
+    assert result.matched_model == "llama-3.1-70b"
+    assert (result.request.card, result.request.gpu_count, result.request.region) == (None, None, None)
+    assert result.request.ignored == ["2x", "h100", "dallas"]
+    assert default_vocabulary() is default_vocabulary()  # built once
+    assert default_vocabulary().card_keys == frozenset() and dict(default_vocabulary().region_names) == {}
+
+
+def test_the_catalog_holder_swaps_the_vocabulary_with_the_catalog():
+    from bot.conversation import CatalogHolder
+
+    holder = CatalogHolder(load_catalog("gpurenthub"))
+    first = holder.vocabulary
+    assert parse("70B in Dallas", holder.vocabulary).request.region == "DFW-1"
+    custom = _frankfurt_catalog()
+    holder.loaded = LoadedCatalog(custom, DATA_DIR / "frankfurt.yaml", "0" * 64)
+    assert holder.catalog is custom and holder.vocabulary is not first
+    assert parse("70B in Frankfurt", holder.vocabulary).request.region == "FRA-1"
+    assert parse("70B in Dallas", holder.vocabulary).request.region is None
+
+
+def test_the_engine_never_loads_a_catalog():
+    """engine/ imports catalog.schema types (and catalog.names) only, anywhere in a module, a function included:
+    the catalog in service comes from the caller."""
+    engine_dir = Path(__file__).resolve().parents[1] / "engine"
+    for path in sorted(engine_dir.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] + [f"{node.module}.{alias.name}" for alias in node.names]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            for name in names:
+                assert name not in ("catalog", "catalog.loader") and not name.startswith(("catalog.loader", "bot")), (
+                    path, name)
+
+
+# -- one normalize_name ------------------------------------------------------------------------------------------
+
+def test_one_normalize_name_for_models_cards_and_the_lexer():
+    registry = default_registry()
+    for model in registry.models:
+        for raw in (model.id, model.name, *model.aliases):
+            assert registry.get(raw) is model, raw
+            for token in words_of(raw):
+                assert flat(token) == normalize_name(token), token  # the parser's view of a token is the same
+    for name in ("gpurenthub", "gpuwithcrypto"):
+        catalog = load_catalog(name).catalog
+        for card in catalog.cards:
+            for raw in (card.id, card.name, *card.aliases):
+                found = catalog.card(raw)
+                assert found is not None and normalize_name(raw) in {
+                    normalize_name(key) for key in (found.id, found.name, *found.aliases)}, raw
+    assert normalize_name("Llama-3.1 70B") == normalize_name("llama3.1:70b") == "llama3170b"
+    assert normalize_name("H100 (SXM)") == "h100sxm" and normalize_name("command-r+") == "commandr+"

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.notes import Note
-from engine.parser import ERROR_CODES, NOT_A_QUESTION, ParseResult, _parse_strict, parse
+from engine.parse import ERROR_CODES, NOT_A_QUESTION, ParseResult, _parse_strict, parse
 
 # CARDFIT_FUZZ_EXAMPLES=20000 for a long hunt; the default keeps the suite fast.
 SETTINGS = settings(
@@ -33,8 +33,8 @@ def _check(result: ParseResult) -> None:
 
 @SETTINGS
 @given(st.text(max_size=10_000))
-def test_any_text_never_raises(text):
-    _check(_parse_strict(text))  # without the safety net of parse(): a crash here is a bug
+def test_any_text_never_raises(bundled_vocabulary, text):
+    _check(_parse_strict(text, bundled_vocabulary))  # without the safety net of parse(): a crash here is a bug
 
 
 # Hypothesis rarely draws a long string from st.text on its own, and drawing one char by char is slow: repeat
@@ -44,14 +44,14 @@ LONG_TEXT = st.text(min_size=1, max_size=300).map(lambda piece: (piece * (10_000
 
 @SETTINGS
 @given(LONG_TEXT)
-def test_long_text_never_raises(text):
-    _check(_parse_strict(text))
+def test_long_text_never_raises(bundled_vocabulary, text):
+    _check(_parse_strict(text, bundled_vocabulary))
 
 
 @SETTINGS
 @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=300))
-def test_any_unicode_including_control_characters(text):
-    _check(_parse_strict(text))
+def test_any_unicode_including_control_characters(bundled_vocabulary, text):
+    _check(_parse_strict(text, bundled_vocabulary))
 
 
 WORDS = st.sampled_from([
@@ -70,11 +70,11 @@ WORDS = st.sampled_from([
 
 @SETTINGS
 @given(st.lists(WORDS, max_size=30), st.sampled_from([" ", "", "-", ", ", "  "]))
-def test_word_salad_of_keywords_never_raises(words, separator):
-    _check(_parse_strict(separator.join(words)))
+def test_word_salad_of_keywords_never_raises(bundled_vocabulary, words, separator):
+    _check(_parse_strict(separator.join(words), bundled_vocabulary))
 
 
-def test_ten_thousand_chars_is_fast():
+def test_ten_thousand_chars_is_fast(bundled_vocabulary):
     samples = [
         ("llama 3.1 70b 4 bit 32k context on 2x h100 with 8 users " * 200)[:10_000],
         ("lama qwen mistrall gema deepsek " * 400)[:10_000],
@@ -97,7 +97,7 @@ def test_ten_thousand_chars_is_fast():
     ]
     for text in samples:
         started = time.perf_counter()
-        result = parse(text)
+        result = parse(text, bundled_vocabulary)
         elapsed = time.perf_counter() - started
         assert elapsed < 1.0, (text[:40], elapsed)
         _check(result)
@@ -150,8 +150,8 @@ def _batch_text(batch: int, style: int) -> str:
     separator=st.sampled_from([" ", ", ", " / ", " und ", " and ", "  "]),
     command=st.sampled_from(["", "/size ", "/size@CardfitBot "]),
 )
-def test_composed_phrases_round_trip(size, precision, precision_style, context, batch, styles, order, separator,
-                                     command):
+def test_composed_phrases_round_trip(bundled_vocabulary, size, precision, precision_style, context, batch, styles,
+                                     order, separator, command):
     words = PRECISIONS[precision]
     parts = [
         _size_text(size, styles[0]),
@@ -160,7 +160,7 @@ def test_composed_phrases_round_trip(size, precision, precision_style, context, 
         _batch_text(batch, styles[2]),
     ]
     text = command + separator.join(parts[index] for index in order)
-    result = _parse_strict(text)
+    result = _parse_strict(text, bundled_vocabulary)
     assert result.request is not None, (text, result.error)
     request = result.request
     assert request.params_b == size, text
@@ -177,11 +177,11 @@ def test_composed_phrases_round_trip(size, precision, precision_style, context, 
     weights=st.sampled_from(["int4", "fp8", "bf16"]),
     style=st.integers(0, 4),
 )
-def test_kv_precision_never_leaks_into_weights(kv, weights, style):
+def test_kv_precision_never_leaks_into_weights(bundled_vocabulary, kv, weights, style):
     kv_text = [f"{kv} kv cache", f"kv cache {kv}", f"KV-Cache in {kv.upper()}", f"kv={kv}", f"{kv} KV"][style]
-    request = _parse_strict(f"70B {weights}, {kv_text}").request
+    request = _parse_strict(f"70B {weights}, {kv_text}", bundled_vocabulary).request
     assert (request.precision, request.kv_precision) == (weights, kv)
-    request = _parse_strict(f"70B {kv_text}").request
+    request = _parse_strict(f"70B {kv_text}", bundled_vocabulary).request
     assert (request.precision, request.kv_precision) == (None, kv)
 
 
@@ -191,8 +191,8 @@ def test_kv_precision_never_leaks_into_weights(kv, weights, style):
 @given(size=st.integers(min_value=1, max_value=100_000), minus=st.sampled_from(["-", "\u2212"]),
        unit=st.sampled_from(["B", "b", " B", " billion", " Milliarden"]),
        before=st.sampled_from(["", "size ", "a ", "70B or ", "wie viel für "]))
-def test_a_negative_size_is_never_read_as_positive(size, minus, unit, before):
-    result = _parse_strict(f"{before}{minus}{size}{unit}")
+def test_a_negative_size_is_never_read_as_positive(bundled_vocabulary, size, minus, unit, before):
+    result = _parse_strict(f"{before}{minus}{size}{unit}", bundled_vocabulary)
     assert result.request is None, (before, size, unit)
     assert result.error.code == "parse_bad_size"
     assert result.error.values["written"].startswith(f"-{size}")
@@ -200,8 +200,8 @@ def test_a_negative_size_is_never_read_as_positive(size, minus, unit, before):
 
 @SETTINGS
 @given(value=st.integers(min_value=1, max_value=4096), keyword=st.sampled_from(["batch ", "bs=", "batch size "]))
-def test_a_negative_batch_is_never_read_as_positive(value, keyword):
-    result = _parse_strict(f"70B {keyword}-{value}")
+def test_a_negative_batch_is_never_read_as_positive(bundled_vocabulary, value, keyword):
+    result = _parse_strict(f"70B {keyword}-{value}", bundled_vocabulary)
     assert result.request is None
     assert result.error == f"batch -{value} is out of range (1 to 4,096)"
 
@@ -211,9 +211,9 @@ def test_a_negative_batch_is_never_read_as_positive(value, keyword):
        separator=st.sampled_from([" ", "\u202f", "\u00a0"]),
        word=st.sampled_from(["tokens", "Token", "tokens of context", "ctx"]),
        before=st.sampled_from(["70B, 4 bit, ", "7B mit ", "13B batch 4, ", "7B for 8 users with "]))
-def test_space_grouped_thousands_read_back(tokens, separator, word, before):
+def test_space_grouped_thousands_read_back(bundled_vocabulary, tokens, separator, word, before):
     written = f"{tokens:,}".replace(",", separator)
-    request = _parse_strict(f"{before}{written} {word}").request
+    request = _parse_strict(f"{before}{written} {word}", bundled_vocabulary).request
     assert request is not None
     assert request.context_tokens == tokens, written
     assert request.ignored == [], (written, request.ignored)
@@ -222,7 +222,7 @@ def test_space_grouped_thousands_read_back(tokens, separator, word, before):
 @SETTINGS
 @given(mantissa=st.integers(min_value=1, max_value=9), exponent=st.integers(min_value=6, max_value=400),
        style=st.sampled_from(["{m}e{e}B", "{m}e{e} B", "{m}e+{e}B", "{m}0^{e}B", "{m}0 ^ {e} B", "{m}0**{e}B"]))
-def test_exponent_sizes_are_never_read_as_their_digits(mantissa, exponent, style):
-    result = _parse_strict(style.format(m=mantissa, e=exponent))
+def test_exponent_sizes_are_never_read_as_their_digits(bundled_vocabulary, mantissa, exponent, style):
+    result = _parse_strict(style.format(m=mantissa, e=exponent), bundled_vocabulary)
     assert result.request is None  # at least a million billion parameters: never a size, never "20B"
     assert result.error.code == "parse_bad_size"

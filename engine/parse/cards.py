@@ -1,0 +1,177 @@
+"""The cards pass: a card name from the catalog ("H100", "rtx 4090", "h100s") with its count ("2x", "on an",
+"zwei", "dual") and its own memory ("80GB A100", "RTX 4090 24GB" -- not a budget)."""
+from __future__ import annotations
+
+import re
+
+from engine.parse.draft import Draft
+from engine.parse.errors import MAX_GPU_COUNT, BadValue, gpu_count_error
+from engine.parse.lexer import digits
+from engine.parse.numbers import gb_token, shown
+from engine.parse.scan import Scan
+from engine.parse.vocabulary import Vocabulary
+from engine.parse.words import (
+    BATCH_FILLERS,
+    BATCH_WORDS,
+    BIT_WORDS,
+    CARD_MULTIPLIERS,
+    CARD_ONE,
+    CONTEXT_FILLERS,
+    CONTEXT_UNIT_WORDS,
+    CONTEXT_WORDS,
+    GB_UNITS,
+    MILLION_WORDS,
+    SIZE_UNITS,
+    USER_ADJECTIVES,
+    USER_NOUNS,
+    WORD_NUMBERS,
+)
+
+_MULT_RE = re.compile(r"([0-9]{1,4})x")
+_POST_MULT_RE = re.compile(r"x([0-9]{1,4})")
+MAX_CARD_WORDS = 4
+
+
+def find_cards(scan: Scan, draft: Draft, vocabulary: Vocabulary) -> None:
+    """Every card name in the text: the first is the card (with its count), later ones are listed as ignored."""
+    flat, n, used = scan.flat, scan.n, scan.used
+    keys, prefixes = vocabulary.card_keys, vocabulary.card_prefixes
+    i = 0
+    while i < n:
+        if used[i] or (flat[i] not in prefixes and not (flat[i].endswith("s") and flat[i][:-1] in keys)):
+            i += 1
+            continue
+        match = card_at(scan, vocabulary, i)
+        if match is None:
+            i += 1
+            continue
+        length, name = match
+        taken = draft.take_card(name)
+        scan.use(i, length)
+        if taken:
+            _card_count(scan, draft, i, i + length)
+        i += length
+
+
+def card_at(scan: Scan, vocabulary: Vocabulary, i: int) -> tuple[int, str] | None:
+    """A card name starting at token i -> (tokens, the name as written in lower case), longest first."""
+    found = _card_words(scan, vocabulary, i)
+    if found is None or _number_not_card(scan, i, found[0]):
+        return None
+    return found
+
+
+def _card_words(scan: Scan, vocabulary: Vocabulary, i: int) -> tuple[int, str] | None:
+    low, flat, used = scan.low, scan.flat, scan.used
+    keys, prefixes = vocabulary.card_keys, vocabulary.card_prefixes
+    found: tuple[int, str] | None = None
+    joined = ""
+    for j in range(i, min(scan.n, i + MAX_CARD_WORDS)):
+        if used[j]:
+            break
+        joined += flat[j]
+        if joined in keys:
+            found = (j + 1 - i, " ".join(low[i:j + 1]))
+        elif joined.endswith("s") and joined[:-1] in keys and digits(low[j][-2:-1]):
+            found = (j + 1 - i, " ".join(low[i:j + 1])[:-1])  # "h100s", "4090s"
+        if joined not in prefixes:
+            break
+    return found
+
+
+def _number_not_card(scan: Scan, i: int, length: int) -> bool:
+    """'a 40 GB budget', '4090 tokens', 'batch 4090': a number with a unit or after a keyword is not a card."""
+    low = scan.low
+    last = i + length - 1
+    if not digits(low[last]) or not (length == 1 or len(low[i]) == 1):
+        return False
+    nxt = low[last + 1] if last + 1 < scan.n else ""
+    if nxt in GB_UNITS or nxt in SIZE_UNITS or nxt in CONTEXT_UNIT_WORDS or nxt in BIT_WORDS \
+            or nxt in USER_NOUNS or nxt in USER_ADJECTIVES or nxt in MILLION_WORDS or nxt == "k":
+        return True
+    k = i - 1
+    while k >= 0 and i - k <= 3 and (low[k] in BATCH_FILLERS or low[k] in CONTEXT_FILLERS):
+        k -= 1
+    return k >= 0 and (low[k] in BATCH_WORDS or low[k] in CONTEXT_WORDS)
+
+
+def _card_count(scan: Scan, draft: Draft, first: int, after: int) -> None:
+    """The count around the card at tokens first..after-1: '2x H100', 'zwei H100', 'H100 x4', 'an H100'."""
+    k = _own_memory_before(scan, first - 1)
+    count = _count_before(scan, k)
+    nxt = after
+    if count is None:
+        count, nxt = _count_after(scan, after)
+    _own_memory_after(scan, nxt)
+    if count is not None:
+        draft.set_gpu_count(count)
+
+
+def _own_memory_before(scan: Scan, k: int) -> int:
+    """'an 80GB A100', 'an 80 GB A100': the card's own memory, not a budget. Returns where a count may be."""
+    low, used = scan.low, scan.used
+    if scan.free(k) and gb_token(low[k]) is not None:
+        used[k] = True
+        return k - 1
+    if scan.free(k) and low[k] in GB_UNITS and scan.free(k - 1) and digits(low[k - 1]):
+        used[k] = used[k - 1] = True
+        return k - 2
+    return k
+
+
+def _count_before(scan: Scan, k: int) -> int | None:
+    if not scan.free(k):
+        return None
+    low, used = scan.low, scan.used
+    token = low[k]
+    if k in scan.negative and "0" <= token[0] <= "9":  # "-2 H100", "-2x H100"
+        raise BadValue(gpu_count_error(f"-{shown(token.rstrip('x'))}"))
+    mult = _MULT_RE.fullmatch(token)
+    if mult:
+        used[k] = True
+        return int(mult.group(1))
+    if token == "x" and scan.free(k - 1) and digits(low[k - 1]) and len(low[k - 1]) <= 4:
+        used[k] = used[k - 1] = True
+        return int(low[k - 1])
+    if digits(token) and int(token) <= MAX_GPU_COUNT:  # "2024 H100 prices" is no count
+        used[k] = True
+        return int(token)
+    if token in CARD_ONE:
+        used[k] = True
+        if token == "single" and scan.free(k - 1) and low[k - 1] in ("a", "an"):
+            used[k - 1] = True
+        return 1
+    if token in WORD_NUMBERS:
+        used[k] = True
+        return WORD_NUMBERS[token]
+    if token in CARD_MULTIPLIERS:
+        used[k] = True
+        return CARD_MULTIPLIERS[token]
+    return None
+
+
+def _count_after(scan: Scan, after: int) -> tuple[int | None, int]:
+    """'H100 x4', 'H100 x 4' -> (count, the token after it)."""
+    if not scan.free(after):
+        return None, after
+    low, used = scan.low, scan.used
+    token = low[after]
+    post = _POST_MULT_RE.fullmatch(token)
+    if post:
+        used[after] = True
+        return int(post.group(1)), after + 1
+    if token == "x" and scan.free(after + 1) and digits(low[after + 1]) and len(low[after + 1]) <= 4:
+        used[after] = used[after + 1] = True
+        return int(low[after + 1]), after + 2
+    return None, after
+
+
+def _own_memory_after(scan: Scan, nxt: int) -> None:
+    """'RTX 4090 24GB', 'A100 (80 GB)': the card's own memory, not a budget."""
+    low, used = scan.low, scan.used
+    if not scan.free(nxt):
+        return
+    if gb_token(low[nxt]) is not None:
+        used[nxt] = True
+    elif scan.free(nxt + 1) and digits(low[nxt]) and low[nxt + 1] in GB_UNITS:
+        used[nxt] = used[nxt + 1] = True

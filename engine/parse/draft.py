@@ -1,0 +1,234 @@
+"""The request being filled while a question is read: its fields, what was assumed, what was ignored.
+
+One value per field: the first value read wins; a second, different one is listed in `ignored`, never silently
+dropped. A nonsense value ("0B", "batch 0") raises BadValue with the error note.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from engine.notes import Note
+from engine.parse.errors import (
+    MAX_BUDGET_GB,
+    MAX_GPU_COUNT,
+    BadValue,
+    batch_error,
+    budget_error,
+    context_error,
+    gpu_count_error,
+    precision_error,
+    size_error,
+)
+from engine.parse.numbers import shown, whole
+from engine.parse.words import SIZE_UNITS, UNSIZED, WORKLOAD_RANK
+from engine.registry import ModelShape
+from engine.sizing import KV_PRECISION_BYTES, MAX_BATCH, MAX_CONTEXT_TOKENS, MAX_PARAMS_B, SizeRequest
+
+MAX_IGNORED = 20
+
+
+class Draft:
+    """A SizeRequest in the making; values the user did not give stay None (the engine fills in defaults)."""
+
+    __slots__ = ("model", "model_note", "ambiguous", "ambiguous_span", "params_b", "precision", "kv_precision",
+                 "context_tokens", "batch", "workload", "card", "gpu_count", "budget_gb", "region", "assumed",
+                 "ignored")
+
+    def __init__(self) -> None:
+        self.model: ModelShape | None = None
+        self.model_note: str | None = None
+        self.ambiguous: list[ModelShape] = []  # a model name that could be several ("llama 3.1"), until a size decides
+        self.ambiguous_span = ""
+        self.params_b: float | None = None
+        self.precision: str | None = None
+        self.kv_precision: str | None = None
+        self.context_tokens: int | None = None
+        self.batch: int | None = None
+        self.workload: str | None = None
+        self.card: str | None = None
+        self.gpu_count: int | None = None
+        self.budget_gb: float | None = None
+        self.region: str | None = None
+        self.assumed: list[str] = []
+        self.ignored: list[str] = []
+
+    # ---- model and card (the first one named wins; the passes list later ones)
+
+    def set_model(self, model: ModelShape, note: Note | None = None) -> None:
+        """`note`: how it was read, when it was not named exactly (also listed in `assumed`)."""
+        self.model = model
+        if note is not None:
+            self.model_note = note
+            self.assumed.append(note)
+
+    def set_ambiguous(self, models: list[ModelShape], span: str) -> None:
+        self.ambiguous = models
+        self.ambiguous_span = span
+
+    def set_moe_model(self, model: ModelShape, token: str) -> None:
+        """'8x7b' names a registry model (Mixtral 8x7B)."""
+        self.model = model
+        self.model_note = Note(f"{model.name} (assumed from '{token}')", "model_fuzzy", model=model.name, span=token)
+        self.assumed.append(Note(f"{token} read as {model.name}", "moe_model", written=token, model=model.name))
+
+    def take_card(self, name: str) -> bool:
+        """The first card named is the card; a later one is listed as ignored. True when this one was taken."""
+        if self.card is None:
+            self.card = name
+            return True
+        self.ignored.append(name)
+        return False
+
+    # ---- values (first value wins; nonsense raises)
+
+    def set_size(self, value: float, digits: str, unit: str) -> None:
+        factor = SIZE_UNITS[unit]
+        params = value * factor
+        label = "T" if factor == 1000 else "" if " " in digits else "B"  # "500 million" carries its own unit
+        if not math.isfinite(params) or params <= 0 or params > MAX_PARAMS_B:
+            raise BadValue(size_error(f"{shown(digits)}{label}"))
+        if self.params_b is None:
+            self.params_b = params
+            if factor == 1000:
+                self.assumed.append(Note(f"{digits}{label} read as {params:,g}B parameters", "trillion",
+                                         written=f"{digits}{label}", params=params))
+        elif abs(self.params_b - params) > 1e-9:
+            self.ignored.append(f"{digits}{label}")
+
+    def set_moe_params(self, experts: int, expert_b: float, token: str) -> None:
+        """'8x5b' that names no registry model: sized as experts x expert size."""
+        params = experts * expert_b
+        if params <= 0 or params > MAX_PARAMS_B:
+            raise BadValue(size_error(shown(token)))
+        if self.params_b is not None:
+            if abs(self.params_b - params) > 1e-9:
+                self.ignored.append(token)
+            return
+        self.params_b = params
+        self.assumed.append(Note(
+            f"{token} read as {experts} x {expert_b:g}B = {params:g}B (not in the model registry; "
+            "shared layers make a real mixture-of-experts model smaller)",
+            "moe_params", written=token, experts=experts, expert_b=expert_b, params=params,
+        ))
+
+    def set_precision(self, value: str, written: str, note: str | None) -> None:
+        if value == UNSIZED:
+            raise BadValue(precision_error(shown(written)))
+        if self.precision is None:
+            self.precision = value
+            if note:
+                self.assumed.append(note)
+        elif self.precision != value:
+            self.ignored.append(written.lower())
+
+    def set_kv_precision(self, value: str, written: str) -> None:
+        if value not in KV_PRECISION_BYTES:
+            self.ignored.append(f"KV cache {written} (use fp16, bf16, fp8 or int8)")
+            return
+        if self.kv_precision is None:
+            self.kv_precision = value
+        elif self.kv_precision != value:
+            self.ignored.append(f"KV cache {written}")
+
+    def set_context(self, tokens: float, written: str) -> None:
+        """`written` is the value as the user wrote it ('10M', '-32k', '32 000'): errors and ignored show it."""
+        count = whole(tokens) if math.isfinite(tokens) else None
+        if count is None or not 0 < count <= MAX_CONTEXT_TOKENS:
+            raise BadValue(context_error(shown(written), count))
+        if self.context_tokens is None:
+            self.context_tokens = count
+        elif self.context_tokens != count:
+            self.ignored.append(shown(written))  # "8k or 32k": the second value is not used, and says so
+
+    def set_batch(self, value: float, written: str) -> None:
+        count = whole(value)
+        if count is None or not 0 < count <= MAX_BATCH:
+            raise BadValue(batch_error(shown(written)))
+        if self.batch is None:
+            self.batch = count
+        elif self.batch != count:
+            self.ignored.append(f"batch {shown(written)}")
+
+    def set_workload(self, workload: str) -> None:
+        """The most specific workload named wins: 'fine-tune with QLoRA' is QLoRA."""
+        if self.workload is None or WORKLOAD_RANK[workload] > WORKLOAD_RANK[self.workload]:
+            self.workload = workload
+
+    def set_budget(self, gb: float, written: str, unit: str, product: bool = False) -> None:
+        if not math.isfinite(gb) or not 0 < gb <= MAX_BUDGET_GB:
+            raise BadValue(budget_error(shown(written)))
+        if self.budget_gb is not None:
+            if abs(self.budget_gb - gb) > 1e-9:
+                self.ignored.append(shown(written))
+            return
+        self.budget_gb = gb
+        if unit == "gib":
+            self.assumed.append(Note(f"{written} read as {gb:.1f} GB (1 GiB = 1.074 GB)", "gib", written=written,
+                                     budget_gb=gb))
+        elif product:
+            self.assumed.append(Note(f"{written} read as a {gb:g} GB budget", "budget_product", written=written,
+                                     budget_gb=gb))
+
+    def set_gpu_count(self, count: int, written: str | None = None) -> None:
+        if not 1 <= count <= MAX_GPU_COUNT:
+            raise BadValue(gpu_count_error(written if written is not None else str(count)))
+        if self.gpu_count is None:
+            self.gpu_count = count
+        elif self.gpu_count != count:
+            self.ignored.append(f"{written if written is not None else count} GPUs")
+
+    def set_region(self, region: str, written: str) -> None:
+        if self.region is None:
+            self.region = region
+        elif self.region != region:
+            self.ignored.append(written)
+
+    # ---- the result
+
+    def is_question(self) -> bool:
+        """A model or a size, or a card or memory budget with something to do on it ('QLoRA on an H100')."""
+        return (
+            self.model is not None
+            or self.params_b is not None
+            or ((self.card is not None or self.budget_gb is not None)
+                and (self.workload is not None or self.precision is not None))
+        )
+
+    def list_leftovers(self, leftovers: Iterable[str]) -> None:
+        """`ignored` without repeats, then the words no pass used (at most MAX_IGNORED entries, then a count)."""
+        seen: set[str] = set()
+        unique = []
+        for entry in self.ignored:
+            if entry not in seen:
+                seen.add(entry)
+                unique.append(entry)
+        self.ignored = unique[:MAX_IGNORED]
+        extra = max(0, len(unique) - MAX_IGNORED)
+        for token in leftovers:
+            if token in seen:
+                continue
+            if len(self.ignored) >= MAX_IGNORED:
+                extra += 1
+                continue
+            seen.add(token)
+            self.ignored.append(shown(token))
+        if extra:
+            self.ignored.append(f"... ({extra} more)")
+
+    def request(self) -> SizeRequest:
+        return SizeRequest(
+            model=self.model.id if self.model else None,
+            params_b=self.params_b,
+            precision=self.precision,
+            kv_precision=self.kv_precision,
+            context_tokens=self.context_tokens,
+            batch=self.batch,
+            workload=self.workload,
+            card=self.card,
+            gpu_count=self.gpu_count,
+            memory_budget_gb=self.budget_gb,
+            region=self.region,
+            assumed=self.assumed,
+            ignored=self.ignored,
+        )

@@ -1,0 +1,75 @@
+"""The parser's error notes: what a nonsense value is called, with its code and values, and the limits they name.
+
+`ParseResult.error` is NOT_A_QUESTION (the plain string) or one of these engine.notes.Note, code in ERROR_CODES,
+so the bot can say it in German (`note.<code>`).
+"""
+from __future__ import annotations
+
+from engine.notes import Note
+from engine.registry import ModelShape
+from engine.sizing import MAX_BATCH, MAX_CONTEXT_TOKENS
+
+NOT_A_QUESTION = "not a sizing question"
+# The codes of the errors in ParseResult.error (engine.notes.Note; the bot's texts are `note.<code>`).
+ERROR_CODES = frozenset({
+    "parse_bad_size", "parse_ambiguous", "parse_ambiguous_more", "parse_context_range", "parse_context_too_long",
+    "parse_batch_range", "parse_gpu_count_range", "parse_gpu_count_whole", "parse_budget_range", "parse_precision",
+})
+MAX_GPU_COUNT = 64
+MAX_BUDGET_GB = 1_000_000
+MAX_AMBIGUOUS_NAMES = 5
+SIZED_PRECISIONS = "fp32, bf16, fp16, fp8, int8 or int4"
+
+
+class BadValue(Exception):
+    """A value that is nonsense as written ("0B", "batch 0"); the Note is the user-facing error."""
+
+    def __init__(self, note: Note) -> None:
+        super().__init__(note)
+        self.note = note
+
+
+def size_error(written: str) -> Note:
+    return Note(f"{written} is not a model size", "parse_bad_size", written=written)
+
+
+def gpu_count_error(written: str) -> Note:
+    return Note(f"GPU count {written} is out of range (1 to {MAX_GPU_COUNT})", "parse_gpu_count_range",
+                written=written, max_count=MAX_GPU_COUNT)
+
+
+def gpu_count_whole_error(written: str) -> Note:
+    return Note(f"GPU count {written} is not a whole number", "parse_gpu_count_whole", written=written)
+
+
+def precision_error(written: str) -> Note:
+    return Note(f"{written} is not a precision Cardfit sizes: use {SIZED_PRECISIONS}", "parse_precision",
+                written=written)
+
+
+def context_error(written: str, tokens: int | None) -> Note:
+    """`tokens`: the whole number of tokens when the value was one (then only too long can be wrong with it)."""
+    if tokens is not None and tokens > MAX_CONTEXT_TOKENS:
+        return Note(f"context {written} ({tokens:,} tokens) is out of range: at most {MAX_CONTEXT_TOKENS:,} tokens",
+                    "parse_context_too_long", written=written, tokens=tokens, max_tokens=MAX_CONTEXT_TOKENS)
+    return Note(f"context {written} is out of range (1 to {MAX_CONTEXT_TOKENS:,} tokens)", "parse_context_range",
+                written=written, max_tokens=MAX_CONTEXT_TOKENS)
+
+
+def batch_error(written: str) -> Note:
+    return Note(f"batch {written} is out of range (1 to {MAX_BATCH:,})", "parse_batch_range", written=written,
+                max_batch=MAX_BATCH)
+
+
+def budget_error(written: str) -> Note:
+    return Note(f"memory budget {written} is out of range", "parse_budget_range", written=written)
+
+
+def ambiguous_error(span: str, models: list[ModelShape]) -> Note:
+    """'llama 3.1' names several models: ask for the size, naming the first few."""
+    names = [model.name for model in models[:MAX_AMBIGUOUS_NAMES]]
+    more = len(models) - len(names)
+    if more:
+        return Note(f"'{span}' could be {', '.join(names)} and {more} more: add the size", "parse_ambiguous_more",
+                    span=span, models=names, more=more)
+    return Note(f"'{span}' could be {', '.join(names)}: add the size", "parse_ambiguous", span=span, models=names)

@@ -1,0 +1,275 @@
+"""The models pass: model names from the registry, exact first, then fuzzy; one model per question.
+
+Model matching (registry ids, names and aliases, compared the way `catalog.names.normalize_name` compares them):
+1. Exact: the joined tokens of up to six words equal a name ("Llama-3.1-70B", "llama3.1:8b", "qwen 2.5 32b");
+   the longest wins, anywhere in the text. No note.
+2. Fuzzy, from a word that looks like a family ("llama", "qwen"; typos within rapidfuzz ratio 75 of a family
+   word with the same first letter, e.g. "lama", "mistrall", "quen"); windows of up to five words:
+   * with a size ("70b", "8x7b"): `fuzz.ratio` >= 85 against every name, and only models whose size agrees
+     (within 10 %) count -- "Llama 70B" can never become an 8B model. If the window names no version
+     ("llama 70b"), every generation of that size within 6 points is as likely and the newest (last in the
+     registry) is taken; with a version ("lama 3.1 70b") only the best score counts.
+   * without a size: `fuzz.ratio` >= 85 against the names with their sizes removed ("llama 3.1 70b" ->
+     "llama31"; a family name -> the whole family). One model within 3 points of the best is a match
+     ("deepsek v3"); several are ambiguous ("llama 3.1"): a size named elsewhere in the text decides, otherwise
+     the parser asks for the size instead of guessing. A single word without a size must be a family or name
+     exactly ("qwen3", "mixtral"): "command" or "googled" are words, not models.
+   Every fuzzy match is reported: model_note "Llama 3.1 70B (assumed from 'lama 3.1 70b')", also in `assumed`.
+A second model in the same text is listed in `ignored` (one model per question).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rapidfuzz import fuzz, process
+
+from engine.notes import Note
+from engine.parse.cards import card_at
+from engine.parse.draft import Draft
+from engine.parse.lexer import digits
+from engine.parse.numbers import context_suffix_value, size_of
+from engine.parse.precision import precision_token
+from engine.parse.scan import Scan
+from engine.parse.vocabulary import ModelNames, Vocabulary
+from engine.parse.words import KEYWORDS, STOP_WORDS
+from engine.registry import ModelShape
+
+FUZZY_CUTOFF = 85.0  # fuzz.ratio on normalized strings: "lama3170b" vs "llama3170b" = 94.7
+SIZED_MARGIN = 6.0  # sized window without a version: models this close to the best count as equally likely
+TIE_MARGIN = 0.5  # sized window with a version: only a tie counts
+SIZELESS_MARGIN = 3.0  # window without a size (compared with size-free names): several this close -> ambiguous
+MAX_WINDOW = 5
+MAX_FUZZY_TRIES = 6  # fuzzy windows tried per text: a question names one or two models, not hundreds
+MIN_FUZZY_CHARS = 4
+MAX_NAME_TOKEN = 24  # no model name has a longer word; longer tokens are never compared
+
+
+@dataclass(slots=True)
+class Found:
+    """A model name found in the text: tokens start..start+length, and what they name."""
+
+    start: int
+    length: int
+    span: str
+    model: ModelShape | None
+    ambiguous: list[ModelShape] | None
+    fuzzy: bool
+
+
+# The best window of a fuzzy search: (top score, tokens, models ranked best first, the size it names)
+_Window = tuple[float, int, list[tuple[ModelShape, float]], float | str | None]
+
+
+def find_model(scan: Scan, draft: Draft, vocabulary: Vocabulary) -> None:
+    """Every model name in the text; the first one is the model, any later one is listed as ignored."""
+    search = _Search(scan, vocabulary)
+    found = search.exact_names()
+    found.extend(search.fuzzy_names())
+    if not found:
+        return
+    found.sort(key=lambda item: item.start)
+    definite = [item for item in found if item.model is not None]
+    first = definite[0] if definite else found[0]  # "mixtral or llama 3.1 70b": the one that is clear
+    if first.ambiguous:
+        draft.set_ambiguous(first.ambiguous, first.span)
+    elif first.model is not None:
+        note = None
+        if first.fuzzy:
+            note = Note(f"{first.model.name} (assumed from '{first.span}')", "model_fuzzy", model=first.model.name,
+                        span=first.span)
+        draft.set_model(first.model, note)
+    for other in found:
+        if other is not first:
+            draft.ignored.append(other.span)  # one model per question
+
+
+def resolve_ambiguous(draft: Draft, models: ModelNames) -> None:
+    """'llama 3.1 ... 405b': a size named elsewhere decides between the models a name could be."""
+    if draft.model is not None or not draft.ambiguous or draft.params_b is None:
+        return
+    fitting = [model for model in draft.ambiguous if models.agrees(model, draft.params_b)]
+    if fitting:
+        chosen = models.last(fitting)
+        draft.set_model(chosen, Note(f"{chosen.name} (assumed from '{draft.ambiguous_span}' and {draft.params_b:g}B)",
+                                     "model_sized", model=chosen.name, span=draft.ambiguous_span,
+                                     size=draft.params_b))
+        draft.params_b = None
+    else:
+        # The size names no model of that family: size it as a typical model of that size.
+        draft.ignored.append(draft.ambiguous_span)
+    draft.ambiguous = []
+
+
+class _Search:
+    """The model names of one text. Marks the tokens of each name it finds as used."""
+
+    __slots__ = ("scan", "vocabulary", "models", "_heads")
+
+    def __init__(self, scan: Scan, vocabulary: Vocabulary) -> None:
+        self.scan = scan
+        self.vocabulary = vocabulary
+        self.models = vocabulary.models
+        self._heads: dict[str, bool] = {}  # is_head per word of this text: a long text repeats its words
+
+    def is_head(self, token: str) -> bool:
+        known = self._heads.get(token)
+        if known is None:
+            known = self._heads[token] = self.models.is_head(token)
+        return known
+
+    def exact_names(self) -> list[Found]:
+        """1. Exact names, longest first, anywhere; a typo right before one makes it fuzzy ('deepsek v3')."""
+        scan = self.scan
+        low, flat, n, used = scan.low, scan.flat, scan.n, scan.used
+        prefixes = self.models.prefixes
+        found: list[Found] = []
+        for i in range(n):
+            if used[i] or flat[i] not in prefixes:
+                continue
+            match = self._exact_at(i)
+            if match is None:
+                continue
+            model, end = match
+            before = i - 1
+            if (before >= 0 and not used[before] and low[before] not in STOP_WORDS and low[before] not in KEYWORDS
+                    and self.is_head(low[before])):
+                fuzzy = self.fuzzy_at(before)
+                if fuzzy is not None:  # "deepsek v3": the typo belongs to the name, so say what it was read as
+                    scan.use(fuzzy.start, fuzzy.length)
+                    found.append(fuzzy)
+                    continue
+            scan.use(i, end - i)
+            found.append(Found(i, end - i, scan.span(i, end - 1), model, None, False))
+        return found
+
+    def _exact_at(self, i: int) -> tuple[ModelShape, int] | None:
+        """The longest name starting at token i -> (model, the token after it, a size that confirms it included)."""
+        scan, models = self.scan, self.models
+        low, flat, n, used = scan.low, scan.flat, scan.n, scan.used
+        joined = ""
+        best: tuple[ModelShape, int] | None = None
+        for j in range(i, min(n, i + MAX_WINDOW + 1)):
+            if used[j]:
+                break
+            joined += flat[j]
+            if joined not in models.prefixes:
+                break
+            model = models.exact.get(joined)
+            if model is not None:
+                best = (model, j + 1)
+        if best is None:
+            return None
+        model, end = best
+        if end < n and not used[end]:
+            size = size_of(low[end])
+            if size is not None:
+                if not models.agrees(model, size):
+                    return None  # "llama3 70b" must not stop at an alias "llama3" of an 8B model
+                end += 1  # "phi-4 14b": the size confirms the model
+        return model, end
+
+    def fuzzy_names(self) -> list[Found]:
+        """2. Fuzzy, from a token that looks like a family name (a bounded number of tries: O(n) on any input)."""
+        scan = self.scan
+        low, used = scan.low, scan.used
+        found: list[Found] = []
+        tries = 0
+        for i in range(scan.n):
+            if used[i] or low[i] in STOP_WORDS or low[i] in KEYWORDS or not self.is_head(low[i]):
+                continue
+            tries += 1
+            if tries > MAX_FUZZY_TRIES:
+                break
+            fuzzy = self.fuzzy_at(i)
+            if fuzzy is not None:
+                scan.use(fuzzy.start, fuzzy.length)
+                found.append(fuzzy)
+        return found
+
+    def window_end(self, i: int) -> int:
+        """Where a model name starting at token i must end: before a keyword, a card, a precision, a context."""
+        scan = self.scan
+        low, flat, used, n = scan.low, scan.flat, scan.used, scan.n
+        card_prefixes = self.vocabulary.card_prefixes
+        j = i + 1
+        while j < n and j - i < MAX_WINDOW and not used[j]:
+            token = low[j]
+            if token in STOP_WORDS or token in KEYWORDS or len(token) > MAX_NAME_TOKEN:
+                break
+            if flat[j] in card_prefixes and card_at(scan, self.vocabulary, j) is not None:
+                break
+            if precision_token(token) is not None:
+                break
+            if context_suffix_value(token) is not None:
+                break  # "32k" is a context; a model name that contains one ("phi-3-mini-4k") matched exactly
+            j += 1
+        return j
+
+    def fuzzy_at(self, i: int) -> Found | None:
+        best = self._best_window(i, self.window_end(i))
+        if best is None:
+            return None
+        top, length, ranked, size = best
+        span = self.scan.span(i, i + length - 1)
+        models = self.models
+        if size is None:
+            close = [model for model, score in ranked if score >= top - SIZELESS_MARGIN]
+            close.sort(key=lambda model: models.order.get(model.id, 0))
+            if len(close) > 1:
+                return Found(i, length, span, None, close, True)
+            return Found(i, length, span, close[0], None, True)
+        # Without a version ("llama 70b") every generation of that size is as likely: take the newest (the
+        # registry lists a family oldest first). With one ("lama 3.1 70b") only the best score counts.
+        low = self.scan.low
+        versioned = any(digits(ch) for j in range(i, i + length) if size_of(low[j]) is None for ch in low[j])
+        margin = TIE_MARGIN if versioned else SIZED_MARGIN
+        close = [model for model, score in ranked if score >= top - margin]
+        return Found(i, length, span, models.last(close), None, True)
+
+    def _best_window(self, i: int, end: int) -> _Window | None:
+        """The window from token i (up to `end`) that scores best against the names; the longest on a tie."""
+        models, low, flat = self.models, self.scan.low, self.scan.flat
+        size_positions = [j for j in range(i, end) if size_of(low[j]) is not None]
+        first_length = (size_positions[0] - i + 1) if size_positions else 1
+        best: _Window | None = None
+        for length in range(first_length, end - i + 1):
+            query = "".join(flat[i:i + length])
+            if len(query) < MIN_FUZZY_CHARS and not (length == 1 and query in models.sizeless_index):
+                continue
+            size = None
+            for j in size_positions:
+                if j < i + length:
+                    size = size_of(low[j])
+            scored = self._scores(query, length, size)
+            if not scored:
+                continue
+            top = max(score for _, score in scored.values())
+            if best is None or top >= best[0]:
+                ranked = sorted(scored.values(), key=lambda item: (-item[1], models.order.get(item[0].id, 0)))
+                best = (top, length, ranked, size)
+        return best
+
+    def _scores(self, query: str, length: int, size: float | str | None) -> dict[str, tuple[ModelShape, float]]:
+        """Model id -> (model, best score) for one window."""
+        models = self.models
+        scored: dict[str, tuple[ModelShape, float]] = {}
+        if size is None and length == 1:
+            # one word and no size: only an exact family or name ("qwen3", "mixtral"); a fuzzy single word
+            # ("command", "googled") is far more often an ordinary word than a model
+            for model in models.sizeless_index.get(query, ()):
+                scored[model.id] = (model, 100.0)
+        elif size is None:
+            for _choice, score, position in process.extract(
+                query, models.sizeless_choices, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF, limit=None
+            ):
+                for model in models.sizeless_models[position]:
+                    if model.id not in scored or scored[model.id][1] < score:
+                        scored[model.id] = (model, score)
+        else:
+            for _choice, score, position in process.extract(
+                query, models.choices, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF, limit=None
+            ):
+                model = models.choice_models[position]
+                if models.agrees(model, size) and (model.id not in scored or scored[model.id][1] < score):
+                    scored[model.id] = (model, score)
+        return scored
