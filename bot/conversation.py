@@ -26,8 +26,8 @@ from bot.render import (
 from bot.store import Preferences, Store
 from catalog.loader import LoadedCatalog
 from catalog.schema import Card, Catalog
+from engine.advice import compare_cards
 from engine.answer import Answer, build_answer
-from engine.fit import evaluate_layout
 from engine.notes import Note
 from engine.parse import Vocabulary, parse
 from engine.payload import PayloadError, decode_request, encode_request
@@ -353,7 +353,8 @@ class Conversation:
         if pair is None:
             return Reply(t(lang, "compare.usage"))
         if isinstance(pair, str):
-            return Reply(t(lang, "card.unknown", name=esc(pair), names=esc(", ".join(c.name for c in self.catalog.cards))))
+            names = esc(", ".join(c.name for c in self.catalog.cards))
+            return Reply(t(lang, "card.unknown", name=esc(pair), names=names))
         if not prefs.last_payload:
             return Reply(t(lang, "error.no_last_question"))
         try:
@@ -365,11 +366,8 @@ class Conversation:
         except (PayloadError, SizingError):
             return Reply(t(lang, "error.no_last_question"))
         rows = []
-        for card in pair:
-            layouts = [evaluate_layout(card, n, requirement, resolved, self.catalog)
-                       for n in card.set_sizes if n <= self.catalog.selection.max_gpus_per_host]
-            valid = [l for l in layouts if l.valid]
-            layout = min(valid, key=lambda l: l.monthly_usd) if valid else max(layouts, key=lambda l: l.count)
+        for comparison in compare_cards(resolved, requirement, self.catalog, pair):
+            layout = comparison.layout
             if layout.valid:
                 verdict = t(lang, "compare.fits", spare=fmt_gb(lang, layout.spare_gb))
             else:

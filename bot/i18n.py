@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import string
+from decimal import ROUND_HALF_UP, Decimal
 from functools import cache
 from pathlib import Path
 
@@ -40,23 +41,33 @@ def placeholders(template: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
-def fmt_number(lang: str, value: float, decimals: int = 1) -> str:
-    """1,234.5 in English, 1.234,5 in German (half-up rounding, as the seeds print)."""
+def fmt_number(lang: str, value: float, decimals: int | None = 1) -> str:
+    """1,234.5 in English, 1.234,5 in German (half-up rounding, as the seeds print); decimals=None writes whole
+    numbers without decimals and others with one (70 / 1.5)."""
     value = float(value)
+    if decimals is None:
+        decimals = 0 if value.is_integer() else 1
     scaled = abs(value) * 10 ** decimals
     if abs(scaled - int(scaled) - 0.5) < 1e-6:  # a tie as written (21.125, 2.675): round half up like the seeds
-        from decimal import ROUND_HALF_UP, Decimal
-
         rounded = Decimal(repr(value)).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
         text = f"{rounded:,.{decimals}f}"
     else:
         text = f"{value:,.{decimals}f}"
+    return localize_digits(lang, text)
+
+
+def localize_digits(lang: str, number: str) -> str:
+    """A number written with English separators (8,192.5) in the reader's locale (8.192,5 in German)."""
     if lang == "de":
-        text = text.replace(",", "\u0000").replace(".", ",").replace("\u0000", ".")
-    return text
+        return number.replace(",", "\u0000").replace(".", ",").replace("\u0000", ".")
+    return number
 
 
-def fmt_gb(lang: str, value: float, decimals: int = 1) -> str:
+def fmt_gb(lang: str, value: float, decimals: int | None = 1) -> str:
+    """A size for the reader: one decimal by default; decimals=None as in fmt_number (48 GB, 47.7 GB).
+
+    The GB inside a formula follow the engine's formula rule instead (engine.formula.formula_number, with
+    localize_digits), so a formula shows the same digits in every language as in the JSON."""
     return f"{fmt_number(lang, value, decimals)} GB"
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pydantic import ValidationError
@@ -66,7 +67,7 @@ def load_catalog(name_or_path: str) -> LoadedCatalog:
     return LoadedCatalog(parse_catalog(text, str(path)), path, hashlib.sha256(raw).hexdigest())
 
 
-def _describe(source: str, data: dict, exc: ValidationError) -> str:
+def _describe(source: str, data: dict[str, Any], exc: ValidationError) -> str:
     """First error, as `file: card <id> (cards[3]), field vram_gb: message` (+ how many more)."""
     errors = exc.errors()
     first = errors[0]

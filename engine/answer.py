@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from catalog.schema import Catalog
+from engine.advice import PrecisionHint, precision_hint
 from engine.fit import Layout, Selection, select
 from engine.registry import Registry
 from engine.sizing import Requirement, ResolvedRequest, SizeRequest, SizingError, resolve, size
@@ -17,6 +18,7 @@ class Answer:
     resolved: ResolvedRequest | None = None
     requirement: Requirement | None = None
     selection: Selection | None = None
+    hint: PrecisionHint | None = None  # a named layout that fails, but fits in a narrower precision
     topup_url: str | None = None
     topup_amount_usd: float | None = None
     topup_hours: int | None = None  # the billing period the amount pays for (never below the minimum term)
@@ -37,21 +39,36 @@ class Answer:
             return self.selection.fit
         return self.selection.recommended
 
-    def budget(self) -> dict | None:
+    @property
+    def assumed(self) -> list[str]:
+        """Everything assumed on the way, in order: the request's own notes (parser, settings), then what
+        resolving, sizing and selecting noted. Each step returns its notes; none writes into the request."""
+        notes = list(self.request.assumed)
+        if self.resolved is not None:
+            notes.extend(self.resolved.notes)
+        if self.requirement is not None:
+            notes.extend(self.requirement.notes)
+        if self.selection is not None:
+            notes.extend(self.selection.notes)
+        return notes
+
+    def budget(self) -> dict[str, float | bool] | None:
         if self.resolved is None or self.resolved.memory_budget_gb is None or self.requirement is None:
             return None
         budget = self.resolved.memory_budget_gb
         return {"budget_gb": budget, "fits": self.requirement.total_gb <= budget,
                 "spare_gb": budget - self.requirement.total_gb}
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         selection = self.selection
-        data = {
-            "request": self.resolved.to_json() if self.resolved else _raw_request_json(self.request),
+        request = self.resolved.to_json() if self.resolved else _raw_request_json(self.request)
+        request.update(assumed=self.assumed, ignored=list(self.request.ignored))
+        data: dict[str, object] = {
+            "request": request,
             "requirement": self.requirement.to_json() if self.requirement else None,
             "fit": selection.fit.to_json(self.catalog) if selection and selection.fit else None,
             "reason": selection.reason if selection else None,
-            "alternatives": [l.to_json(self.catalog) for l in selection.alternatives] if selection else [],
+            "alternatives": [layout.to_json(self.catalog) for layout in selection.alternatives] if selection else [],
             "topup_url": self.topup_url,
             "error": self.error,
         }
@@ -61,12 +78,11 @@ class Answer:
         return data
 
 
-def _raw_request_json(request: SizeRequest) -> dict:
+def _raw_request_json(request: SizeRequest) -> dict[str, object]:
     return {
         "model": request.model, "params_b": request.params_b, "precision": request.precision,
         "kv_precision": request.kv_precision, "context_tokens": request.context_tokens, "batch": request.batch,
         "workload": request.workload, "card": request.card, "gpu_count": request.gpu_count,
-        "assumed": list(request.assumed), "ignored": list(request.ignored),
     }
 
 
@@ -89,6 +105,7 @@ def build_answer(
         return answer
     answer.resolved, answer.requirement = resolved, requirement
     answer.selection = select(requirement, resolved, catalog)
+    answer.hint = precision_hint(resolved, answer.selection.fit, catalog)
     payable = answer.payable
     if payable is not None:
         amount = topup_amount_usd(catalog, payable.hourly_usd, payable.monthly_usd, billing)

@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from catalog.names import normalize_name
 from catalog.schema import TRAINING_INTERCONNECTS, Card, Catalog
+from engine.formula import fmt_num
 from engine.memo import by_identity
 from engine.notes import Note
 from engine.registry import ModelShape
-from engine.sizing import Requirement, ResolvedRequest, fmt_num
+from engine.sizing import Requirement, ResolvedRequest
 
 STANDARD_SET_SIZES = (1, 2, 4, 8)
 
@@ -22,7 +25,7 @@ class PerGpu:
     total_gb: float
     spare_gb: float
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, float]:
         return {"weights_gb": self.weights_gb, "kv_cache_gb": self.kv_cache_gb, "other_gb": self.other_gb,
                 "total_gb": self.total_gb, "spare_gb": self.spare_gb}
 
@@ -38,7 +41,7 @@ class Layout:
     fits: bool
     tight: bool
     valid: bool
-    problems: tuple[str, ...]
+    problems: tuple[Note, ...]
     hourly_usd: float
     monthly_usd: float
     decode_tokens_per_s: float | None
@@ -49,8 +52,8 @@ class Layout:
     def label(self) -> str:
         return f"{self.count}x {self.card.name}"
 
-    def to_json(self, catalog: Catalog) -> dict:
-        data = {
+    def to_json(self, catalog: Catalog) -> dict[str, object]:
+        data: dict[str, object] = {
             "card": self.card.id,
             "card_name": self.card.name,
             "count": self.count,
@@ -73,13 +76,17 @@ class Layout:
 
 @dataclass(slots=True)
 class Selection:
+    """The layout to show, why (an engine.notes.Note, or a plain English sentence for a named layout), what else
+    is worth showing, and what selecting noted about the request (a card name read as another card's)."""
+
     fit: Layout | None
     reason: str
     alternatives: list[Layout] = field(default_factory=list)
     recommended: Layout | None = None  # the policy's choice (equals fit unless the user named a layout)
+    notes: tuple[Note, ...] = ()
 
 
-def tensor_parallel_problem(shape: ModelShape, count: int) -> str | None:
+def tensor_parallel_problem(shape: ModelShape, count: int) -> Note | None:
     """vLLM's rule: query heads divide by the TP size; KV heads divide by it, or it by them (replicated).
 
     We apply vLLM's check because that is the engine that refuses to start (seed 004 cites vLLM discussion
@@ -117,16 +124,16 @@ class _Rules:
 
     __slots__ = ("resolved", "catalog", "host", "needs_fp8", "full", "region", "_tp")
 
-    def __init__(self, resolved: ResolvedRequest, catalog: Catalog):
+    def __init__(self, resolved: ResolvedRequest, catalog: Catalog) -> None:
         self.resolved = resolved
         self.catalog = catalog
         self.host = catalog.selection.max_gpus_per_host
         self.needs_fp8 = _needs_fp8_hardware(resolved)
         self.full = resolved.workload == "full"
         self.region = resolved.region
-        self._tp: dict[int, str | None] = {}  # the tensor-parallel verdict depends on the count only
+        self._tp: dict[int, Note | None] = {}  # the tensor-parallel verdict depends on the count only
 
-    def tensor_parallel(self, count: int) -> str | None:
+    def tensor_parallel(self, count: int) -> Note | None:
         if count not in self._tp:
             self._tp[count] = tensor_parallel_problem(self.resolved.shape, count)
         return self._tp[count]
@@ -146,8 +153,8 @@ class _Rules:
                 return False
         return True
 
-    def problems(self, card: Card, count: int) -> list[str]:
-        found = []
+    def problems(self, card: Card, count: int) -> list[Note]:
+        found: list[Note] = []
         if count not in card.set_sizes or count > self.host:
             allowed = ", ".join(str(n) for n in card.set_sizes if n <= self.host)
             found.append(Note(f"{card.name} is rented in sets of {allowed}", "set_sizes", card=card.name,
@@ -176,15 +183,18 @@ class _Rules:
         return found
 
 
-_KNOWN_VALID = object()  # passed as `rules` for a candidate that already passed _Rules.ok: skip re-describing
-
-
-def evaluate_layout(
-    card: Card, count: int, requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog,
-    rules: _Rules | object | None = None,
-) -> Layout:
+def evaluate_layout(card: Card, count: int, requirement: Requirement, resolved: ResolvedRequest,
+                    catalog: Catalog, rules: _Rules | None = None) -> Layout:
     """Does `count` x `card` hold the requirement, and may it be used? Every problem is named."""
-    problems = [] if rules is _KNOWN_VALID else (rules or _Rules(resolved, catalog)).problems(card, count)
+    problems = (rules or _Rules(resolved, catalog)).problems(card, count)
+    return _layout(card, count, requirement, resolved, catalog, problems)
+
+
+def _layout(card: Card, count: int, requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog,
+            problems: list[Note]) -> Layout:
+    """The layout with its memory and prices; `problems` are the rules it breaks besides memory (none for a
+    candidate that already passed _Rules.ok), and a memory shortfall is added here."""
+    problems = list(problems)
     vram = card.vram_gb * count
     spare = vram - requirement.total_gb
     per_gpu = None
@@ -192,7 +202,8 @@ def evaluate_layout(
     fits = fits_total
     if count > 1:
         need = requirement.per_gpu_gb(count, resolved.shape.kv_heads)
-        kv_share = need - (requirement.weights_gb + requirement.scales_with_weights_gb) / count - requirement.per_process_gb
+        sharded = (requirement.weights_gb + requirement.scales_with_weights_gb) / count
+        kv_share = need - sharded - requirement.per_process_gb
         per_gpu = PerGpu(
             weights_gb=requirement.weights_gb / count,
             kv_cache_gb=kv_share,
@@ -202,16 +213,16 @@ def evaluate_layout(
         )
         fits = fits_total and per_gpu.spare_gb >= 0
         tight = per_gpu.spare_gb < catalog.selection.tight_per_card_gb
+        if fits_total and not fits:
+            problems.append(Note(
+                f"fits in total but not per GPU: each card needs {per_gpu.total_gb:.1f} GB of "
+                f"{fmt_num(card.vram_gb)} GB", "per_gpu", need_gb=per_gpu.total_gb, vram_gb=card.vram_gb,
+            ))
     else:
         tight = spare < catalog.selection.tight_single_gb
     if not fits_total:
         problems.append(Note(f"needs {fmt_num(round(requirement.total_gb, 1))} GB, {count}x {card.name} has "
                              f"{fmt_num(vram)} GB", "short", need_gb=requirement.total_gb, missing_gb=-spare))
-    elif not fits:
-        problems.append(Note(
-            f"fits in total but not per GPU: each card needs {per_gpu.total_gb:.1f} GB of {fmt_num(card.vram_gb)} GB",
-            "per_gpu", need_gb=per_gpu.total_gb, vram_gb=card.vram_gb,
-        ))
     hourly, monthly = catalog.set_price_usd(card, count)
     decode = None
     if _decodes(resolved) and requirement.active_weights_gb > 0:
@@ -239,7 +250,24 @@ def _needs_fp8_hardware(resolved: ResolvedRequest) -> bool:
     return resolved.precision == "fp8"
 
 
-@dataclass(slots=True)
+class _Option(Protocol):
+    """What ranking reads from a layout: a cheap _Candidate and a full Layout both have it."""
+
+    @property
+    def card(self) -> Card: ...
+    @property
+    def count(self) -> int: ...
+    @property
+    def monthly_usd(self) -> float: ...
+    @property
+    def spare_gb(self) -> float: ...
+    @property
+    def tight(self) -> bool: ...
+    @property
+    def decode_tokens_per_s(self) -> float | None: ...
+
+
+@dataclass(frozen=True, slots=True)
 class _Candidate:
     """A valid layout's ranking numbers, built cheaply; only the few shown become full Layouts."""
 
@@ -295,9 +323,9 @@ def candidate_layouts(requirement: Requirement, resolved: ResolvedRequest, catal
     return layouts
 
 
-def _price_key(layout: Layout) -> tuple:
+def _price_key(option: _Option) -> tuple[float, float, float]:
     # Ties: more spare, then faster memory.
-    return (layout.monthly_usd, -layout.spare_gb, -layout.card.bandwidth_gbps * layout.count)
+    return (option.monthly_usd, -option.spare_gb, -option.card.bandwidth_gbps * option.count)
 
 
 def select(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog) -> Selection:
@@ -310,83 +338,88 @@ def select(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog
     else:
         ranked = sorted(valid, key=lambda c: (c.count, *_price_key(c)))
 
-    def build(candidate: _Candidate | None) -> Layout | None:
-        if candidate is None:
-            return None
-        return evaluate_layout(candidate.card, candidate.count, requirement, resolved, catalog, _KNOWN_VALID)
-
-    def build_all(candidates: list[_Candidate]) -> list[Layout]:
-        return [evaluate_layout(c.card, c.count, requirement, resolved, catalog, _KNOWN_VALID) for c in candidates]
+    def build(candidate: _Candidate) -> Layout:
+        return _layout(candidate.card, candidate.count, requirement, resolved, catalog, [])
 
     best = ranked[0] if ranked else None
-    recommended = build(best)
+    recommended = build(best) if best is not None else None
     if resolved.card:
-        named = _named_layout(requirement, resolved, catalog)
-        if isinstance(named, str):
-            return Selection(fit=None, reason=named, alternatives=build_all(ranked[:1]), recommended=recommended)
-        chosen = [best] if best is not None and not same_layout(best, named) else []
-        chosen += _alternatives(named, ranked, exclude=chosen)
-        alternatives = build_all(chosen[:3])
-        if alternatives and best is not None and same_layout(alternatives[0], best):
-            alternatives[0] = recommended  # one object for the recommended layout, wherever it is shown
-        return Selection(fit=named, reason=_named_reason(named, resolved), alternatives=alternatives,
-                         recommended=recommended)
-
-    if recommended is None:
+        return _select_named(requirement, resolved, catalog, ranked, best, recommended, build)
+    if best is None or recommended is None:
         layouts = candidate_layouts(requirement, resolved, catalog)
-        return Selection(fit=None, reason=_no_fit_reason(requirement, resolved, catalog, layouts))
+        return Selection(fit=None, reason=_no_fit_reason(requirement, catalog, layouts))
     return Selection(
         fit=recommended, reason=_policy_reason(recommended, requirement, catalog),
-        alternatives=build_all(_alternatives(best, ranked)), recommended=recommended,
+        alternatives=[build(c) for c in _alternatives(best, ranked)], recommended=recommended,
     )
 
 
-def same_layout(a: Layout | _Candidate, b: Layout | _Candidate) -> bool:
+def _select_named(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog, ranked: list[_Candidate],
+                  best: _Candidate | None, recommended: Layout | None,
+                  build: Callable[[_Candidate], Layout]) -> Selection:
+    """The layout the user named, with the policy's choice first among the alternatives when it differs."""
+    assert resolved.card is not None
+    card = catalog.card(resolved.card)
+    if card is None:
+        names = ", ".join(c.name for c in catalog.cards)
+        reason = Note(f"{catalog.provider} does not rent a {resolved.card!r} (cards: {names})", "unknown_card",
+                      provider=catalog.provider, card=resolved.card, cards=names)
+        return Selection(fit=None, reason=reason, alternatives=[build(c) for c in ranked[:1]],
+                         recommended=recommended)
+    notes: tuple[Note, ...] = ()
+    if not _names_card(resolved.card, card):
+        notes = (Note(f"'{resolved.card}' read as {card.name}", "card_alias", written=resolved.card,
+                      card=card.name),)
+    named = _named_layout(card, requirement, resolved, catalog)
+    chosen = [best] if best is not None and not same_layout(best, named) else []
+    chosen += _alternatives(named, ranked, exclude=chosen)
+    alternatives = [build(c) for c in chosen[:3]]
+    if recommended is not None and alternatives and same_layout(alternatives[0], recommended):
+        alternatives[0] = recommended  # one object for the recommended layout, wherever it is shown
+    return Selection(fit=named, reason=_named_reason(named), alternatives=alternatives, recommended=recommended,
+                     notes=notes)
+
+
+def same_layout(a: _Option, b: _Option) -> bool:
     """The same card and count (candidates and full layouts compare alike)."""
     return a.card.id == b.card.id and a.count == b.count
 
 
-def _alternatives(fit: Layout | _Candidate, ranked: list[_Candidate],
-                  exclude: list[_Candidate] | None = None) -> list[_Candidate]:
+def _alternatives(fit: _Option, ranked: list[_Candidate], exclude: list[_Candidate] | None = None) -> list[_Candidate]:
     """Next cheapest; a cheaper set when the fit is one card; fastest within 2x the price; the single-card
     option when the fit is a set; the cheapest roomy option when the fit is tight."""
     chosen: list[_Candidate] = list(exclude or [])
 
-    def add(layout: _Candidate | None) -> None:
-        if layout is not None and not same_layout(layout, fit) and not any(same_layout(layout, c) for c in chosen):
-            chosen.append(layout)
+    def add(option: _Candidate | None) -> None:
+        if option is not None and not same_layout(option, fit) and not any(same_layout(option, c) for c in chosen):
+            chosen.append(option)
 
-    others = [l for l in ranked if l is not fit] if any(l is fit for l in ranked) else \
-        [l for l in ranked if not same_layout(l, fit)]
+    if any(option is fit for option in ranked):
+        others = [option for option in ranked if option is not fit]
+    else:
+        others = [option for option in ranked if not same_layout(option, fit)]
     add(next(iter(others), None))
     if fit.count == 1:
         # "Zwei günstige Karten, manchmal" (seed 000 section 07): a set that is cheaper than the single card.
-        cheaper_set = min((l for l in others if l.count > 1 and l.monthly_usd < fit.monthly_usd),
-                          key=lambda l: l.monthly_usd, default=None)
+        cheaper_set = min((o for o in others if o.count > 1 and o.monthly_usd < fit.monthly_usd),
+                          key=lambda o: o.monthly_usd, default=None)
         add(cheaper_set)
-    if fit.decode_tokens_per_s is not None:
-        within = [l for l in others if l.monthly_usd <= 2 * fit.monthly_usd and l.decode_tokens_per_s]
-        fastest = max(within, key=lambda l: (l.decode_tokens_per_s, -l.monthly_usd), default=None)
-        if fastest and fastest.decode_tokens_per_s > fit.decode_tokens_per_s:
-            add(fastest)
+    fit_decode = fit.decode_tokens_per_s
+    if fit_decode is not None:
+        within = [(decode, o) for o in others
+                  if o.monthly_usd <= 2 * fit.monthly_usd and (decode := o.decode_tokens_per_s)]
+        fastest = max(within, key=lambda pair: (pair[0], -pair[1].monthly_usd), default=None)
+        if fastest is not None and fastest[0] > fit_decode:
+            add(fastest[1])
     if fit.count > 1:
-        add(next((l for l in others if l.count == 1), None))
+        add(next((o for o in others if o.count == 1), None))
     if fit.tight:
         # Seed 000 section 05: a tight fit (13B FP8 on an L4) points at the cheapest card with room to spare.
-        add(next((l for l in others if not l.tight), None))
+        add(next((o for o in others if not o.tight), None))
     return chosen[len(exclude or []):][:3]
 
 
-def _named_layout(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog) -> Layout | str:
-    assert resolved.card is not None
-    card = catalog.card(resolved.card)
-    if card is not None and not _names_card(resolved.card, card):
-        resolved.assumed.append(Note(f"'{resolved.card}' read as {card.name}", "card_alias", written=resolved.card,
-                                     card=card.name))
-    if card is None:
-        names = ", ".join(c.name for c in catalog.cards)
-        return Note(f"{catalog.provider} does not rent a {resolved.card!r} (cards: {names})", "unknown_card",
-                    provider=catalog.provider, card=resolved.card, cards=names)
+def _named_layout(card: Card, requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog) -> Layout:
     if resolved.gpu_count is not None:
         return evaluate_layout(card, resolved.gpu_count, requirement, resolved, catalog)
     # "on a B200" without a count: the smallest set of that card that works, else its smallest rentable set.
@@ -401,13 +434,13 @@ def _names_card(written: str, card: Card) -> bool:
     return normalize_name(written) in (normalize_name(card.name), normalize_name(card.id))
 
 
-def _named_reason(layout: Layout, resolved: ResolvedRequest) -> str:
+def _named_reason(layout: Layout) -> str:
     if layout.valid:
         return f"{layout.label} holds it with {layout.spare_gb:.1f} GB spare" + (" (tight)" if layout.tight else "")
     return f"{layout.label} does not work: " + "; ".join(layout.problems)
 
 
-def _policy_reason(fit: Layout, requirement: Requirement, catalog: Catalog) -> str:
+def _policy_reason(fit: Layout, requirement: Requirement, catalog: Catalog) -> Note:
     need = f"{requirement.total_gb:,.1f} GB"
     if catalog.selection.policy == "cheapest":
         if fit.count == 1:
@@ -418,7 +451,7 @@ def _policy_reason(fit: Layout, requirement: Requirement, catalog: Catalog) -> s
                 need_gb=requirement.total_gb, count=fit.count)
 
 
-def _no_fit_reason(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog, layouts: list[Layout]) -> str:
+def _no_fit_reason(requirement: Requirement, catalog: Catalog, layouts: list[Layout]) -> Note:
     host = catalog.selection.max_gpus_per_host
 
     def node_gb(card: Card) -> float:
@@ -428,11 +461,11 @@ def _no_fit_reason(requirement: Requirement, resolved: ResolvedRequest, catalog:
     biggest = max(catalog.cards, key=node_gb)
     biggest_count = max(n for n in biggest.set_sizes if n <= host)
     biggest_gb = node_gb(biggest)
-    if requirement.total_gb > biggest_gb or not any(l.fits for l in layouts):
+    if requirement.total_gb > biggest_gb or not any(layout.fits for layout in layouts):
         nodes = math.ceil(requirement.total_gb / biggest_gb)
         return Note(f"more than one {host}-GPU host, ask sales: {requirement.total_gb:,.1f} GB is about {nodes} nodes "
                     f"of {biggest_count}x {biggest.name} ({biggest_gb:,.0f} GB each)", "cluster", host=host,
                     need_gb=requirement.total_gb, nodes=nodes, count=biggest_count, card=biggest.name,
                     node_gb=biggest_gb)
-    problems = sorted({p for l in layouts if l.fits for p in l.problems})
+    problems = sorted({problem for layout in layouts if layout.fits for problem in layout.problems})
     return Note("no usable layout: " + "; ".join(problems[:4]), "unusable", problems=problems[:4])

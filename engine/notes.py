@@ -5,7 +5,7 @@ from __future__ import annotations
 
 class Note(str):
     code: str
-    values: dict
+    values: dict[str, object]
 
     def __new__(cls, text: str, code: str, **values: object) -> Note:
         note = super().__new__(cls, text)

@@ -7,6 +7,7 @@ Example: `Mllama-3_1-70bPi4C32k` = Llama 3.1 70B, INT4, 32,768 tokens.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from engine.sizing import (
     KV_PRECISION_BYTES,
@@ -72,6 +73,22 @@ def encode_request(request: SizeRequest) -> str:
 
 def decode_request(payload: str) -> SizeRequest:
     """Parse a payload back into a request; every value is checked, nothing is trusted."""
+    fields = _fields(payload)
+    request = SizeRequest()
+    try:
+        _decode_model(fields, request)
+        _decode_sizing(fields, request)
+        _decode_layout(fields, request)
+    except ValueError as exc:
+        if isinstance(exc, PayloadError):
+            raise
+        raise PayloadError("bad number in payload") from None
+    assert request.workload is None or request.workload in WORKLOADS
+    return request
+
+
+def _fields(payload: str) -> dict[str, str]:
+    """The payload split into its tagged fields, each tag at most once and known."""
     if not isinstance(payload, str) or not _VALID.match(payload):
         raise PayloadError("malformed payload")
     fields: dict[str, str] = {}
@@ -91,45 +108,49 @@ def decode_request(payload: str) -> SizeRequest:
         raise PayloadError(f"unknown field(s) {sorted(unknown)}")
     if "N" in fields and "R" not in fields or "M" in fields and "S" in fields:
         raise PayloadError("inconsistent fields")
-    request = SizeRequest()
-    try:
-        if "M" in fields:
-            request.model = fields["M"].replace("_", ".")
-        elif "S" in fields:
-            request.params_b = _bounded_float(fields["S"].replace("_", "."), MAX_PARAMS_B)
-        else:
-            raise PayloadError("no model or size")
-        if "P" in fields:
-            request.precision = _precision(fields["P"], PRECISION_BYTES)
-        if "C" in fields:
-            text = fields["C"]
-            tokens = int(text[:-1]) * 1024 if text.endswith("k") else int(text)
-            request.context_tokens = _bounded_int(tokens, MAX_CONTEXT_TOKENS)
-        if "B" in fields:
-            request.batch = _bounded_int(int(fields["B"]), MAX_BATCH)
-        if "W" in fields:
-            if fields["W"] not in _WORKLOAD_NAMES:
-                raise PayloadError("bad workload")
-            request.workload = _WORKLOAD_NAMES[fields["W"]]
-        if "K" in fields:
-            request.kv_precision = _precision(fields["K"], KV_PRECISION_BYTES)
-        if "R" in fields:
-            request.card = fields["R"]
-            if "N" in fields:
-                request.gpu_count = _bounded_int(int(fields["N"]), 64)
-        if "G" in fields:
-            request.memory_budget_gb = _bounded_float(fields["G"].replace("_", "."), 1_000_000)
-        if "L" in fields:
-            request.region = fields["L"].upper()
-    except ValueError as exc:
-        if isinstance(exc, PayloadError):
-            raise
-        raise PayloadError("bad number in payload") from None
-    assert request.workload is None or request.workload in WORKLOADS
-    return request
+    return fields
 
 
-def _precision(code: str, allowed: dict) -> str:
+def _decode_model(fields: dict[str, str], request: SizeRequest) -> None:
+    if "M" in fields:
+        request.model = fields["M"].replace("_", ".")
+    elif "S" in fields:
+        request.params_b = _bounded_float(fields["S"].replace("_", "."), MAX_PARAMS_B)
+    else:
+        raise PayloadError("no model or size")
+
+
+def _decode_sizing(fields: dict[str, str], request: SizeRequest) -> None:
+    """Precision, context, batch, workload, KV cache precision."""
+    if "P" in fields:
+        request.precision = _precision(fields["P"], PRECISION_BYTES)
+    if "C" in fields:
+        text = fields["C"]
+        tokens = int(text[:-1]) * 1024 if text.endswith("k") else int(text)
+        request.context_tokens = _bounded_int(tokens, MAX_CONTEXT_TOKENS)
+    if "B" in fields:
+        request.batch = _bounded_int(int(fields["B"]), MAX_BATCH)
+    if "W" in fields:
+        if fields["W"] not in _WORKLOAD_NAMES:
+            raise PayloadError("bad workload")
+        request.workload = _WORKLOAD_NAMES[fields["W"]]
+    if "K" in fields:
+        request.kv_precision = _precision(fields["K"], KV_PRECISION_BYTES)
+
+
+def _decode_layout(fields: dict[str, str], request: SizeRequest) -> None:
+    """The named card and count, the memory budget, the region."""
+    if "R" in fields:
+        request.card = fields["R"]
+        if "N" in fields:
+            request.gpu_count = _bounded_int(int(fields["N"]), 64)
+    if "G" in fields:
+        request.memory_budget_gb = _bounded_float(fields["G"].replace("_", "."), 1_000_000)
+    if "L" in fields:
+        request.region = fields["L"].upper()
+
+
+def _precision(code: str, allowed: Mapping[str, float]) -> str:
     name = _PRECISION_NAMES.get(code)
     if name is None or name not in allowed:
         raise PayloadError("bad precision")

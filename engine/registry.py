@@ -1,9 +1,12 @@
 """The model registry: real shapes of open models (bundled YAML) and the seed's typical shapes for bare sizes."""
 from __future__ import annotations
 
+import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, Literal
 
 import yaml
 
@@ -65,15 +68,47 @@ class ModelShape:
             return True
         return self.kv_heads is not None and self.head_dim is not None
 
-    def describe_shape(self) -> str:
+    def summary(self) -> ShapeSummary:
+        """The attention shape as data (what the KV cache formula multiplies); front ends word it."""
         if not self.kv_known:
-            return "attention shape not published"
+            return ShapeSummary("unknown")
         if self.is_mla:
-            return f"{self.layers} layers, MLA latent {self.mla_kv_lora_rank}+{self.mla_qk_rope_head_dim}"
-        kind = "MHA" if self.kv_heads == self.attention_heads else f"GQA {self.kv_heads} KV heads"
+            return ShapeSummary("mla", layers=self.layers, mla_rank=self.mla_kv_lora_rank,
+                                mla_rope=self.mla_qk_rope_head_dim)
+        return ShapeSummary(
+            "mha" if self.kv_heads == self.attention_heads else "gqa", layers=self.layers, kv_heads=self.kv_heads,
+            head_dim=self.head_dim, window_tokens=self.sliding_window or None,
+            window_layers=self.sliding_layers if self.sliding_window else 0,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ShapeSummary:
+    """An attention shape as a reader checks a KV cache against it: "80 layers, GQA 8 KV heads, head dim 128".
+
+    `kind` is unknown (not published), mla (latent rank + RoPE dims), mha (as many KV heads as query heads)
+    or gqa; a sliding window adds how many layers hold only `window_tokens`.
+    """
+
+    kind: Literal["unknown", "mla", "mha", "gqa"]
+    layers: int | None = None
+    kv_heads: int | None = None
+    head_dim: int | None = None
+    mla_rank: int | None = None
+    mla_rope: int | None = None
+    window_tokens: int | None = None
+    window_layers: int = 0
+
+    def english(self) -> str:
+        """The English sentence for the engine's own notes (JSON); bot/render.py words it per locale."""
+        if self.kind == "unknown":
+            return "attention shape not published"
+        if self.kind == "mla":
+            return f"{self.layers} layers, MLA latent {self.mla_rank}+{self.mla_rope}"
+        kind = "MHA" if self.kind == "mha" else f"GQA {self.kv_heads} KV heads"
         text = f"{self.layers} layers, {kind}, head dim {self.head_dim}"
-        if self.sliding_window:
-            text += f", {self.sliding_layers} layers with a {self.sliding_window:,}-token window"
+        if self.window_tokens:
+            text += f", {self.window_layers} layers with a {self.window_tokens:,}-token window"
         return text
 
 
@@ -95,8 +130,6 @@ def typical_shape(params_b: float) -> tuple[ModelShape, float]:
 
     Returns the shape and the nominal size whose shape was used, so the caller can say what it assumed.
     """
-    import math
-
     size, layers, heads, kv_heads = min(
         TYPICAL_SHAPES, key=lambda row: abs(math.log(params_b / row[0])) if params_b > 0 else row[0]
     )
@@ -124,14 +157,14 @@ class Registry:
         """Exact lookup by id or alias (separators and case ignored)."""
         return self.by_key.get(normalize_name(model_id))
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[ModelShape]:
         return iter(self.models)
 
     def __len__(self) -> int:
         return len(self.models)
 
 
-def _shape_from_entry(entry: dict) -> ModelShape:
+def _shape_from_entry(entry: dict[str, Any]) -> ModelShape:
     mla = entry.get("mla") or {}
     experts = entry.get("experts") or {}
     published = entry.get("published_weights")
@@ -164,7 +197,7 @@ def _shape_from_entry(entry: dict) -> ModelShape:
     )
 
 
-def build_registry(entries: list[dict]) -> Registry:
+def build_registry(entries: list[dict[str, Any]]) -> Registry:
     models = tuple(_shape_from_entry(entry) for entry in entries)
     by_key: dict[str, ModelShape] = {}
     for model in models:

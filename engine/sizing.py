@@ -1,14 +1,16 @@
 """Sizing maths: a request -> named memory components in decimal GB, under the provider's sizing policy.
 
-Pure and synchronous: no I/O, no clock. Every component carries the formula that produced it, so a reply can
-show its working ("70 x 0.5 B = 35.0 GB").
+Pure and synchronous: no I/O, no clock. Every component carries the formula that produced it (engine.formula),
+so a reply can show its working ("70 x 0.5 B = 35.0 GB").
 """
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from catalog.schema import SizingPolicy
+from engine.formula import FormulaValue, english_formula, fmt_gb, fmt_num
 from engine.notes import Note
 from engine.registry import ModelShape, Registry, default_registry, typical_shape
 
@@ -75,7 +77,8 @@ class SizeRequest:
 
 @dataclass(slots=True)
 class ResolvedRequest:
-    """A request with every value filled in, and the list of what was assumed to fill it."""
+    """A request with every value filled in, and the notes on what resolving it assumed (the request's own
+    notes, from the parser and the user's settings, stay on the SizeRequest; engine.answer joins them)."""
 
     shape: ModelShape
     model: str | None
@@ -93,10 +96,10 @@ class ResolvedRequest:
     gpu_count: int | None
     memory_budget_gb: float | None
     region: str | None
-    assumed: list[str]
-    ignored: list[str]
+    notes: tuple[Note, ...] = ()
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
+        """The resolved values of the JSON "request" object (engine.answer adds "assumed" and "ignored")."""
         return {
             "model": self.model,
             "params_b": self.params_b,
@@ -107,18 +110,25 @@ class ResolvedRequest:
             "workload": self.workload,
             "card": self.card,
             "gpu_count": self.gpu_count,
-            "assumed": list(self.assumed),
-            "ignored": list(self.ignored),
         }
 
 
 @dataclass(frozen=True, slots=True)
 class Component:
+    """One named part of a requirement; its formula as data (`code` + `values`, see engine.formula) and as the
+    English text that the JSON "formula" string carries."""
+
     name: str
     gb: float
+    code: str
+    values: Mapping[str, FormulaValue]
     formula: str
 
-    def to_json(self) -> dict:
+    @classmethod
+    def of(cls, name: str, gb: float, code: str, **values: FormulaValue) -> Component:
+        return cls(name, gb, code, values, english_formula(code, values))
+
+    def to_json(self) -> dict[str, object]:
         return {"name": self.name, "gb": self.gb, "formula": self.formula}
 
 
@@ -128,6 +138,7 @@ class Requirement:
 
     `low_gb` is set where the policy gives a range (GPUwithCrypto full fine-tuning 16-18 B/param); the high
     end is `total_gb` and decides the fit. The split fields feed the per-GPU view under tensor parallelism.
+    `notes` says what sizing left out (a KV cache whose attention shape is not published).
     """
 
     components: tuple[Component, ...]
@@ -139,6 +150,7 @@ class Requirement:
     per_process_gb: float  # fixed cost that every GPU process pays (runtime overhead)
     scales_with_weights_gb: float  # headroom/optimizer/activations that shard like the weights
     kv_replicated: bool  # MLA latent cache: the same on every tensor-parallel rank
+    notes: tuple[Note, ...] = ()
 
     def component(self, name: str) -> Component | None:
         for component in self.components:
@@ -164,8 +176,8 @@ class Requirement:
         sharded = (self.weights_gb + self.scales_with_weights_gb) / count
         return sharded + kv_per_gpu + self.per_process_gb
 
-    def to_json(self) -> dict:
-        data = {"total_gb": self.total_gb, "components": [c.to_json() for c in self.components]}
+    def to_json(self) -> dict[str, object]:
+        data: dict[str, object] = {"total_gb": self.total_gb, "components": [c.to_json() for c in self.components]}
         if self.low_gb is not None:
             data["low_gb"] = self.low_gb
         return data
@@ -183,116 +195,20 @@ def canonical_kv_precision(word: str) -> str | None:
     return precision
 
 
-def fmt_num(value: float) -> str:
-    """Compact number for formulas: 70, 7.3, 0.5, 8,192."""
-    if float(value).is_integer():
-        return f"{int(value):,}"
-    return f"{value:,.4g}" if abs(value) < 1000 else f"{value:,.1f}"
-
-
-def fmt_gb(value: float) -> str:
-    return f"{value:,.1f} GB"
-
+# -- resolving a request -----------------------------------------------------------------------------------
 
 def resolve(request: SizeRequest, policy: SizingPolicy, registry: Registry | None = None) -> ResolvedRequest:
-    """Fill every value the user did not give from the model and the policy; list each filled value."""
-    assumed = list(request.assumed)
+    """Fill every value the user did not give from the model and the policy; note each filled value.
 
-    workload = (request.workload or "inference").lower()
-    if workload not in WORKLOADS:
-        raise SizingError(f"unknown workload {request.workload!r} (use one of {', '.join(WORKLOADS)})")
-    if request.workload is None:
-        assumed.append(Note("workload: inference (default)", "default_workload", workload="inference"))
-
-    if request.model:
-        shape = (registry or default_registry()).get(request.model)
-        if shape is None:
-            raise SizingError(f"unknown model {request.model!r}")
-        if request.params_b is not None and abs(request.params_b - shape.params_b) > 1e-9:
-            assumed.append(Note(f"{fmt_num(request.params_b)}B ignored: {shape.name} has {fmt_num(shape.params_b)}B",
-                                "params_ignored", given=request.params_b, model=shape.name, params=shape.params_b))
-        params_b = shape.params_b
-        model_id: str | None = shape.id
-    elif request.params_b is not None:
-        params_b = float(request.params_b)
-        _check_range("params", params_b, 0, MAX_PARAMS_B, "B")
-        shape, nominal = typical_shape(params_b)
-        assumed.append(Note(f"shape of a typical {fmt_num(nominal)}B model: {shape.describe_shape()}", "typical_shape",
-                            size=nominal))
-        model_id = None
-    else:
-        raise SizingError("no model or parameter count given")
-    _check_range("params", params_b, 0, MAX_PARAMS_B, "B")
-
-    weight_bytes: float | None
-    if request.precision is not None:
-        precision = canonical_precision(request.precision)
-        if precision is None:
-            raise SizingError(f"unknown precision {request.precision!r} (use fp32, bf16, fp16, fp8, int8 or int4)")
-        weight_bytes = PRECISION_BYTES[precision]
-    elif shape.published_weights is not None and workload == "inference":
-        precision = shape.published_weights.format
-        weight_bytes = None
-        assumed.append(Note(
-            f"weights as published: {fmt_gb(shape.published_weights.gb)} ({shape.published_weights.format.upper()})",
-            "published", weights_gb=shape.published_weights.gb, format=shape.published_weights.format.upper(),
-        ))
-    elif workload == "qlora":
-        precision, weight_bytes = "int4", PRECISION_BYTES["int4"]  # QLoRA's base is 4-bit NF4 by definition
-    else:
-        precision = policy.default_precision
-        weight_bytes = PRECISION_BYTES[precision]
-        if workload in ("inference", "lora"):
-            assumed.append(Note(f"precision: {precision.upper()} (default)", "default_precision",
-                                precision=precision.upper()))
-
-    if request.kv_precision is not None:
-        kv_precision = canonical_kv_precision(request.kv_precision)
-        if kv_precision is None:
-            raise SizingError(f"unknown KV cache precision {request.kv_precision!r} (use fp16, bf16, fp8 or int8)")
-    else:
-        kv_precision = policy.default_kv_precision
-
-    training = workload != "inference"
-    # Does the sequence enter the sizing? In the breakdown policy for inference (KV cache) and LoRA/QLoRA
-    # (activations); in the headroom policy only for inference once a context or a batch is named (seed 004).
-    # A KV cache only counts where the model's attention shape is known (not FLUX, not DeepSeek V4).
-    if policy.policy == "breakdown":
-        sequence_matters = workload in ("lora", "qlora") or (not training and shape.kv_known)
-    else:
-        sequence_matters = not training and shape.kv_known and (
-            request.context_tokens is not None or request.batch is not None)
-    if request.context_tokens is not None:
-        context_tokens = int(request.context_tokens)
-        _check_range("context", context_tokens, 0, MAX_CONTEXT_TOKENS, " tokens")
-    else:
-        context_tokens = policy.training_context_tokens if training else policy.default_context_tokens
-        if sequence_matters:
-            assumed.append(Note(f"context: {context_tokens:,} tokens (default)", "default_context",
-                                tokens=context_tokens))
-    if request.batch is not None:
-        batch = int(request.batch)
-        _check_range("batch", batch, 0, MAX_BATCH, "")
-    else:
-        batch = policy.default_batch
-        if sequence_matters:
-            assumed.append(Note(f"batch: {batch} (default)", "default_batch", batch=batch))
-    if (
-        not training
-        and request.kv_precision is None
-        and shape.kv_known
-        and (policy.policy == "breakdown" or request.context_tokens is not None or request.batch is not None)
-    ):
-        assumed.append(Note(f"KV cache in {kv_precision.upper()} (default)", "default_kv", kv=kv_precision.upper()))
-
-    if request.context_tokens is not None and shape.context_max and context_tokens > shape.context_max \
-            and not training:
-        assumed.append(Note(f"{context_tokens:,} tokens is beyond {shape.name}'s {shape.context_max:,}-token context "
-                            f"window; sized as asked", "beyond_context", tokens=context_tokens, model=shape.name,
-                            max_tokens=shape.context_max))
-    if request.context_tokens is not None and not sequence_matters and shape.kv_known:
-        assumed.append(Note(f"the context length does not enter {workload} sizing under this provider's rules",
-                            "context_unused", workload=workload))
+    Values are checked in the order they are resolved, so the first bad one is the one named."""
+    notes: list[Note] = []
+    workload = _resolve_workload(request, notes)
+    shape, params_b, model_id = _resolve_model(request, registry, notes)
+    precision, weight_bytes = _resolve_precision(request, shape, workload, policy, notes)
+    kv_precision = _resolve_kv_precision(request, policy)
+    sequence_matters = _sequence_matters(request, shape, workload, policy)
+    context_tokens, batch = _resolve_sequence(request, shape, workload, policy, sequence_matters, notes)
+    notes.extend(_sequence_notes(request, shape, workload, policy, sequence_matters, kv_precision, context_tokens))
     if request.gpu_count is not None and not 1 <= request.gpu_count <= 64:
         raise SizingError(f"GPU count {request.gpu_count} is outside 1..64")
     if request.memory_budget_gb is not None and not 0 < request.memory_budget_gb <= 1_000_000:
@@ -315,9 +231,123 @@ def resolve(request: SizeRequest, policy: SizingPolicy, registry: Registry | Non
         gpu_count=request.gpu_count,
         memory_budget_gb=request.memory_budget_gb,
         region=request.region,
-        assumed=assumed,
-        ignored=list(request.ignored),
+        notes=tuple(notes),
     )
+
+
+def _resolve_workload(request: SizeRequest, notes: list[Note]) -> str:
+    workload = (request.workload or "inference").lower()
+    if workload not in WORKLOADS:
+        raise SizingError(f"unknown workload {request.workload!r} (use one of {', '.join(WORKLOADS)})")
+    if request.workload is None:
+        notes.append(Note("workload: inference (default)", "default_workload", workload="inference"))
+    return workload
+
+
+def _resolve_model(request: SizeRequest, registry: Registry | None,
+                   notes: list[Note]) -> tuple[ModelShape, float, str | None]:
+    """The model's shape, its parameter count and registry id (None for a bare size)."""
+    if request.model:
+        shape = (registry or default_registry()).get(request.model)
+        if shape is None:
+            raise SizingError(f"unknown model {request.model!r}")
+        if request.params_b is not None and abs(request.params_b - shape.params_b) > 1e-9:
+            notes.append(Note(f"{fmt_num(request.params_b)}B ignored: {shape.name} has {fmt_num(shape.params_b)}B",
+                              "params_ignored", given=request.params_b, model=shape.name, params=shape.params_b))
+        params_b, model_id = shape.params_b, shape.id
+    elif request.params_b is not None:
+        params_b = float(request.params_b)
+        _check_range("params", params_b, 0, MAX_PARAMS_B, "B")
+        shape, nominal = typical_shape(params_b)
+        summary = shape.summary()
+        notes.append(Note(f"shape of a typical {fmt_num(nominal)}B model: {summary.english()}", "typical_shape",
+                          size=nominal, shape=summary))
+        model_id = None
+    else:
+        raise SizingError("no model or parameter count given")
+    _check_range("params", params_b, 0, MAX_PARAMS_B, "B")
+    return shape, params_b, model_id
+
+
+def _resolve_precision(request: SizeRequest, shape: ModelShape, workload: str, policy: SizingPolicy,
+                       notes: list[Note]) -> tuple[str, float | None]:
+    """The weights' precision and bytes per parameter (None: the published weight size is used)."""
+    if request.precision is not None:
+        precision = canonical_precision(request.precision)
+        if precision is None:
+            raise SizingError(f"unknown precision {request.precision!r} (use fp32, bf16, fp16, fp8, int8 or int4)")
+        return precision, PRECISION_BYTES[precision]
+    published = shape.published_weights
+    if published is not None and workload == "inference":
+        notes.append(Note(f"weights as published: {fmt_gb(published.gb)} ({published.format.upper()})",
+                          "published", weights_gb=published.gb, format=published.format.upper()))
+        return published.format, None
+    if workload == "qlora":
+        return "int4", PRECISION_BYTES["int4"]  # QLoRA's base is 4-bit NF4 by definition
+    precision = policy.default_precision
+    if workload in ("inference", "lora"):
+        notes.append(Note(f"precision: {precision.upper()} (default)", "default_precision",
+                          precision=precision.upper()))
+    return precision, PRECISION_BYTES[precision]
+
+
+def _resolve_kv_precision(request: SizeRequest, policy: SizingPolicy) -> str:
+    if request.kv_precision is None:
+        return policy.default_kv_precision
+    kv_precision = canonical_kv_precision(request.kv_precision)
+    if kv_precision is None:
+        raise SizingError(f"unknown KV cache precision {request.kv_precision!r} (use fp16, bf16, fp8 or int8)")
+    return kv_precision
+
+
+def _sequence_matters(request: SizeRequest, shape: ModelShape, workload: str, policy: SizingPolicy) -> bool:
+    """Does the sequence enter the sizing? In the breakdown policy for inference (KV cache) and LoRA/QLoRA
+    (activations); in the headroom policy only for inference once a context or a batch is named (seed 004).
+    A KV cache only counts where the model's attention shape is known (not FLUX, not DeepSeek V4)."""
+    training = workload != "inference"
+    if policy.policy == "breakdown":
+        return workload in ("lora", "qlora") or (not training and shape.kv_known)
+    return not training and shape.kv_known and (request.context_tokens is not None or request.batch is not None)
+
+
+def _resolve_sequence(request: SizeRequest, shape: ModelShape, workload: str, policy: SizingPolicy,
+                      sequence_matters: bool, notes: list[Note]) -> tuple[int, int]:
+    """Context tokens and batch, the policy's defaults where not given (noted where they enter the sizing)."""
+    if request.context_tokens is not None:
+        context_tokens = int(request.context_tokens)
+        _check_range("context", context_tokens, 0, MAX_CONTEXT_TOKENS, " tokens")
+    else:
+        context_tokens = policy.training_context_tokens if workload != "inference" else policy.default_context_tokens
+        if sequence_matters:
+            notes.append(Note(f"context: {context_tokens:,} tokens (default)", "default_context",
+                              tokens=context_tokens))
+    if request.batch is not None:
+        batch = int(request.batch)
+        _check_range("batch", batch, 0, MAX_BATCH, "")
+    else:
+        batch = policy.default_batch
+        if sequence_matters:
+            notes.append(Note(f"batch: {batch} (default)", "default_batch", batch=batch))
+    return context_tokens, batch
+
+
+def _sequence_notes(request: SizeRequest, shape: ModelShape, workload: str, policy: SizingPolicy,
+                    sequence_matters: bool, kv_precision: str, context_tokens: int) -> list[Note]:
+    """The default KV precision where a KV cache is sized, and a named context that is too long or unused."""
+    notes = []
+    training = workload != "inference"
+    named = request.context_tokens is not None or request.batch is not None
+    if not training and request.kv_precision is None and shape.kv_known and (policy.policy == "breakdown" or named):
+        notes.append(Note(f"KV cache in {kv_precision.upper()} (default)", "default_kv", kv=kv_precision.upper()))
+    if request.context_tokens is not None and shape.context_max and context_tokens > shape.context_max \
+            and not training:
+        notes.append(Note(f"{context_tokens:,} tokens is beyond {shape.name}'s {shape.context_max:,}-token context "
+                          f"window; sized as asked", "beyond_context", tokens=context_tokens, model=shape.name,
+                          max_tokens=shape.context_max))
+    if request.context_tokens is not None and not sequence_matters and shape.kv_known:
+        notes.append(Note(f"the context length does not enter {workload} sizing under this provider's rules",
+                          "context_unused", workload=workload))
+    return notes
 
 
 def _check_range(what: str, value: float, low_exclusive: float, high: float, unit: str) -> None:
@@ -338,35 +368,25 @@ def kv_cache(shape: ModelShape, kv_bytes: float, tokens: int, batch: int) -> Com
     if not shape.kv_known:
         return None
     assert shape.layers is not None
-    bytes_label = fmt_num(kv_bytes)
     if shape.is_mla:
         assert shape.mla_kv_lora_rank is not None and shape.mla_qk_rope_head_dim is not None
         width = shape.mla_kv_lora_rank + shape.mla_qk_rope_head_dim
-        total = shape.layers * width * kv_bytes * tokens * batch
-        formula = (
-            f"{shape.layers} layers x ({shape.mla_kv_lora_rank} + {shape.mla_qk_rope_head_dim}) MLA latent x "
-            f"{bytes_label} B x {tokens:,} tokens x {batch} = {fmt_gb(total / GB)}"
-        )
-        return Component("kv_cache", total / GB, formula)
+        gb = shape.layers * width * kv_bytes * tokens * batch / GB
+        return Component.of("kv_cache", gb, "kv_mla", layers=shape.layers, rank=shape.mla_kv_lora_rank,
+                            rope=shape.mla_qk_rope_head_dim, bytes=kv_bytes, tokens=tokens, batch=batch, kv_gb=gb)
     assert shape.kv_heads is not None and shape.head_dim is not None
     window_layers = shape.sliding_layers if shape.sliding_window else 0
     full_layers = shape.layers - window_layers
     per_layer_token = 2 * shape.kv_heads * shape.head_dim * kv_bytes
     if window_layers and tokens > (shape.sliding_window or 0):
         windowed = min(tokens, shape.sliding_window or tokens)
-        total = per_layer_token * (full_layers * tokens + window_layers * windowed) * batch
-        formula = (
-            f"2 x {shape.kv_heads} KV heads x {shape.head_dim} x {bytes_label} B x "
-            f"({full_layers} layers x {tokens:,} + {window_layers} window layers x {windowed:,} tokens) x "
-            f"{batch} = {fmt_gb(total / GB)}"
-        )
-    else:
-        total = per_layer_token * shape.layers * tokens * batch
-        formula = (
-            f"2 x {shape.layers} layers x {shape.kv_heads} KV heads x {shape.head_dim} x {bytes_label} B x "
-            f"{tokens:,} tokens x {batch} = {fmt_gb(total / GB)}"
-        )
-    return Component("kv_cache", total / GB, formula)
+        gb = per_layer_token * (full_layers * tokens + window_layers * windowed) * batch / GB
+        return Component.of("kv_cache", gb, "kv_window", kv_heads=shape.kv_heads, head_dim=shape.head_dim,
+                            bytes=kv_bytes, full_layers=full_layers, tokens=tokens, window_layers=window_layers,
+                            window_tokens=windowed, batch=batch, kv_gb=gb)
+    gb = per_layer_token * shape.layers * tokens * batch / GB
+    return Component.of("kv_cache", gb, "kv", layers=shape.layers, kv_heads=shape.kv_heads, head_dim=shape.head_dim,
+                        bytes=kv_bytes, tokens=tokens, batch=batch, kv_gb=gb)
 
 
 def kv_bytes_per_token(shape: ModelShape, kv_bytes: float = 2) -> float | None:
@@ -377,24 +397,31 @@ def kv_bytes_per_token(shape: ModelShape, kv_bytes: float = 2) -> float | None:
 
 # -- weights -----------------------------------------------------------------------------------------------
 
-def _weights(resolved: ResolvedRequest, label: str = "") -> Component:
+def _weights(resolved: ResolvedRequest) -> Component:
     shape = resolved.shape
     if resolved.weight_bytes is None:
         assert shape.published_weights is not None
         published = shape.published_weights
-        return Component(
-            "weights", published.gb, f"{shape.name} as published ({published.format.upper()}) = {fmt_gb(published.gb)}"
-        )
+        return Component.of("weights", published.gb, "weights_published", model=shape.name,
+                            format=published.format.upper(), weights_gb=published.gb)
     gb = resolved.params_b * resolved.weight_bytes
-    suffix = f" ({label})" if label else ""
-    return Component("weights", gb, f"{fmt_num(resolved.params_b)} x {fmt_num(resolved.weight_bytes)} B{suffix} = {fmt_gb(gb)}")
+    return Component.of("weights", gb, "weights", params=resolved.params_b, bytes=resolved.weight_bytes,
+                        weights_gb=gb)
 
 
-def _kv_unknown(shape: ModelShape) -> Note | None:
+def _frozen_base(resolved: ResolvedRequest) -> Component:
+    """LoRA's frozen base in the precision asked for (BF16 unless said)."""
+    bytes_per_param = resolved.weight_bytes if resolved.weight_bytes is not None else 2
+    gb = resolved.params_b * bytes_per_param
+    return Component.of("weights", gb, "weights_frozen", params=resolved.params_b, bytes=bytes_per_param,
+                        weights_gb=gb)
+
+
+def _kv_unknown(shape: ModelShape) -> tuple[Note, ...]:
     if shape.kind != "llm":
-        return None  # a diffusion transformer has no KV cache: nothing is missing
-    return Note(f"KV cache not included: the attention shape of {shape.name} is not published", "kv_unknown",
-                model=shape.name)
+        return ()  # a diffusion transformer has no KV cache: nothing is missing
+    return (Note(f"KV cache not included: the attention shape of {shape.name} is not published", "kv_unknown",
+                 model=shape.name),)
 
 
 def _active_share(shape: ModelShape) -> float:
@@ -410,140 +437,120 @@ def size(resolved: ResolvedRequest, policy: SizingPolicy) -> Requirement:
     return _size_headroom(resolved, policy)
 
 
-def _requirement(components: list[Component], **split) -> Requirement:
-    total = sum(component.gb for component in components)
-    return Requirement(components=tuple(components), total_gb=total, **split)
+def _requirement(components: list[Component], *, weights_gb: float, active_weights_gb: float | None = None,
+                 kv_cache_gb: float = 0.0, per_process_gb: float = 0.0, scales_with_weights_gb: float = 0.0,
+                 kv_replicated: bool = False, low_gb: float | None = None,
+                 notes: tuple[Note, ...] = ()) -> Requirement:
+    return Requirement(
+        components=tuple(components), total_gb=sum(component.gb for component in components), low_gb=low_gb,
+        weights_gb=weights_gb, active_weights_gb=weights_gb if active_weights_gb is None else active_weights_gb,
+        kv_cache_gb=kv_cache_gb, per_process_gb=per_process_gb, scales_with_weights_gb=scales_with_weights_gb,
+        kv_replicated=kv_replicated, notes=notes,
+    )
 
 
 def _size_breakdown(resolved: ResolvedRequest, policy: SizingPolicy) -> Requirement:
     p = resolved.params_b
     shape = resolved.shape
-    overhead = Component("overhead", policy.overhead_gb, f"runtime overhead (CUDA context, framework, allocator) = {fmt_gb(policy.overhead_gb)}")
+    overhead = Component.of("overhead", policy.overhead_gb, "runtime_overhead", overhead_gb=policy.overhead_gb)
     if resolved.workload == "inference":
         weights = _weights(resolved)
-        components = [weights]
         kv = kv_cache(shape, KV_PRECISION_BYTES[resolved.kv_precision], resolved.context_tokens, resolved.batch)
-        if kv is not None:
-            components.append(kv)
-        else:
-            resolved.assumed.extend(filter(None, [_kv_unknown(shape)]))
-        components.append(overhead)
+        components = [weights] if kv is None else [weights, kv]
         return _requirement(
-            components, low_gb=None, weights_gb=weights.gb, active_weights_gb=weights.gb * _active_share(shape),
-            kv_cache_gb=kv.gb if kv else 0.0, per_process_gb=overhead.gb, scales_with_weights_gb=0.0,
-            kv_replicated=shape.is_mla,
+            [*components, overhead], weights_gb=weights.gb, active_weights_gb=weights.gb * _active_share(shape),
+            kv_cache_gb=kv.gb if kv else 0.0, per_process_gb=overhead.gb, kv_replicated=shape.is_mla,
+            notes=_kv_unknown(shape) if kv is None else (),
         )
     if resolved.workload == "full":
-        weights = Component("weights", 2 * p, f"{fmt_num(p)} x 2 B (BF16 weights) = {fmt_gb(2 * p)}")
-        gradients = Component("gradients", 2 * p, f"{fmt_num(p)} x 2 B (BF16 gradients) = {fmt_gb(2 * p)}")
-        optimizer = Component(
-            "optimizer", 12 * p, f"{fmt_num(p)} x 12 B (FP32 master 4 + Adam moments 4 + 4) = {fmt_gb(12 * p)}"
-        )
+        weights = Component.of("weights", 2 * p, "weights_bf16", params=p, bytes=2, weights_gb=2 * p)
+        gradients = Component.of("gradients", 2 * p, "gradients_bf16", params=p, bytes=2, gradients_gb=2 * p)
+        optimizer = Component.of("optimizer", 12 * p, "optimizer_adam", params=p, bytes=12, optimizer_gb=12 * p)
         base = 16 * p
-        activations = Component(
-            "activations", FULL_FT_ACTIVATION_SHARE * base,
-            f"15 % of {fmt_gb(base)} (activations, fragmentation) = {fmt_gb(FULL_FT_ACTIVATION_SHARE * base)}",
-        )
-        components = [weights, gradients, optimizer, activations]
+        activations_gb = FULL_FT_ACTIVATION_SHARE * base
+        activations = Component.of("activations", activations_gb, "activations_share",
+                                   percent=FULL_FT_ACTIVATION_SHARE * 100, base_gb=base, activations_gb=activations_gb)
         return _requirement(
-            components, low_gb=None, weights_gb=weights.gb, active_weights_gb=weights.gb,
-            kv_cache_gb=0.0, per_process_gb=0.0,
-            scales_with_weights_gb=gradients.gb + optimizer.gb + activations.gb, kv_replicated=False,
+            [weights, gradients, optimizer, activations], weights_gb=weights.gb,
+            scales_with_weights_gb=gradients.gb + optimizer.gb + activations.gb,
         )
     # LoRA / QLoRA: frozen base + adapter with its optimizer state + activations + runtime overhead.
     if resolved.workload == "qlora":
-        weights = Component("weights", 0.5 * p, f"{fmt_num(p)} x 0.5 B (frozen 4-bit NF4 base) = {fmt_gb(0.5 * p)}")
+        base_bytes = PRECISION_BYTES["int4"]
+        weights = Component.of("weights", base_bytes * p, "weights_frozen_nf4", params=p, bytes=base_bytes,
+                               weights_gb=base_bytes * p)
     else:
-        bytes_per_param = resolved.weight_bytes if resolved.weight_bytes is not None else 2
-        gb = p * bytes_per_param
-        weights = Component("weights", gb, f"{fmt_num(p)} x {fmt_num(bytes_per_param)} B (frozen base) = {fmt_gb(gb)}")
+        weights = _frozen_base(resolved)
     adapter_gb = LORA_ADAPTER_SHARE * p * LORA_ADAPTER_BYTES
-    adapter = Component(
-        "adapter", adapter_gb,
-        f"0.5 % x {fmt_num(p)}B params x {LORA_ADAPTER_BYTES} B (adapter + its Adam state) = {fmt_gb(adapter_gb)}",
-    )
+    adapter = Component.of("adapter", adapter_gb, "lora_adapter", percent=LORA_ADAPTER_SHARE * 100, params=p,
+                           bytes=LORA_ADAPTER_BYTES, adapter_gb=adapter_gb)
     layers = shape.layers or typical_shape(p)[0].layers or 0
     scale = resolved.context_tokens * resolved.batch / LORA_ACTIVATION_TOKENS
     activations_gb = (LORA_ACTIVATION_BASE_GB + LORA_ACTIVATION_PER_LAYER_GB * layers) * scale
-    activations = Component(
-        "activations", activations_gb,
-        f"(1.6 GB + 0.08 GB x {layers} layers) x {resolved.context_tokens:,} tokens x {resolved.batch} / 2,048 "
-        f"(gradient checkpointing) = {fmt_gb(activations_gb)}",
+    activations = Component.of(
+        "activations", activations_gb, "lora_activations", base=LORA_ACTIVATION_BASE_GB,
+        per_layer=LORA_ACTIVATION_PER_LAYER_GB, layers=layers, tokens=resolved.context_tokens, batch=resolved.batch,
+        per_tokens=LORA_ACTIVATION_TOKENS, activations_gb=activations_gb,
     )
-    components = [weights, adapter, activations, overhead]
     return _requirement(
-        components, low_gb=None, weights_gb=weights.gb, active_weights_gb=weights.gb,
-        kv_cache_gb=0.0, per_process_gb=overhead.gb, scales_with_weights_gb=adapter.gb + activations.gb,
-        kv_replicated=False,
+        [weights, adapter, activations, overhead], weights_gb=weights.gb, per_process_gb=overhead.gb,
+        scales_with_weights_gb=adapter.gb + activations.gb,
     )
 
 
 def _size_headroom(resolved: ResolvedRequest, policy: SizingPolicy) -> Requirement:
-    p = resolved.params_b
-    shape = resolved.shape
-    factor = policy.headroom_factor
-    share = f"{(factor - 1) * 100:g} %"
     if resolved.workload == "inference":
-        weights = _weights(resolved)
-        headroom_gb = weights.gb * (factor - 1)
-        kv = None
-        if resolved.context_named or resolved.batch_named:
-            kv = kv_cache(shape, KV_PRECISION_BYTES[resolved.kv_precision], resolved.context_tokens, resolved.batch)
-            if kv is None:
-                resolved.assumed.extend(filter(None, [_kv_unknown(shape)]))
-        components = [weights]
-        if kv is not None:
-            # Seed 004: a named context adds the KV cache; never less than the x1.2 rule (DESIGN.md).
-            components.append(kv)
-            rest = headroom_gb - kv.gb
-            if rest > 0:
-                components.append(Component(
-                    "overhead", rest,
-                    f"{share} headroom ({fmt_gb(headroom_gb)}) minus the KV cache, for activations = {fmt_gb(rest)}",
-                ))
-        else:
-            components.append(Component(
-                "overhead", headroom_gb,
-                f"{share} of {fmt_gb(weights.gb)} for KV cache and activations = {fmt_gb(headroom_gb)}",
-            ))
-        kv_gb = kv.gb if kv else 0.0
-        return _requirement(
-            components, low_gb=None, weights_gb=weights.gb, active_weights_gb=weights.gb * _active_share(shape),
-            kv_cache_gb=kv_gb, per_process_gb=0.0,
-            scales_with_weights_gb=max(0.0, headroom_gb - kv_gb), kv_replicated=shape.is_mla,
-        )
+        return _size_headroom_inference(resolved, policy.headroom_factor)
+    p = resolved.params_b
     if resolved.workload == "full":
-        low = HEADROOM_FULL_LOW_BYTES * p
-        weights = Component("weights", 2 * p, f"{fmt_num(p)} x 2 B (BF16 weights) = {fmt_gb(2 * p)}")
-        gradients = Component("gradients", 2 * p, f"{fmt_num(p)} x 2 B (gradients) = {fmt_gb(2 * p)}")
-        optimizer = Component(
-            "optimizer", 12 * p, f"{fmt_num(p)} x 12 B (AdamW state with FP32 copy, EleutherAI) = {fmt_gb(12 * p)}"
-        )
-        upper = Component(
-            "optimizer_upper", 2 * p,
-            f"{fmt_num(p)} x 2 B (upper end: Hugging Face counts 6 + 8 + 4 = 18 B) = {fmt_gb(2 * p)}",
-        )
-        components = [weights, gradients, optimizer, upper]
+        weights = Component.of("weights", 2 * p, "weights_bf16", params=p, bytes=2, weights_gb=2 * p)
+        gradients = Component.of("gradients", 2 * p, "gradients", params=p, bytes=2, gradients_gb=2 * p)
+        optimizer = Component.of("optimizer", 12 * p, "optimizer_adamw", params=p, bytes=12, optimizer_gb=12 * p)
+        upper_bytes = HEADROOM_FULL_HIGH_BYTES - HEADROOM_FULL_LOW_BYTES
+        upper = Component.of("optimizer_upper", upper_bytes * p, "optimizer_upper", params=p, bytes=upper_bytes,
+                             optimizer_gb=upper_bytes * p)
         return _requirement(
-            components, low_gb=low, weights_gb=weights.gb, active_weights_gb=weights.gb, kv_cache_gb=0.0,
-            per_process_gb=0.0, scales_with_weights_gb=gradients.gb + optimizer.gb + upper.gb, kv_replicated=False,
+            [weights, gradients, optimizer, upper], low_gb=HEADROOM_FULL_LOW_BYTES * p, weights_gb=weights.gb,
+            scales_with_weights_gb=gradients.gb + optimizer.gb + upper.gb,
         )
     if resolved.workload == "lora":
-        bytes_per_param = resolved.weight_bytes if resolved.weight_bytes is not None else 2
-        gb = p * bytes_per_param
-        weights = Component("weights", gb, f"{fmt_num(p)} x {fmt_num(bytes_per_param)} B (frozen base) = {fmt_gb(gb)}")
-        buffer = Component("overhead", gb * (factor - 1), f"x {factor:g} planning buffer = {fmt_gb(gb * (factor - 1))}")
-        return _requirement(
-            [weights, buffer], low_gb=None, weights_gb=weights.gb, active_weights_gb=weights.gb, kv_cache_gb=0.0,
-            per_process_gb=0.0, scales_with_weights_gb=buffer.gb, kv_replicated=False,
-        )
-    weights = Component("weights", 0.5 * p, f"{fmt_num(p)} x 0.5 B (4-bit base) = {fmt_gb(0.5 * p)}")
-    rest_gb = (HEADROOM_QLORA_GB_PER_B - 0.5) * p
-    adapter = Component(
-        "adapter", rest_gb,
-        f"{fmt_num(p)} x 0.25 GB (adapter, optimizer, buffers; 0.75 GB per B in all, QLoRA paper) = {fmt_gb(rest_gb)}",
-    )
+        factor = policy.headroom_factor
+        weights = _frozen_base(resolved)
+        buffer_gb = weights.gb * (factor - 1)
+        buffer = Component.of("overhead", buffer_gb, "planning_buffer", factor=factor, overhead_gb=buffer_gb)
+        return _requirement([weights, buffer], weights_gb=weights.gb, scales_with_weights_gb=buffer.gb)
+    base_bytes = PRECISION_BYTES["int4"]
+    weights = Component.of("weights", base_bytes * p, "weights_4bit", params=p, bytes=base_bytes,
+                           weights_gb=base_bytes * p)
+    rest_per_b = HEADROOM_QLORA_GB_PER_B - base_bytes
+    adapter = Component.of("adapter", rest_per_b * p, "qlora_rest", params=p, rest=rest_per_b,
+                           per_b=HEADROOM_QLORA_GB_PER_B, adapter_gb=rest_per_b * p)
+    return _requirement([weights, adapter], weights_gb=weights.gb, scales_with_weights_gb=adapter.gb)
+
+
+def _size_headroom_inference(resolved: ResolvedRequest, factor: float) -> Requirement:
+    """Seed 004: weights x 1.2; a named context (or batch) adds the KV cache, never less than the x1.2 rule."""
+    shape = resolved.shape
+    weights = _weights(resolved)
+    headroom_gb = weights.gb * (factor - 1)
+    percent = (factor - 1) * 100
+    kv = None
+    notes: tuple[Note, ...] = ()
+    if resolved.context_named or resolved.batch_named:
+        kv = kv_cache(shape, KV_PRECISION_BYTES[resolved.kv_precision], resolved.context_tokens, resolved.batch)
+        notes = _kv_unknown(shape) if kv is None else ()
+    components = [weights]
+    if kv is not None:
+        components.append(kv)
+        rest = headroom_gb - kv.gb
+        if rest > 0:
+            components.append(Component.of("overhead", rest, "headroom_after_kv", percent=percent,
+                                           headroom_gb=headroom_gb, overhead_gb=rest))
+    else:
+        components.append(Component.of("overhead", headroom_gb, "headroom", percent=percent, weights_gb=weights.gb,
+                                       overhead_gb=headroom_gb))
+    kv_gb = kv.gb if kv else 0.0
     return _requirement(
-        [weights, adapter], low_gb=None, weights_gb=weights.gb, active_weights_gb=weights.gb, kv_cache_gb=0.0,
-        per_process_gb=0.0, scales_with_weights_gb=adapter.gb, kv_replicated=False,
+        components, weights_gb=weights.gb, active_weights_gb=weights.gb * _active_share(shape), kv_cache_gb=kv_gb,
+        scales_with_weights_gb=max(0.0, headroom_gb - kv_gb), kv_replicated=shape.is_mla, notes=notes,
     )

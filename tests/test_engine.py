@@ -105,7 +105,7 @@ def test_diffusion_model_has_no_kv_cache():
 def test_v4_kv_unknown_is_said_not_guessed():
     answer = ask("gpurenthub", model="deepseek-v4-flash", context_tokens=131072)
     assert answer.requirement.component("kv_cache") is None
-    assert any("KV cache not included" in a for a in answer.resolved.assumed)
+    assert any("KV cache not included" in a for a in answer.assumed)
 
 
 # -- bare sizes -----------------------------------------------------------------------------------------------
@@ -114,7 +114,7 @@ def test_bare_size_uses_nearest_typical_shape_and_says_so():
     shape, nominal = typical_shape(8)
     assert nominal == 7 and shape.layers == 32 and shape.params_b == 8
     answer = ask("gpurenthub", params_b=120)
-    assert any("typical 70B model" in a for a in answer.resolved.assumed)
+    assert any("typical 70B model" in a for a in answer.assumed)
     shape, nominal = typical_shape(1.5)
     assert nominal == 7
 

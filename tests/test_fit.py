@@ -8,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from catalog.loader import load_catalog
+from engine.advice import compare_cards
 from engine.answer import build_answer
-from engine.fit import candidate_layouts, tensor_parallel_problem
+from engine.fit import candidate_layouts, evaluate_layout, select, tensor_parallel_problem
 from engine.registry import default_registry
 from engine.sizing import SizeRequest, resolve, size
 from engine.topup import topup_url, user_ref
@@ -163,3 +164,50 @@ def test_fast_rule_check_agrees_with_the_described_problems(fields, name, region
     for card in catalog.cards:
         for count in (1, 2, 3, 4, 8, 16):
             assert rules.ok(card, count) == (not rules.problems(card, count)), (card.id, count)
+
+
+# -- engine functions return their notes, never write into what they were given --------------------------------
+
+def test_resolving_sizing_and_selecting_leave_their_inputs_alone():
+    """A card alias and a missing KV cache are noted in the results; the request and the resolved request
+    stay as they were, so selecting twice says the alias once."""
+    catalog = CATALOGS["gpurenthub"]
+    request = SizeRequest(model="deepseek-v4-flash", card="h100", gpu_count=8, assumed=["from the parser"])
+    resolved = resolve(request, catalog.sizing)
+    requirement = size(resolved, catalog.sizing)
+    assert request.assumed == ["from the parser"]
+    notes_before = resolved.notes
+    first, second = select(requirement, resolved, catalog), select(requirement, resolved, catalog)
+    assert resolved.notes == notes_before and request.assumed == ["from the parser"]
+    assert [n.code for n in first.notes] == [n.code for n in second.notes] == ["card_alias"]
+    assert [n.code for n in requirement.notes] == ["kv_unknown"]
+    answer = build_answer(request, catalog)
+    assert answer.assumed == ["from the parser", *resolved.notes, *requirement.notes, *first.notes]
+    assert answer.to_json()["request"]["assumed"] == answer.assumed
+
+
+# -- advice: the narrower precision that fits, two cards compared ------------------------------------------------
+
+def test_precision_hint_is_the_widest_narrower_precision_on_the_same_layout():
+    answer = ask("gpurenthub", params_b=13, card="rtx-4090", gpu_count=1)  # 26 GB of BF16 weights on 24 GB
+    hint = answer.hint
+    assert not answer.fit.valid and hint is not None
+    assert hint.precision == "fp8" and hint.layout.label == "1x RTX 4090" and hint.layout.valid
+    assert hint.requirement.component("weights").gb == pytest.approx(13)
+    assert ask("gpurenthub", params_b=70, card="rtx-4090", gpu_count=1).hint is None  # not even INT4 fits
+    assert ask("gpurenthub", params_b=13, card="h100-sxm", gpu_count=1).hint is None  # it fits as asked
+    assert ask("gpurenthub", params_b=13, workload="full", card="rtx-4090", gpu_count=1).hint is None
+
+
+def test_compare_cards_takes_the_cheapest_valid_set_else_the_largest_with_its_problems():
+    catalog = CATALOGS["gpurenthub"]
+    resolved = resolve(SizeRequest(params_b=70, precision="fp8"), catalog.sizing)
+    requirement = size(resolved, catalog.sizing)
+    l40s, a100 = catalog.card("l40s"), catalog.card("a100")
+    rows = compare_cards(resolved, requirement, catalog, (l40s, a100))
+    assert [row.card for row in rows] == [l40s, a100]
+    layouts = [evaluate_layout(l40s, n, requirement, resolved, catalog) for n in l40s.set_sizes]
+    assert rows[0].valid and rows[0].layout.monthly_usd == min(lay.monthly_usd for lay in layouts if lay.valid)
+    assert rows[0].layout.count == 2  # 74.7 GB: one 48 GB card is short, two hold it
+    assert not rows[1].valid and rows[1].layout.count == max(a100.set_sizes)  # A100: no FP8 hardware
+    assert any(problem.code == "fp8" for problem in rows[1].layout.problems)
