@@ -72,6 +72,13 @@ class WeightParts:
     ffn_not_multiple_of_256: bool = False  # intermediate_size % 256 != 0: GGUF's ffn_down falls back
     experts: int = 0  # the part of `body` that is MoE expert linears
 
+    def __post_init__(self) -> None:
+        counts = (self.body, self.embedding, self.lm_head, self.one_d, self.router, self.ffn_down, self.experts)
+        if min(counts) < 0:
+            raise ValueError("parameter counts cannot be negative")
+        if self.experts > self.body or self.ffn_down > self.body:
+            raise ValueError("experts and ffn_down are parts of body")
+
     @property
     def total(self) -> int:
         return self.body + self.embedding + self.lm_head + self.one_d + self.router
@@ -102,6 +109,8 @@ class WeightParts:
         the MLP gate/up/down hidden x intermediate (per expert when `experts` > 0, every layer MoE, no shared expert).
         `expert_bias` is gpt-oss's: gate_up/down biases per expert plus the router bias.
         """
+        if min(layers, hidden, intermediate, vocab, heads, kv_heads) <= 0 or experts < 0:
+            raise ValueError("a model shape needs positive layers, widths, vocabulary and head counts")
         hd = head_dim if head_dim is not None else hidden // heads
         attention = 2 * hidden * heads * hd + 2 * hidden * kv_heads * hd
         mlp = 3 * hidden * intermediate

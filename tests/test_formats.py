@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
 from engine import sizing
 from engine.formats import (
@@ -65,6 +67,15 @@ def test_gguf_file_size_reproduces_the_published_one(row: dict[str, Any]) -> Non
 
 @pytest.mark.parametrize("row", FIXTURE["safetensors"], ids=_id)
 def test_safetensors_checkpoint_reproduces_the_published_one(row: dict[str, Any]) -> None:
+    override = {"intermediate": row["intermediate"]} if "intermediate" in row else {}
+    estimate = weights_bytes(fmt(row["format"]), parts_of(row["model"], **override)).gb
+    assert estimate == pytest.approx(row["gb"], rel=SAFETENSORS_TOLERANCE)
+
+
+@pytest.mark.parametrize("row", FIXTURE["derived"], ids=_id)
+def test_the_per_part_formula_agrees_with_the_per_tensor_derivation(row: dict[str, Any]) -> None:
+    # derive_repos.py sizes every tensor with its real shape (GPTQ's g_idx is 32/out_features per weight, FP8 block
+    # scales are ceil(in/128) x ceil(out/128)); the table's single bpw per format stays within 0.2 % of it.
     override = {"intermediate": row["intermediate"]} if "intermediate" in row else {}
     estimate = weights_bytes(fmt(row["format"]), parts_of(row["model"], **override)).gb
     assert estimate == pytest.approx(row["gb"], rel=SAFETENSORS_TOLERANCE)
@@ -195,6 +206,21 @@ def test_exl2_takes_its_bpw_as_a_parameter(word: str, bits: float) -> None:
 @pytest.mark.parametrize("word", ["", "   ", "q9_k", "exl2:abc", "exl2:0", "exl2:20", "4.65bpw", "gguf", "llama"])
 def test_unknown_words_are_none(word: str) -> None:
     assert canonical_format(word) is None
+
+
+@given(st.text(max_size=40), st.sampled_from([None, "vllm", "llama.cpp", "", "sglang"]))
+def test_any_text_gives_a_format_or_none(word: str, engine: str | None) -> None:
+    found = canonical_format(word, engine)
+    assert found is None or isinstance(found, WeightFormat)
+
+
+def test_negative_or_inconsistent_parts_are_refused() -> None:
+    with pytest.raises(ValueError):
+        WeightParts(body=-1, embedding=0, lm_head=0, one_d=0)
+    with pytest.raises(ValueError):
+        WeightParts(body=10, embedding=0, lm_head=0, one_d=0, experts=11)
+    with pytest.raises(ValueError):
+        WeightParts.from_config(layers=32, hidden=4096, intermediate=14336, vocab=128256, heads=0, kv_heads=8)
 
 
 def test_non_text_is_none_not_a_crash() -> None:
