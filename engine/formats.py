@@ -37,7 +37,9 @@ class WeightFormat:
     tied_embedding_bits: float  # the one shared matrix of a tied model
     ffn_down_bits: float | None  # GGUF: the mix's mean over ffn_down alone
     ffn_down_fallback_bits: float | None  # GGUF: ffn_down when intermediate_size % 256 != 0
-    unquantized_bits: float  # norms, biases, routers: F32 in GGUF, 16-bit in safetensors
+    # Norms, biases, routers. GGUF: 1-D tensors stay F32, and llama-quant.cpp never quantizes ffn_gate_inp (the
+    # router; "do not quantize expert gating tensors"), left at the converter's F32 (not verified here). Else 16 bit.
+    unquantized_bits: float
     experts_only: bool  # only MoE expert linears are quantized (MXFP4 as published for gpt-oss)
     keeps_16bit: tuple[str, ...]
     engines: tuple[str, ...]
