@@ -1,7 +1,7 @@
 """Price-alert delivery: 5,000 subscribers against the Bot API emulator, which allows 30 messages/s and answers
 429 (retry_after) above it. Prints delivered, duplicates, 429s received and the achieved rate as a fraction of 30/s.
 
-Usage: .venv/bin/python benchmarks/bench_alerts.py [--subscribers 5000] [--limit 30]
+Usage: .venv/bin/python -m benchmarks.bench_alerts [--subscribers 5000] [--limit 30]
 Target: all delivered, 0 duplicates, at least 90 % of the allowed rate. Takes about subscribers / limit seconds.
 """
 from __future__ import annotations
@@ -9,23 +9,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import sys
 import tempfile
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from telegram.ext import ExtBot
 
-from telegram.ext import ExtBot  # noqa: E402
-
-from bot.announce import Announcer  # noqa: E402
-from bot.config import load_settings  # noqa: E402
-from bot.conversation import CatalogHolder  # noqa: E402
-from bot.store import Store  # noqa: E402
-from bot.telegram_io import ResilientRateLimiter  # noqa: E402
-from catalog.loader import load_catalog  # noqa: E402
-from tests.botapi_emulator import BotApiEmulator  # noqa: E402
+from bot.announce import Announcer
+from bot.config import load_settings
+from bot.conversation import CatalogHolder
+from bot.store import Store
+from bot.telegram_io import ResilientRateLimiter
+from catalog.loader import load_catalog
+from tests.support.botapi_emulator import BotApiEmulator
 
 TOKEN = "123456:BENCH-token-not-real"
 

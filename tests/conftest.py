@@ -2,7 +2,7 @@
 
 import pytest_asyncio
 
-from tests.botapi_emulator import BotApiEmulator
+from tests.support.botapi_emulator import BotApiEmulator
 
 # A syntactically valid token (id:secret) that can never work against the real API.
 EMULATOR_TOKEN = "123456:TEST-TOKEN-not-real"

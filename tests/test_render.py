@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from bot.render import localize_formula, plain, render_answer
-from tests.seedmath import ask
+from tests.support.seedmath import ask
 
 
 def text(lang: str = "en", catalog: str = "gpurenthub", details: bool = False, **fields) -> str:
@@ -12,7 +12,7 @@ def text(lang: str = "en", catalog: str = "gpurenthub", details: bool = False, *
 def test_topup_period_says_the_minimum_term():
     from engine.answer import build_answer
     from engine.sizing import SizeRequest
-    from tests.seedmath import catalog
+    from tests.support.seedmath import catalog
 
     answer = build_answer(SizeRequest(params_b=70), catalog("gpurenthub"), billing="hour")
     out = plain(render_answer(answer, "en"))

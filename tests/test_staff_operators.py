@@ -15,7 +15,7 @@ from bot.store import Store
 from catalog.loader import load_catalog
 from engine.payload import decode_request, encode_request
 from engine.sizing import SizeRequest
-from tests.botharness import BOT_USERNAME, TOKEN, Harness
+from tests.support.botharness import BOT_USERNAME, TOKEN, Harness
 
 ADMIN, STAFF, CUSTOMER = 42, 43, 44
 CHANNEL = "@cardfit_news"
