@@ -14,12 +14,10 @@ import time
 
 from telegram.ext import ExtBot
 
-from bot.announce import Announcer
+from bot.alerts import AlertDelivery
 from bot.config import load_settings
-from bot.conversation import CatalogHolder
 from bot.store import Store
 from bot.telegram_io import ResilientRateLimiter
-from catalog.loader import load_catalog
 from tests.support.botapi_emulator import BotApiEmulator
 
 TOKEN = "123456:BENCH-token-not-real"
@@ -40,14 +38,13 @@ async def main() -> None:
             bot = ExtBot(TOKEN, base_url=emulator.base_url, base_file_url=emulator.base_file_url,
                          rate_limiter=ResilientRateLimiter(max_retries=5, messages_per_s=settings.send_rate_per_s))
             await bot.initialize()
-            catalog = load_catalog("gpurenthub")
-            announcer = Announcer(settings, CatalogHolder(catalog), store, bot)
+            delivery = AlertDelivery(settings, store, bot)
             announcement = await store.begin_announcement("bench", "0" * 64, "-", "bench")
             users = range(1, args.subscribers + 1)
             await store.enqueue_alerts(announcement, [(u, f"🔔 A40 now costs $230/month (alert for {u})")
                                                       for u in users])
             start = time.monotonic()
-            await announcer.deliver()
+            await delivery.deliver()
             elapsed = time.monotonic() - start
             await bot.shutdown()
             progress = await store.alert_progress(announcement)

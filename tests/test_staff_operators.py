@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.announce import Announcer, split_message
+from bot.announce import Announcer
+from bot.announcements import split_message
 from bot.config import load_settings
 from bot.conversation import CatalogHolder
 from bot.store import Store
