@@ -32,7 +32,7 @@ test: install-test
 	$(BIN)/python -m pytest
 
 bench: install-test
-	$(BIN)/python benchmarks/bench_ask.py
+	$(BIN)/python -m benchmarks.bench_ask
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .hypothesis

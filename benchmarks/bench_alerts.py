@@ -1,7 +1,7 @@
 """Price-alert delivery: 5,000 subscribers against the Bot API emulator, which allows 30 messages/s and answers
 429 (retry_after) above it. Prints delivered, duplicates, 429s received and the achieved rate as a fraction of 30/s.
 
-Usage: .venv/bin/python benchmarks/bench_alerts.py [--subscribers 5000] [--limit 30]
+Usage: .venv/bin/python -m benchmarks.bench_alerts [--subscribers 5000] [--limit 30]
 Target: all delivered, 0 duplicates, at least 90 % of the allowed rate. Takes about subscribers / limit seconds.
 """
 from __future__ import annotations
@@ -9,23 +9,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import sys
 import tempfile
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from telegram.ext import ExtBot
 
-from telegram.ext import ExtBot  # noqa: E402
-
-from bot.announce import Announcer  # noqa: E402
-from bot.config import load_settings  # noqa: E402
-from bot.conversation import CatalogHolder  # noqa: E402
-from bot.store import Store  # noqa: E402
-from bot.telegram_io import ResilientRateLimiter  # noqa: E402
-from catalog.loader import load_catalog  # noqa: E402
-from tests.botapi_emulator import BotApiEmulator  # noqa: E402
+from bot.alerts import AlertDelivery
+from bot.config import load_settings
+from bot.store import Store
+from bot.telegram_io import ResilientRateLimiter
+from tests.support.botapi_emulator import BotApiEmulator
 
 TOKEN = "123456:BENCH-token-not-real"
 
@@ -45,14 +38,13 @@ async def main() -> None:
             bot = ExtBot(TOKEN, base_url=emulator.base_url, base_file_url=emulator.base_file_url,
                          rate_limiter=ResilientRateLimiter(max_retries=5, messages_per_s=settings.send_rate_per_s))
             await bot.initialize()
-            catalog = load_catalog("gpurenthub")
-            announcer = Announcer(settings, CatalogHolder(catalog), store, bot)
+            delivery = AlertDelivery(settings, store, bot)
             announcement = await store.begin_announcement("bench", "0" * 64, "-", "bench")
             users = range(1, args.subscribers + 1)
             await store.enqueue_alerts(announcement, [(u, f"🔔 A40 now costs $230/month (alert for {u})")
                                                       for u in users])
             start = time.monotonic()
-            await announcer.deliver()
+            await delivery.deliver()
             elapsed = time.monotonic() - start
             await bot.shutdown()
             progress = await store.alert_progress(announcement)

@@ -1,6 +1,6 @@
 """Questions per second through the whole ask path (parse + size + fit + JSON), in-process and via the CLI.
 
-Usage: .venv/bin/python benchmarks/bench_ask.py [--lines 20000] [--catalog gpurenthub]
+Usage: .venv/bin/python -m benchmarks.bench_ask [--lines 20000] [--catalog gpurenthub]
 The corpus (tests/parser_corpus.yaml) is repeated to --lines questions. Target: >= 5,000 questions/s in-process
 on a 2-core machine.
 """
@@ -14,14 +14,13 @@ import sys
 import time
 from pathlib import Path
 
+import yaml
+
+from bot.cli import _ask_json
+from catalog.loader import load_catalog
+from engine.parse import Vocabulary
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import yaml  # noqa: E402
-
-from bot.cli import _ask_json  # noqa: E402
-from catalog.loader import load_catalog  # noqa: E402
-from engine.parse import Vocabulary  # noqa: E402
 
 
 def corpus_lines(count: int) -> list[str]:

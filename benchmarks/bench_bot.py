@@ -1,7 +1,7 @@
 """Updates per second and reply latency of the real Cardfit Application against the Bot API emulator, beside a
 bare python-telegram-bot echo bot on the same emulator in the same run.
 
-Usage: .venv/bin/python benchmarks/bench_bot.py [--questions 1000]
+Usage: .venv/bin/python -m benchmarks.bench_bot [--questions 1000]
 Each bot gets --questions messages from as many different users, pushed at once, and long-polls them; a reply
 counts when the emulator records its sendMessage. Telegram's 30 msg/s cap is lifted for both bots (with it,
 both would measure 30/s). Target: Cardfit >= 0.8x the echo bot's throughput.
@@ -12,20 +12,15 @@ import argparse
 import asyncio
 import logging
 import statistics
-import sys
 import tempfile
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from telegram import Update
+from telegram.ext import Application, ContextTypes, MessageHandler, filters
 
-from telegram import Update  # noqa: E402
-from telegram.ext import Application, ContextTypes, MessageHandler, filters  # noqa: E402
-
-from bot.app import build_application  # noqa: E402
-from bot.config import load_settings  # noqa: E402
-from tests.botapi_emulator import BotApiEmulator  # noqa: E402
+from bot.app import build_application
+from bot.config import load_settings
+from tests.support.botapi_emulator import BotApiEmulator
 
 TOKEN = "123456:BENCH-token-not-real"
 QUESTIONS = ["70B at 4-bit, 32k context", "QLoRA Llama 3.1 70B", "Mixtral 8x7B on an RTX 4090",

@@ -2,67 +2,38 @@
 from __future__ import annotations
 
 import logging
+from typing import cast
 
-from telegram import BotCommand, BotCommandScopeChat, BotCommandScopeDefault, LinkPreviewOptions
+from telegram import BotCommand, BotCommandScope, BotCommandScopeChat, BotCommandScopeDefault, LinkPreviewOptions
 from telegram.constants import ParseMode
-from telegram.ext import Application, ApplicationBuilder, ContextTypes, Defaults
+from telegram.ext import Application, Defaults
+from telegram.request import BaseRequest
 
-from bot.announce import Announcer
+from bot.catalog_service import CatalogHolder
+from bot.commands import Scope, menu
 from bot.config import Settings
-from bot.conversation import CatalogHolder, Conversation
-from bot.flood import FloodGuard
-from bot.store import Store
+from bot.context import CONTEXT_TYPES, CardfitApplication, CustomContext
+from bot.i18n import LANGUAGES, t
+from bot.services import Services
 from bot.telegram_io import ResilientRateLimiter
 from catalog.loader import load_catalog
 from engine.parse import parse
 
 log = logging.getLogger(__name__)
 
-COMMANDS = ("size", "cards", "card", "compare", "settings", "set", "subscribe", "unsubscribe", "subscriptions",
-            "help", "start")
-COMMAND_TEXTS = {
-    "en": {"size": "Size a model: /size 70B int4 32k", "cards": "All cards and prices", "card": "One card in detail",
-           "compare": "Compare two cards for your last question", "settings": "Your defaults",
-           "set": "Change a default: /set precision int4", "help": "How to ask", "start": "Start",
-           "subscribe": "Price alert: /subscribe H100 below 1500", "unsubscribe": "Stop price alerts",
-           "subscriptions": "Your price alerts", "quote": "Customer-ready answer: /quote 70B int4",
-           "reload": "Reload the catalog now"},
-    "de": {"size": "Modell dimensionieren: /size 70B int4 32k", "cards": "Alle Karten und Preise",
-           "card": "Eine Karte im Detail", "compare": "Zwei Karten für Ihre letzte Frage vergleichen",
-           "settings": "Ihre Standardwerte", "set": "Standard ändern: /set precision int4",
-           "help": "So fragen Sie", "start": "Start",
-           "subscribe": "Preisalarm: /subscribe H100 below 1500", "unsubscribe": "Preisalarme beenden",
-           "subscriptions": "Ihre Preisalarme", "quote": "Antwort für Kunden: /quote 70B int4",
-           "reload": "Katalog jetzt neu laden"},
-}
 
-
-class Services:
-    """What the handlers need, created in post_init and closed in post_shutdown."""
-
-    def __init__(self, settings: Settings, catalogs: CatalogHolder, store: Store, announcer: Announcer):
-        self.settings = settings
-        self.catalogs = catalogs
-        self.store = store
-        self.announcer = announcer
-        self.conversation = Conversation(settings, catalogs, store)
-        self.flood = FloodGuard(settings.rate_limit_messages, settings.rate_limit_window_s)
-
-
-def services(context: ContextTypes.DEFAULT_TYPE) -> Services:
-    return context.application.bot_data["services"]
-
-
-def build_application(settings: Settings, *, request=None, get_updates_request=None) -> Application:
+def build_application(settings: Settings, *, request: BaseRequest | None = None,
+                      get_updates_request: BaseRequest | None = None) -> CardfitApplication:
     """The whole bot, wired; nothing is opened until post_init. `request` lets tests inject a fake layer."""
     if settings.bot_token is None:
         raise ValueError("CARDFIT_BOT_TOKEN is not set")
     loaded = load_catalog(settings.catalog)  # fail fast on a broken catalog, before any network call
-    builder: ApplicationBuilder = (
+    builder = (
         Application.builder()
         .token(settings.bot_token.get_secret_value())
         .base_url(settings.base_url)
         .base_file_url(settings.base_file_url)
+        .context_types(CONTEXT_TYPES)
         .defaults(Defaults(parse_mode=ParseMode.HTML, link_preview_options=LinkPreviewOptions(is_disabled=True)))
         .rate_limiter(ResilientRateLimiter(max_retries=5, messages_per_s=settings.send_rate_per_s))
         .concurrent_updates(64)
@@ -73,7 +44,8 @@ def build_application(settings: Settings, *, request=None, get_updates_request=N
         builder = builder.request(request)
     if get_updates_request is not None:
         builder = builder.get_updates_request(get_updates_request)
-    application = builder.build()
+    # PTB's builder does not carry the context type into its JobQueue's type: say what it is.
+    application = cast(CardfitApplication, builder.build())
     application.bot_data["settings"] = settings
     application.bot_data["catalog"] = CatalogHolder(loaded)
 
@@ -83,47 +55,47 @@ def build_application(settings: Settings, *, request=None, get_updates_request=N
     return application
 
 
-async def _post_init(application: Application) -> None:
+async def _post_init(application: CardfitApplication) -> None:
     settings: Settings = application.bot_data["settings"]
-    store = await Store.open(settings.db)
-    catalogs = application.bot_data["catalog"]
-    announcer = Announcer(settings, catalogs, store, application.bot, bot_username=application.bot.username)
-    application.bot_data["services"] = Services(settings, catalogs, store, announcer)
+    catalogs: CatalogHolder = application.bot_data["catalog"]
+    services = await Services.open(settings, catalogs, application.bot, application.bot.username)
+    application.bot_data["services"] = services
     # Warm the parser (rapidfuzz, regexes) now, not inside the first customer's reply; the holder built the
     # catalog's vocabulary when the catalog was put in service.
     parse("70B int4", catalogs.vocabulary)
-    await announcer.ensure_baseline()
-    await announcer.resume()
+    await services.announcer.ensure_baseline()
+    await services.announcer.resume()
     if application.job_queue is not None:
         application.job_queue.run_repeating(_watch_catalog, interval=settings.catalog_watch_s,
                                             first=settings.catalog_watch_s, name="catalog-watch")
     await _set_commands(application, settings)
-    log.info("Cardfit started: catalog %s (%d cards), store %s", application.bot_data["catalog"].catalog.id,
-             len(application.bot_data["catalog"].catalog.cards), settings.db)
+    log.info("Cardfit started: catalog %s (%d cards), store %s", catalogs.catalog.id, len(catalogs.catalog.cards),
+             settings.db)
 
 
-async def _set_commands(application: Application, settings: Settings) -> None:
-    """Commands per scope (everyone; staff add /quote; admins add /reload) and per language (en default, de)."""
-    scopes = [(BotCommandScopeDefault(), ())]
-    scopes += [(BotCommandScopeChat(user_id), ("quote",)) for user_id in settings.staff_ids
+async def _set_commands(application: CardfitApplication, settings: Settings) -> None:
+    """The command menu per scope (everyone; staff add /quote; admins add /reload) and per language (en is also
+    the default for every other language)."""
+    scopes: list[tuple[BotCommandScope, Scope]] = [(BotCommandScopeDefault(), Scope.EVERYONE)]
+    scopes += [(BotCommandScopeChat(user_id), Scope.STAFF) for user_id in settings.staff_ids
                if user_id not in settings.admin_ids]
-    scopes += [(BotCommandScopeChat(user_id), ("quote", "reload")) for user_id in settings.admin_ids]
-    for scope, extra in scopes:
-        for lang, texts in COMMAND_TEXTS.items():
-            commands = [BotCommand(name, texts[name]) for name in (*COMMANDS, *extra) if name != "start"]
+    scopes += [(BotCommandScopeChat(user_id), Scope.ADMIN) for user_id in settings.admin_ids]
+    for scope, level in scopes:
+        for lang in LANGUAGES:
+            commands = [BotCommand(command.name, t(lang, command.description))
+                        for command in menu(level) if command.description is not None]
             for code in ((None, "en") if lang == "en" else (lang,)):
                 await application.bot.set_my_commands(commands, scope=scope, language_code=code)
 
 
-async def _watch_catalog(context: ContextTypes.DEFAULT_TYPE) -> None:
+async def _watch_catalog(context: CustomContext) -> None:
     """JobQueue: reload the catalog when its content hash changed (an invalid file keeps the old one)."""
-    outcome = await services(context).announcer.check()
+    outcome = await context.announcer.check()
     if outcome.status not in ("unchanged", "invalid"):
         log.info("catalog watch: %s", outcome.status)
 
 
-async def _post_shutdown(application: Application) -> None:
-    svc: Services | None = application.bot_data.get("services")
-    if svc is not None:
-        await svc.announcer.stop()
-        await svc.store.close()
+async def _post_shutdown(application: CardfitApplication) -> None:
+    services: Services | None = application.bot_data.get("services")
+    if services is not None:
+        await services.close()

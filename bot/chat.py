@@ -1,4 +1,4 @@
-"""The terminal chat: the same conversation, handlers' words and preferences as Telegram, on stdin/stdout."""
+"""The terminal chat: the same conversation, words, commands and preferences as Telegram, on stdin/stdout."""
 from __future__ import annotations
 
 import asyncio
@@ -6,14 +6,18 @@ import shlex
 import sys
 from typing import TextIO
 
+from bot.caller import Caller, UserInfo, resolve_caller
+from bot.catalog_service import CatalogHolder
+from bot.commands import COMMANDS_BY_NAME, CommandInput, Scope, button_route
 from bot.config import Settings
-from bot.conversation import Button, CatalogHolder, Conversation, Reply, UserInfo
+from bot.conversation import Button, CallbackResult, Conversation, Reply
 from bot.render import plain
 from bot.store import Store
 from catalog.loader import load_catalog
 
 LOCAL_USER = UserInfo(id=0, language_code=None, first_name="")
-BANNER = "Cardfit terminal chat — ask a sizing question, /help for commands, a button's number to press it, /quit to leave."
+BANNER = ("Cardfit terminal chat — ask a sizing question, /help for commands, a button's number to press it, "
+          "/quit to leave.")
 
 
 def format_reply(answer: Reply) -> tuple[str, list[Button]]:
@@ -31,38 +35,40 @@ def format_reply(answer: Reply) -> tuple[str, list[Button]]:
     return "\n".join(lines), pressable
 
 
+async def press(conversation: Conversation, caller: Caller, data: str | None) -> CallbackResult:
+    """A button, through the same table the Telegram handlers are registered from."""
+    route = button_route(data)
+    if route is None:
+        return conversation.unknown_button(caller)
+    return await route.press(conversation, caller, data)
+
+
+async def command(conversation: Conversation, caller: Caller, text: str) -> Reply | None:
+    """'/name args': the commands everyone has (staff and admin commands belong to Telegram's staff)."""
+    name, _, rest = text[1:].partition(" ")
+    name = name.split("@")[0].lower()
+    try:
+        args = shlex.split(rest)
+    except ValueError:
+        args = rest.split()
+    known = COMMANDS_BY_NAME.get(name)
+    if known is None or known.scope is not Scope.EVERYONE:
+        return await conversation.unknown_command(caller, name)
+    return await known.answer(conversation, CommandInput(caller, args, rest))
+
+
 async def dispatch(conversation: Conversation, user: UserInfo, line: str, pressable: list[Button]) -> Reply | None:
     """One line of input -> the reply the bot would send (or the edited message for a button press)."""
     text = line.strip()
     if not text:
         return None
+    caller = await resolve_caller(conversation.store, user)
     if text.isdigit() and 1 <= int(text) <= len(pressable):
-        result = await conversation.on_callback(user, pressable[int(text) - 1].data)
+        result = await press(conversation, caller, pressable[int(text) - 1].data)
         return result.reply or (Reply(result.notice) if result.notice else None)
     if text.startswith("/"):
-        command, _, rest = text[1:].partition(" ")
-        command = command.split("@")[0].lower()
-        try:
-            args = shlex.split(rest)
-        except ValueError:
-            args = rest.split()
-        handlers = {
-            "start": lambda: conversation.start(user, args[0] if args else None),
-            "help": lambda: conversation.help(user),
-            "settings": lambda: conversation.settings_view(user),
-            "set": lambda: conversation.set_setting(user, args),
-            "cards": lambda: conversation.cards(user),
-            "card": lambda: conversation.card(user, rest),
-            "compare": lambda: conversation.compare(user, args),
-            "size": lambda: conversation.size_command(user, rest),
-            "subscribe": lambda: conversation.subscribe(user, args),
-            "unsubscribe": lambda: conversation.unsubscribe(user, args),
-            "subscriptions": lambda: conversation.subscriptions(user),
-        }
-        if command in handlers:
-            return await handlers[command]()
-        return await conversation.unknown_command(user, command)
-    return await conversation.ask(user, text)
+        return await command(conversation, caller, text)
+    return await conversation.ask(caller, text)
 
 
 async def run_chat(settings: Settings, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:

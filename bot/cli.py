@@ -3,14 +3,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from bot.render import plain, render_answer, render_parse_error
 from catalog.loader import CatalogError, LoadedCatalog, load_catalog
+from catalog.schema import Catalog
 from engine.answer import Answer, build_answer
 from engine.parse import Vocabulary, parse
 from engine.sizing import WORKLOADS, SizeRequest
+
+if TYPE_CHECKING:
+    from bot.config import Settings
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -21,7 +27,7 @@ class CliError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse would exit 2 with usage; keep it one line
+    def error(self, message: str) -> NoReturn:  # argparse would exit 2 with usage; keep it one line
         raise CliError(message)
 
 
@@ -95,7 +101,7 @@ def _emit_error(message: str, as_json: bool) -> int:
     return EXIT_BAD_INPUT
 
 
-def _error_object(message: str) -> dict:
+def _error_object(message: str) -> dict[str, Any]:
     return {"request": None, "requirement": None, "fit": None, "reason": None, "alternatives": [],
             "topup_url": None, "error": message}
 
@@ -147,7 +153,7 @@ def cmd_catalog_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def ask_answer(text: str, catalog, vocabulary: Vocabulary) -> tuple[Answer | None, str | None, str]:
+def ask_answer(text: str, catalog: Catalog, vocabulary: Vocabulary) -> tuple[Answer | None, str | None, str]:
     """(answer, parse error, language) for one question; pure, no preferences. `vocabulary`: the catalog's
     (Vocabulary.of_catalog), built once per run."""
     result = parse(text, vocabulary)
@@ -156,12 +162,13 @@ def ask_answer(text: str, catalog, vocabulary: Vocabulary) -> tuple[Answer | Non
     return build_answer(result.request, catalog), None, result.language
 
 
-def _ask_json(text: str, catalog, vocabulary: Vocabulary) -> dict:
+def _ask_json(text: str, catalog: Catalog, vocabulary: Vocabulary) -> dict[str, Any]:
     try:
         answer, error, _ = ask_answer(text, catalog, vocabulary)
     except Exception as exc:  # one bad line must not end a batch; say what happened on that line
         return _error_object(f"internal error: {exc.__class__.__name__}")
     if answer is None:
+        error = error or "not a sizing question"
         return _error_object(f"{error}: {HELP_HINT}" if error == "not a sizing question" else error)
     return answer.to_json()
 
@@ -187,13 +194,13 @@ def cmd_ask(args: argparse.Namespace) -> int:
             print(json.dumps(_ask_json(args.text, catalog, vocabulary), ensure_ascii=False))
         else:
             lang = args.lang or language
-            print(plain(render_parse_error(lang, error)))
+            print(plain(render_parse_error(lang, error or "not a sizing question")))
         print(f"cardfit: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     return print_answer(answer, args.json, args.lang or language, details=args.details)
 
 
-def _settings():
+def _settings() -> Settings:
     from bot.config import ConfigError, load_settings
 
     try:
@@ -218,7 +225,7 @@ class RedactSecrets:
     def __init__(self, secrets: list[str]):
         self.secrets = [secret for secret in secrets if len(secret) >= 8]
 
-    def filter(self, record) -> bool:
+    def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
         if any(secret in message for secret in self.secrets):
             for secret in self.secrets:
@@ -228,8 +235,6 @@ class RedactSecrets:
 
 
 def cmd_bot(args: argparse.Namespace) -> int:
-    import logging
-
     settings = _settings()
     if settings.bot_token is None:
         raise CliError("CARDFIT_BOT_TOKEN is not set (get one from @BotFather); `cardfit chat` runs without it")
@@ -274,7 +279,7 @@ def cmd_health(args: argparse.Namespace) -> int:
 def cmd_announce(args: argparse.Namespace) -> int:
     import asyncio
 
-    from bot.announce import dry_run_text
+    from bot.announcements import dry_run_text
     from bot.store import Store
 
     settings = _settings()

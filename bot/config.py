@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -98,7 +98,7 @@ class Settings(BaseSettings):
         return user_id is not None and (user_id in self.staff_ids or user_id in self.admin_ids)
 
 
-def load_settings(**overrides: object) -> Settings:
+def load_settings(**overrides: Any) -> Settings:
     """Read and validate the environment; raise ConfigError naming each bad CARDFIT_* variable."""
     try:
         return Settings(**overrides)

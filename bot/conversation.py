@@ -1,18 +1,25 @@
 """The conversation: text, commands and button presses in, replies (HTML + buttons) out.
 
 Front-end neutral: the Telegram handlers and the terminal chat both drive this class, so both say the same
-words. It reads and writes preferences through the store and never talks to Telegram itself.
+words. Each call gets the resolved caller (bot/caller.py: the user, their preferences, their language); it
+writes preferences through the store and never talks to Telegram itself.
 """
 from __future__ import annotations
 
 import copy
 import html
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
+from bot.callbacks import AnswerButton, CoinButton, ExampleButton, within_limit
+from bot.caller import Caller, UserInfo
+from bot.catalog_service import CatalogHolder, ReloadOutcome
 from bot.config import Settings
 from bot.i18n import fmt_gb, fmt_number, fmt_usd, normalize_language, t
 from bot.render import (
+    clip,
     help_examples,
     localize,
     render_answer,
@@ -23,34 +30,25 @@ from bot.render import (
     render_parse_error,
     render_request,
 )
+from bot.setting_values import SETTINGS
 from bot.store import Preferences, Store
-from catalog.loader import LoadedCatalog
 from catalog.schema import Card, Catalog
 from engine.advice import compare_cards
 from engine.answer import Answer, build_answer
 from engine.notes import Note
-from engine.parse import Vocabulary, parse
+from engine.parse import parse
 from engine.payload import PayloadError, decode_request, encode_request
-from engine.sizing import (
-    KV_PRECISION_BYTES,
-    MAX_BATCH,
-    MAX_CONTEXT_TOKENS,
-    PRECISION_BYTES,
-    SizeRequest,
-    SizingError,
-    canonical_kv_precision,
-    canonical_precision,
-    resolve,
-    size,
-)
+from engine.sizing import SizeRequest, SizingError, resolve, size
+
+__all__ = ["Button", "CallbackResult", "CatalogHolder", "Conversation", "InlineResult", "Reply", "UserInfo"]
 
 log = logging.getLogger(__name__)
 esc = html.escape
 
-CALLBACK_LIMIT = 64
 PRECISION_TOGGLES = (("bf16", "BF16"), ("fp8", "FP8"), ("int4", "INT4"))
 CONTEXT_TOGGLES = ((8192, "8k"), (32768, "32k"), (131072, "128k"))
 BILLING_PERIODS = ("hour", "day", "week", "month")
+InlineResult = dict[str, str]  # id, title, description, text
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,49 +64,24 @@ class Reply:
     buttons: list[list[Button]] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
-class UserInfo:
-    id: int
-    language_code: str | None = None
-    first_name: str = ""
-
-
 @dataclass(slots=True)
 class CallbackResult:
     reply: Reply | None  # edit the message to this (None: leave it)
     notice: str | None = None  # short text for answerCallbackQuery
 
 
-class CatalogHolder:
-    """The catalog in service; swapped whole on a reload so a reply never mixes two versions."""
+class Reloader(Protocol):
+    """/reload's side of the operators (bot.announce.Announcer); the terminal chat has none."""
 
-    def __init__(self, loaded: LoadedCatalog):
-        self.loaded = loaded
-
-    @property
-    def loaded(self) -> LoadedCatalog:
-        return self._current[0]
-
-    @loaded.setter
-    def loaded(self, loaded: LoadedCatalog) -> None:
-        # The parser's vocabulary is built here, once per catalog version, and swapped with it in one assignment.
-        self._current = (loaded, Vocabulary.of_catalog(loaded.catalog))
-
-    @property
-    def catalog(self) -> Catalog:
-        return self._current[0].catalog
-
-    @property
-    def vocabulary(self) -> Vocabulary:
-        """The model, card and region names of the catalog in service (engine.parse.Vocabulary)."""
-        return self._current[1]
+    async def check(self, *, force: bool = False) -> ReloadOutcome: ...
 
 
 class Conversation:
-    def __init__(self, settings: Settings, catalogs: CatalogHolder, store: Store):
+    def __init__(self, settings: Settings, catalogs: CatalogHolder, store: Store, reloader: Reloader | None = None):
         self.settings = settings
         self.catalogs = catalogs
         self.store = store
+        self.reloader = reloader
 
     # -- helpers -----------------------------------------------------------------------------------------
 
@@ -120,11 +93,7 @@ class Conversation:
         return await self.store.get_preferences(user.id)
 
     def language(self, prefs: Preferences, user: UserInfo, detected: str | None = None) -> str:
-        if prefs.language:
-            return prefs.language
-        if detected == "de":
-            return "de"
-        return normalize_language(user.language_code)
+        return Caller(user, prefs).language_for(detected)
 
     def _secret(self) -> str | None:
         return self.settings.topup_secret.get_secret_value() if self.settings.topup_secret else None
@@ -139,7 +108,8 @@ class Conversation:
             if value is not None and getattr(request, name) is None:
                 setattr(request, name, value)
                 filled.add(name)
-        request.assumed.extend(Note(f"{name} from your settings", "from_settings", field=name) for name in sorted(filled))
+        request.assumed.extend(Note(f"{name} from your settings", "from_settings", field=name)
+                               for name in sorted(filled))
         return filled
 
     def answer(self, request: SizeRequest, user: UserInfo, prefs: Preferences, *, anonymous: bool = False) -> Answer:
@@ -148,24 +118,20 @@ class Conversation:
 
     # -- questions ---------------------------------------------------------------------------------------
 
-    async def ask(self, user: UserInfo, text: str, *, shared: bool = False) -> Reply:
+    async def ask(self, caller: Caller, text: str, *, shared: bool = False) -> Reply:
         """A message that may be a sizing question. `shared`: in a group, where everyone sees the answer and
         may tap its buttons, so its top-up link carries nobody's reference."""
-        telegram_language = normalize_language(user.language_code) if user.language_code else None
-        prefs = await self.preferences(user)
+        prefs = caller.preferences
         result = parse(text, self.catalogs.vocabulary)
-        lang = self.language(prefs, user, result.language)
+        lang = caller.language_for(result.language)
         if result.request is None:
-            await self.store.touch_user(user.id, telegram_language)
             return Reply(render_parse_error(lang, result.error or "not a sizing question"), self.example_buttons(lang))
         request = result.request
         self.apply_preferences(request, prefs)
-        answer = self.answer(request, user, prefs, anonymous=shared)
+        answer = self.answer(request, caller.user, prefs, anonymous=shared)
         payload = _try_encode(request)
         if answer.error is None:
-            await self.store.remember_question(user.id, text[:500], payload, telegram_language)
-        else:
-            await self.store.touch_user(user.id, telegram_language)
+            await self.store.remember_question(caller.id, text[:500], payload, caller.telegram_language)
         return self.answer_reply(answer, lang, payload, prefs)
 
     def answer_reply(self, answer: Answer, lang: str, payload: str | None, prefs: Preferences, *,
@@ -193,20 +159,22 @@ class Conversation:
                                   coin=answer.coin or ""), url=answer.topup_url)])
         if payload:
             if coin_picker:
-                coins = [Button(coin, data=_fits(f"k:{lang}:{coin}:{payload}")) for coin in self.catalog.coins]
+                coins = [Button(coin, data=within_limit(CoinButton(lang, coin, payload).encode()))
+                         for coin in self.catalog.coins]
                 coins = [b for b in coins if b.data]
                 rows.extend(coins[i:i + 4] for i in range(0, len(coins), 4))
             tools = [Button(t(lang, "button.coin", coin=answer.coin or self.catalog.default_coin),
-                            data=_fits(f"k:{lang}:pick:{payload}")),
+                            data=within_limit(CoinButton(lang, None, payload).encode())),
                      Button(t(lang, "button.less" if details else "button.details"),
-                            data=_fits(f"{'f' if details else 'd'}:{lang}:{payload}"))]
+                            data=within_limit(AnswerButton(not details, lang, payload).encode()))]
             rows.append([b for b in tools if b.data])
         return [row for row in rows if row]
 
     def example_buttons(self, lang: str) -> list[list[Button]]:
-        return [[Button(example, data=f"x:{i}:{lang}")] for i, example in enumerate(help_examples(lang), start=1)]
+        return [[Button(example, data=ExampleButton(i, lang).encode())]
+                for i, example in enumerate(help_examples(lang), start=1)]
 
-    async def answer_payload(self, user: UserInfo, payload: str, *, details: bool = False,
+    async def answer_payload(self, caller: Caller, payload: str, *, details: bool = False,
                              coin_picker: bool = False, anonymous: bool = False, lang: str | None = None) -> Reply:
         """Answer an encoded request (a button, a deep link); raises PayloadError for forged ones.
 
@@ -214,82 +182,84 @@ class Conversation:
         tapped, whatever the user's Telegram language (an explicit /set lang still wins); a deep link is
         answered in the user's language."""
         request = decode_request(payload)
-        prefs = await self.preferences(user)
-        lang = prefs.language or (lang if lang in ("en", "de") else self.language(prefs, user))
-        answer = self.answer(request, user, prefs, anonymous=anonymous)
+        prefs = caller.preferences
+        lang = prefs.language or (lang if lang in ("en", "de") else caller.language)
+        answer = self.answer(request, caller.user, prefs, anonymous=anonymous)
         if answer.error is not None:
             # A payload we made always sizes; one that does not is forged or from an older registry.
             raise PayloadError(answer.error)
-        await self.store.remember_question(user.id, payload, payload)
+        await self.store.remember_question(caller.id, payload, payload)
         return self.answer_reply(answer, lang, payload, prefs, details=details, coin_picker=coin_picker)
 
-    # -- buttons -----------------------------------------------------------------------------------------
+    # -- buttons (one method per kind of callback data, bot/callbacks.py) ----------------------------------
 
-    async def on_callback(self, user: UserInfo, data: str | None, *, shared: bool = False) -> CallbackResult:
-        """A button press. Unknown, stale or forged data gets a short notice and changes nothing."""
-        prefs = await self.preferences(user)
-        lang = self.language(prefs, user)
-        if not data or len(data.encode()) > CALLBACK_LIMIT:
-            return CallbackResult(None, t(lang, "error.unknown_action"))
-        kind, _, rest = data.partition(":")
+    async def press_answer(self, caller: Caller, button: AnswerButton, shared: bool = False) -> CallbackResult:
+        """A precision/context toggle or Details/Less: the same question, another view."""
         try:
-            if kind in ("f", "d", "k"):
-                message_lang, _, rest = rest.partition(":")
-                if message_lang not in ("en", "de"):
-                    return CallbackResult(None, t(lang, "error.stale"))
-            if kind in ("f", "d"):
-                return CallbackResult(await self.answer_payload(user, rest, details=kind == "d", lang=message_lang,
-                                                                anonymous=shared))
-            if kind == "k":
-                coin, _, payload = rest.partition(":")
-                if coin == "pick":
-                    return CallbackResult(await self.answer_payload(user, payload, coin_picker=True,
-                                                                    lang=message_lang, anonymous=shared))
-                if coin not in self.catalog.coins:
-                    return CallbackResult(None, t(lang, "error.stale"))
-                await self.store.set_preference(user.id, "coin", coin)
-                return CallbackResult(await self.answer_payload(user, payload, lang=message_lang, anonymous=shared),
-                                      f"🪙 {coin}")
-            if kind == "x":
-                index, _, example_lang = rest.partition(":")
-                examples = help_examples(example_lang if example_lang in ("en", "de") else lang)
-                if not index.isdigit() or not 1 <= int(index) <= len(examples):
-                    return CallbackResult(None, t(lang, "error.unknown_action"))
-                return CallbackResult(await self.ask(user, examples[int(index) - 1], shared=shared))
+            return CallbackResult(await self.answer_payload(caller, button.payload, details=button.details,
+                                                            lang=button.lang, anonymous=shared))
         except PayloadError:
-            return CallbackResult(None, t(lang, "error.stale"))
-        return CallbackResult(None, t(lang, "error.unknown_action"))
+            return CallbackResult(None, t(caller.language, "error.stale"))
+
+    async def press_coin(self, caller: Caller, button: CoinButton, shared: bool = False) -> CallbackResult:
+        """The coin picker, or a coin from it: saved as the user's coin, and the answer shown with it."""
+        try:
+            if button.coin is None:
+                return CallbackResult(await self.answer_payload(caller, button.payload, coin_picker=True,
+                                                                lang=button.lang, anonymous=shared))
+            if button.coin not in self.catalog.coins:
+                return CallbackResult(None, t(caller.language, "error.stale"))
+            caller = caller.with_preferences(await self.store.set_preference(caller.id, "coin", button.coin))
+            return CallbackResult(await self.answer_payload(caller, button.payload, lang=button.lang,
+                                                            anonymous=shared), f"🪙 {button.coin}")
+        except PayloadError:
+            return CallbackResult(None, t(caller.language, "error.stale"))
+
+    async def press_example(self, caller: Caller, button: ExampleButton, shared: bool = False) -> CallbackResult:
+        """One of the help's example questions, asked."""
+        examples = help_examples(button.lang or caller.language)
+        if not 1 <= button.index <= len(examples):
+            return CallbackResult(None, t(caller.language, "error.unknown_action"))
+        return CallbackResult(await self.ask(caller, examples[button.index - 1], shared=shared))
+
+    def invalid_button(self, caller: Caller, notice_key: str) -> CallbackResult:
+        """Data of a known kind that does not decode (stale or forged): a short notice, nothing changes."""
+        return CallbackResult(None, t(caller.language, notice_key))
+
+    def unknown_button(self, caller: Caller) -> CallbackResult:
+        return self.invalid_button(caller, "error.unknown_action")
 
     # -- commands ----------------------------------------------------------------------------------------
 
-    async def help(self, user: UserInfo) -> Reply:
-        prefs = await self.preferences(user)
-        lang = self.language(prefs, user)
+    async def help(self, caller: Caller) -> Reply:
+        lang = caller.language
         return Reply(render_help(lang), self.example_buttons(lang))
 
-    async def unknown_command(self, user: UserInfo, command: str) -> Reply:
-        prefs = await self.preferences(user)
-        lang = self.language(prefs, user)
+    async def unknown_command(self, caller: Caller, command: str) -> Reply:
+        lang = caller.language
         return Reply(t(lang, "help.unknown_command", command=esc(command[:32])) + "\n" + esc(t(lang, "help.commands")))
 
-    async def start(self, user: UserInfo, payload: str | None) -> Reply:
+    async def start(self, caller: Caller, payload: str | None) -> Reply:
         """/start, optionally with a deep-link payload that is a question; a bad payload gets help."""
-        await self.store.touch_user(user.id, normalize_language(user.language_code) if user.language_code else None)
         if payload:
             try:
-                return await self.answer_payload(user, payload)
+                return await self.answer_payload(caller, payload)
             except PayloadError:
                 log.info("start payload rejected: %r", payload[:80])
-        prefs = await self.preferences(user)
-        lang = self.language(prefs, user)
+        lang = caller.language
+        user = caller.user
         name = f" {esc(user.first_name)}" if user.first_name else ""
+        examples = "\n".join(f"• <code>{esc(e)}</code>" for e in help_examples(lang))
         return Reply(t(lang, "start.welcome", name=name, intro=t(lang, "help.intro")) + "\n\n"
-                     + t(lang, "help.examples") + "\n" + "\n".join(f"• <code>{esc(e)}</code>" for e in help_examples(lang)),
+                     + t(lang, "help.examples") + "\n" + examples,
                      self.example_buttons(lang))
 
-    async def settings_view(self, user: UserInfo) -> Reply:
-        prefs = await self.preferences(user)
-        lang = self.language(prefs, user)
+    async def settings_view(self, caller: Caller, *, shared: bool = False) -> Reply:
+        if shared:
+            # Someone's defaults are their own business: not shown to a whole group.
+            return Reply(t(normalize_language(caller.user.language_code), "settings.private_only"))
+        prefs = caller.preferences
+        lang = caller.language
         unset = t(lang, "settings.unset")
         values = {
             "lang": prefs.language or f"{lang} ({t(lang, 'default_marker')})",
@@ -306,45 +276,45 @@ class Conversation:
         lines += ["", t(lang, "settings.usage")]
         return Reply("\n".join(lines))
 
-    async def set_setting(self, user: UserInfo, args: list[str]) -> Reply:
-        prefs = await self.preferences(user)
-        lang = self.language(prefs, user)
+    async def set_setting(self, caller: Caller, args: Sequence[str]) -> Reply:
+        lang = caller.language
         if len(args) < 2:
             return Reply(t(lang, "settings.usage"))
         key, raw = args[0].lower(), " ".join(args[1:]).strip()
         spec = SETTINGS.get(key)
         if spec is None:
             return Reply(t(lang, "settings.bad_key", key=esc(key)))
-        field_name, parse_value, hint_key, hint_values = spec
         if raw.lower() in ("default", "reset", "clear", "-", "standard"):
-            await self.store.set_preference(user.id, field_name, None)
-            prefs = await self.preferences(user)
-            return Reply(t(self.language(prefs, user), "settings.cleared", key=esc(key)))
-        value = parse_value(raw, self.catalog)
+            cleared = caller.with_preferences(await self.store.set_preference(caller.id, spec.field, None))
+            return Reply(t(cleared.language, "settings.cleared", key=esc(key)))
+        value = spec.parse(raw, self.catalog)
         if value is None:
-            return Reply(t(lang, "settings.bad_value", value=esc(raw), key=esc(key), hint=esc(t(lang, hint_key, **hint_values(self.catalog)))))
-        await self.store.set_preference(user.id, field_name, value)
-        new_lang = value if field_name == "language" else lang
+            hint = t(lang, spec.hint_key, **spec.hint_values(self.catalog))
+            return Reply(t(lang, "settings.bad_value", value=esc(raw), key=esc(key), hint=esc(hint)))
+        await self.store.set_preference(caller.id, spec.field, value)
+        new_lang = str(value) if spec.field == "language" else lang
         if isinstance(value, int):
             shown = f"{value:,}"
         else:
-            shown = str(value).upper() if field_name in ("precision", "kv_precision", "coin") else str(value)
+            shown = str(value).upper() if spec.field in ("precision", "kv_precision", "coin") else str(value)
         return Reply(t(new_lang, "settings.saved", key=esc(key), value=esc(shown)))
 
-    async def cards(self, user: UserInfo) -> Reply:
-        prefs = await self.preferences(user)
-        return Reply(render_cards(self.catalog, self.language(prefs, user)))
+    async def cards(self, caller: Caller) -> Reply:
+        return Reply(render_cards(self.catalog, caller.language))
 
-    async def card(self, user: UserInfo, name: str) -> Reply:
-        prefs = await self.preferences(user)
-        lang = self.language(prefs, user)
+    async def card(self, caller: Caller, name: str) -> Reply:
+        lang = caller.language
         if not name.strip():
             return Reply(t(lang, "card.usage"))
         card = self.catalog.card(name)
         if card is None:
-            return Reply(t(lang, "card.unknown", name=esc(name), names=esc(", ".join(c.name for c in self.catalog.cards))))
+            return Reply(t(lang, "card.unknown", name=esc(name), names=self._card_names()))
         return Reply(render_card(self.catalog, card, lang))
 
+    def _card_names(self) -> str:
+        return esc(", ".join(c.name for c in self.catalog.cards))
+
+    # compare() reads the preferences itself (its last question); it takes the user, not the caller.
     async def compare(self, user: UserInfo, args: list[str]) -> Reply:
         """Two cards side by side for the user's last question."""
         prefs = await self.preferences(user)
@@ -381,10 +351,12 @@ class Conversation:
         need = t(lang, "answer.memory", total=fmt_gb(lang, requirement.total_gb))
         return Reply("\n".join([title, need, *rows]))
 
+
     # -- staff ------------------------------------------------------------------------------------------
 
-    async def quote(self, user: UserInfo, text: str, bot_username: str | None) -> Reply:
+    async def quote(self, caller: Caller, text: str, bot_username: str | None) -> Reply:
         """A neutral, customer-ready answer: no staff preferences, no staff ref, and a deep link for the customer."""
+        user = caller.user
         result = parse(text, self.catalogs.vocabulary)
         lang = result.language if result.request is not None else normalize_language(user.language_code)
         if not text.strip():
@@ -402,29 +374,31 @@ class Conversation:
             body = clip_with(body, "\n\n" + t(lang, "quote.link", link=esc(link)))
         return Reply(body)
 
-    async def inline(self, user: UserInfo, query: str) -> tuple[list[dict], bool]:
-        """Inline results as plain dicts (id, title, description, text); True when preferences shaped them."""
+    async def inline(self, caller: Caller, query: str) -> tuple[list[InlineResult], bool]:
+        """Inline results (id, title, description, text); True when preferences shaped them."""
         query = query[:256]
-        prefs = await self.preferences(user)
+        prefs = caller.preferences
         result = parse(query, self.catalogs.vocabulary) if query.strip() else None
         if result is None or result.request is None:
-            lang = self.language(prefs, user, result.language if result else None)
+            lang = caller.language_for(result.language if result else None)
             if result is not None and result.error and result.error != "not a sizing question":
                 message = html.unescape(localize(lang, result.error))
                 return [{"id": "error", "title": message[:64], "description": t(lang, "inline.help_description"),
                          "text": render_parse_error(lang, result.error)}], False
             return [{"id": "help", "title": t(lang, "inline.help_title"),
                      "description": t(lang, "inline.help_description"), "text": render_help(lang)}], False
-        lang = self.language(prefs, user, result.language)
+        lang = caller.language_for(result.language)
         request = result.request
         filled = self.apply_preferences(request, prefs)
         personal = bool(filled) or prefs.coin is not None or prefs.billing is not None or prefs.language is not None
         # Inline results are meant to be pasted into other chats: no top-up ref of the person typing.
-        answer = self.answer(request, user, prefs, anonymous=True)
-        if answer.error:
-            return [{"id": "error", "title": answer.error[:64], "description": t(lang, "inline.help_description"),
-                     "text": t(lang, "error.value", message=esc(answer.error))}], personal
-        model = answer.resolved.shape.name if not answer.resolved.shape.typical else f"{answer.resolved.params_b:g}B"
+        answer = self.answer(request, caller.user, prefs, anonymous=True)
+        if answer.error or answer.resolved is None or answer.requirement is None or answer.selection is None:
+            error = answer.error or "not a sizing question"
+            return [{"id": "error", "title": error[:64], "description": t(lang, "inline.help_description"),
+                     "text": t(lang, "error.value", message=esc(error))}], personal
+        shape = answer.resolved.shape
+        model = shape.name if not shape.typical else f"{answer.resolved.params_b:g}B"
         total = fmt_gb(lang, answer.requirement.total_gb)
         results = []
         fit = answer.payable
@@ -449,11 +423,9 @@ class Conversation:
 
     # -- price alerts -----------------------------------------------------------------------------------
 
-    async def subscribe(self, user: UserInfo, args: list[str]) -> Reply:
-        # Alerts go out later, in the language we know the user by: record it now.
-        await self.store.touch_user(user.id, normalize_language(user.language_code) if user.language_code else None)
-        prefs = await self.preferences(user)
-        lang = self.language(prefs, user)
+    async def subscribe(self, caller: Caller, args: Sequence[str]) -> Reply:
+        # Alerts go out later, in the language we know the user by: the caller's resolution recorded it.
+        lang = caller.language
         unit = t(lang, f"unit.{self.catalog.price_unit}")
         words = list(args)
         below: float | None = None
@@ -474,26 +446,22 @@ class Conversation:
         if card is None:
             if not words:
                 return Reply(t(lang, "subscribe.usage", unit=unit))
-            return Reply(t(lang, "card.unknown", name=esc(" ".join(words)),
-                           names=esc(", ".join(c.name for c in self.catalog.cards))))
-        await self.store.subscribe(user.id, card.id, below)
+            return Reply(t(lang, "card.unknown", name=esc(" ".join(words)), names=self._card_names()))
+        await self.store.subscribe(caller.id, card.id, below)
         below_text = t(lang, "subscribe.below", price=fmt_usd(lang, below), unit=unit) if below is not None else ""
         return Reply(t(lang, "subscribe.ok", card=esc(card.name), below=below_text))
 
-    async def unsubscribe(self, user: UserInfo, args: list[str]) -> Reply:
-        prefs = await self.preferences(user)
-        lang = self.language(prefs, user)
+    async def unsubscribe(self, caller: Caller, args: Sequence[str]) -> Reply:
         card_id = None
         if args:
             card = self.catalog.card(" ".join(args))
             card_id = card.id if card else " ".join(args).lower()
-        removed = await self.store.unsubscribe(user.id, card_id)
-        return Reply(t(lang, "unsubscribe.ok", count=removed))
+        removed = await self.store.unsubscribe(caller.id, card_id)
+        return Reply(t(caller.language, "unsubscribe.ok", count=removed))
 
-    async def subscriptions(self, user: UserInfo) -> Reply:
-        prefs = await self.preferences(user)
-        lang = self.language(prefs, user)
-        rows = await self.store.subscriptions(user.id)
+    async def subscriptions(self, caller: Caller) -> Reply:
+        lang = caller.language
+        rows = await self.store.subscriptions(caller.id)
         if not rows:
             return Reply(t(lang, "subscriptions.none"))
         unit = t(lang, f"unit.{self.catalog.price_unit}")
@@ -506,85 +474,27 @@ class Conversation:
             lines.append(t(lang, "subscriptions.line", card=esc(card.name if card else card_id), below=below_text))
         return Reply("\n".join(lines))
 
-    async def size_command(self, user: UserInfo, text: str, *, shared: bool = False) -> Reply:
+    async def size_command(self, caller: Caller, text: str, *, shared: bool = False) -> Reply:
         if not text.strip():
-            prefs = await self.preferences(user)
-            return Reply(t(self.language(prefs, user), "size.usage"))
-        return await self.ask(user, text, shared=shared)
+            return Reply(t(caller.language, "size.usage"))
+        return await self.ask(caller, text, shared=shared)
 
+    # -- operators ----------------------------------------------------------------------------------------
 
-# -- settings parsing (the text form of /settings) ---------------------------------------------------------
-
-def _parse_precision(raw: str, catalog: Catalog) -> str | None:
-    value = canonical_precision(raw)
-    return value if value in PRECISION_BYTES else None
-
-
-def _parse_kv(raw: str, catalog: Catalog) -> str | None:
-    value = canonical_kv_precision(raw)
-    return value if value in KV_PRECISION_BYTES else None
-
-
-def _parse_int(limit: int):
-    def parse_value(raw: str, catalog: Catalog) -> int | None:
-        text = raw.lower().replace(",", "").replace(".", "").replace("_", "").replace(" ", "")
-        multiplier = 1
-        if text.endswith("k"):
-            text, multiplier = text[:-1], 1024
-        if not text.isdigit():
-            return None
-        value = int(text) * multiplier
-        return value if 0 < value <= limit else None
-    return parse_value
-
-
-def _parse_coin(raw: str, catalog: Catalog) -> str | None:
-    coin = raw.strip().upper()
-    return coin if coin in catalog.coins else None
-
-
-def _parse_billing(raw: str, catalog: Catalog) -> str | None:
-    words = {"hour": "hour", "hourly": "hour", "stunde": "hour", "day": "day", "tag": "day", "week": "week",
-             "weekly": "week", "woche": "week", "month": "month", "monthly": "month", "monat": "month"}
-    return words.get(raw.strip().lower())
-
-
-def _parse_region(raw: str, catalog: Catalog) -> str | None:
-    wanted = raw.strip().lower()
-    for region in catalog.regions:
-        if wanted in (region.id.lower(), region.name.lower()):
-            return region.id
-    return None
-
-
-def _parse_lang(raw: str, catalog: Catalog) -> str | None:
-    lang = raw.strip().lower()
-    return lang if lang in ("en", "de") else None
-
-
-SETTINGS = {  # key -> (preference field, parser, hint text key, hint values)
-    "lang": ("language", _parse_lang, "hint.lang", lambda c: {}),
-    "precision": ("precision", _parse_precision, "hint.precision", lambda c: {}),
-    "kv": ("kv_precision", _parse_kv, "hint.kv", lambda c: {}),
-    "context": ("context_tokens", _parse_int(MAX_CONTEXT_TOKENS), "hint.context", lambda c: {}),
-    "batch": ("batch", _parse_int(MAX_BATCH), "hint.batch", lambda c: {"max": MAX_BATCH}),
-    "coin": ("coin", _parse_coin, "hint.coin", lambda c: {"coins": ", ".join(c.coins)}),
-    "billing": ("billing", _parse_billing, "hint.billing", lambda c: {}),
-    "region": ("region", _parse_region, "hint.region", lambda c: {"regions": ", ".join(r.id for r in c.regions) or "-"}),
-}
+    async def reload(self, caller: Caller) -> Reply | None:
+        """/reload: read the catalog file now. None when the admins were just sent the rejection of a newly
+        broken file, this one included."""
+        if self.reloader is None:  # the terminal chat has no catalog watch to trigger
+            return await self.unknown_command(caller, "reload")
+        outcome = await self.reloader.check(force=True)
+        return None if outcome.notified else Reply(outcome.text)
 
 
 # -- small helpers ------------------------------------------------------------------------------------------
 
 def clip_with(body: str, tail: str, limit: int = 4096) -> str:
     """Append `tail` (a link that must survive) and keep the whole under Telegram's limit."""
-    from bot.render import clip
-
     return clip(body, limit - len(tail)) + tail
-
-
-def _fits(data: str) -> str | None:
-    return data if len(data.encode()) <= CALLBACK_LIMIT else None
 
 
 def _try_encode(request: SizeRequest) -> str | None:
@@ -594,14 +504,15 @@ def _try_encode(request: SizeRequest) -> str | None:
         return None
 
 
-def _toggle_row(request: SizeRequest, field_name: str, options, current, details: bool, lang: str) -> list[Button]:
+def _toggle_row(request: SizeRequest, field_name: str, options: Sequence[tuple[Any, str]], current: object,
+                details: bool, lang: str) -> list[Button]:
     row = []
     variant = copy.copy(request)  # one shallow copy, its field set per option: the payload reads fields only
     for value, label in options:
         setattr(variant, field_name, value)
         payload = _try_encode(variant)
         mark = "✓ " if value == current else ""
-        data = _fits(f"{'d' if details else 'f'}:{lang}:{payload}") if payload else None
+        data = within_limit(AnswerButton(details, lang, payload).encode()) if payload else None
         row.append(Button(mark + label, data=data))
     return row
 

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable
 
 
 class FloodGuard:
     """Allow `limit` events per `window_s` per user; tell the caller when to send the one polite notice."""
 
-    def __init__(self, limit: int, window_s: float, clock=time.monotonic, max_users: int = 100_000):
+    def __init__(self, limit: int, window_s: float, clock: Callable[[], float] = time.monotonic,
+                 max_users: int = 100_000):
         self.limit = limit
         self.window_s = window_s
         self.clock = clock

@@ -3,13 +3,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable, Coroutine
 from typing import Any
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram._utils.types import JSONDict
+from telegram.constants import ChatType
 from telegram.error import BadRequest, NetworkError
 from telegram.ext import AIORateLimiter
 
-from bot.conversation import Button, Reply, UserInfo
+from bot.caller import UserInfo
+from bot.conversation import Button, CallbackResult, Reply
 from bot.i18n import normalize_language
 
 log = logging.getLogger(__name__)
@@ -28,6 +32,29 @@ def user_language(update: Update) -> str:
     return normalize_language(user.language_code if user else None)
 
 
+def user_id(update: Update) -> int | None:
+    return update.effective_user.id if update.effective_user else None
+
+
+def is_shared(update: Update) -> bool:
+    """Said where others see the answer (a group), not in a private chat."""
+    chat = update.effective_chat
+    return chat is not None and chat.type != ChatType.PRIVATE
+
+
+def message_of(update: Update) -> Message:
+    """The message a message handler was called for (its filters guarantee there is one)."""
+    if update.effective_message is None:
+        raise ValueError(f"update {update.update_id} carries no message")
+    return update.effective_message
+
+
+def query_of(update: Update) -> CallbackQuery:
+    if update.callback_query is None:
+        raise ValueError(f"update {update.update_id} carries no callback query")
+    return update.callback_query
+
+
 def markup(buttons: list[list[Button]]) -> InlineKeyboardMarkup | None:
     if not buttons:
         return None
@@ -40,6 +67,17 @@ def markup(buttons: list[list[Button]]) -> InlineKeyboardMarkup | None:
 
 async def reply(message: Message, answer: Reply) -> Message:
     return await message.reply_text(answer.text, reply_markup=markup(answer.buttons))
+
+
+async def show(query: CallbackQuery, result: CallbackResult) -> None:
+    """A button press answered: the notice first (the spinner stops even if the edit fails), then the edit."""
+    await query.answer(result.notice)
+    if result.reply is not None and query.message is not None:
+        try:
+            await query.edit_message_text(result.reply.text, reply_markup=markup(result.reply.buttons))
+        except BadRequest as exc:
+            if not is_not_modified(exc):
+                raise
 
 
 def is_not_modified(error: BaseException) -> bool:
@@ -65,7 +103,15 @@ class ResilientRateLimiter(AIORateLimiter):
         self.network_retries = network_retries
         self.backoff_s = backoff_s
 
-    async def process_request(self, callback, args, kwargs, endpoint, data, rate_limit_args):  # type: ignore[override]
+    async def process_request(
+        self,
+        callback: Callable[..., Coroutine[Any, Any, bool | JSONDict | list[JSONDict]]],
+        args: Any,
+        kwargs: dict[str, Any],
+        endpoint: str,
+        data: dict[str, Any],
+        rate_limit_args: int | None,
+    ) -> bool | JSONDict | list[JSONDict]:
         delay = self.backoff_s
         for attempt in range(self.network_retries + 1):
             try:

@@ -8,7 +8,7 @@ from catalog.loader import BUNDLED, load_catalog
 from catalog.schema import Card
 from engine.parse import Vocabulary
 from engine.registry import default_registry
-from tests.botapi_emulator import BotApiEmulator
+from tests.support.botapi_emulator import BotApiEmulator
 
 # A syntactically valid token (id:secret) that can never work against the real API.
 EMULATOR_TOKEN = "123456:TEST-TOKEN-not-real"

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from bot.config import load_settings
-from tests.botharness import BOT_USERNAME, TOKEN, Harness, network_error
+from tests.support.botharness import BOT_USERNAME, TOKEN, Harness, network_error
 
 ADMIN = 42
 STAFF = 43

@@ -37,7 +37,7 @@ from telegram.ext import (
     filters,
 )
 
-from tests.botapi_emulator import BotApiEmulator
+from tests.support.botapi_emulator import BotApiEmulator
 
 TOKEN = "123456:TEST-TOKEN-not-real"
 

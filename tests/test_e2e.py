@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.botapi_emulator import BotApiEmulator
+from tests.support.botapi_emulator import BotApiEmulator
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "123456:TEST-TOKEN-not-real"

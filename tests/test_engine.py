@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from catalog.loader import load_catalog
 from engine.registry import default_registry, typical_shape
 from engine.sizing import SizeRequest, SizingError, kv_cache, resolve, size
-from tests.seedmath import ask, component_gb
+from tests.support.seedmath import ask, component_gb
 
 RH = load_catalog("gpurenthub").catalog
 WC = load_catalog("gpuwithcrypto").catalog

@@ -14,7 +14,7 @@ from engine.fit import candidate_layouts, evaluate_layout, select, tensor_parall
 from engine.registry import default_registry
 from engine.sizing import SizeRequest, resolve, size
 from engine.topup import topup_url, user_ref
-from tests.seedmath import ask
+from tests.support.seedmath import ask
 
 CATALOGS = {name: load_catalog(name).catalog for name in ("gpurenthub", "gpuwithcrypto")}
 

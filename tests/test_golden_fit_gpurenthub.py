@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.seedmath import ask, catalog, half_up
+from tests.support.seedmath import ask, catalog, half_up
 
 RH = "gpurenthub"
 

@@ -9,7 +9,7 @@ import pytest
 
 from engine.registry import typical_shape
 from engine.sizing import kv_bytes_per_token
-from tests.seedmath import ask, component_gb, half_up, total
+from tests.support.seedmath import ask, component_gb, half_up, total
 
 RH = "gpurenthub"
 SIZES = (7, 13, 34, 70, 405)

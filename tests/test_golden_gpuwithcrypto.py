@@ -5,7 +5,7 @@ import pytest
 
 from engine.registry import default_registry
 from engine.sizing import kv_bytes_per_token
-from tests.seedmath import ask, catalog, component_gb, half_up
+from tests.support.seedmath import ask, catalog, component_gb, half_up
 
 WC = "gpuwithcrypto"
 

@@ -11,7 +11,7 @@ from bot.i18n import texts
 from bot.render import describe_shape, plain, render_answer, render_formula
 from engine.formula import FORMULAS
 from engine.registry import default_registry, typical_shape
-from tests.seedmath import ask
+from tests.support.seedmath import ask
 
 FORMULA_FIXTURE = Path(__file__).resolve().parent / "data" / "formula_renderings.json"
 
@@ -23,7 +23,7 @@ def text(lang: str = "en", catalog: str = "gpurenthub", details: bool = False, *
 def test_topup_period_says_the_minimum_term():
     from engine.answer import build_answer
     from engine.sizing import SizeRequest
-    from tests.seedmath import catalog
+    from tests.support.seedmath import catalog
 
     answer = build_answer(SizeRequest(params_b=70), catalog("gpurenthub"), billing="hour")
     out = plain(render_answer(answer, "en"))

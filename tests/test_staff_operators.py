@@ -8,14 +8,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.announce import Announcer, split_message
+from bot.announce import Announcer
+from bot.announcements import split_message
 from bot.config import load_settings
 from bot.conversation import CatalogHolder
 from bot.store import Store
 from catalog.loader import load_catalog
 from engine.payload import decode_request, encode_request
 from engine.sizing import SizeRequest
-from tests.botharness import BOT_USERNAME, TOKEN, Harness
+from tests.support.botharness import BOT_USERNAME, TOKEN, Harness
 
 ADMIN, STAFF, CUSTOMER = 42, 43, 44
 CHANNEL = "@cardfit_news"

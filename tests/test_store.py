@@ -9,7 +9,7 @@ import pytest_asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import bot.store as store_module
+import bot.store.schema as store_module
 from bot.store import MIGRATIONS, PREFERENCE_FIELDS, Preferences, Store, split_sql_script
 
 LATEST_VERSION = MIGRATIONS[-1][0]
@@ -101,7 +101,7 @@ async def test_reopen_applies_nothing_new_and_a_restart_loses_nothing(tmp_path):
         assert (prefs.precision, prefs.telegram_language) == ("int4", "de")
         assert (prefs.last_question, prefs.last_payload) == ("llama 70b 32k", "m=llama-70b;c=32768")
         assert await second.subscriptions(7) == [("h100-80gb", 2.5)]
-        assert [a["id"] for a in await second.pending_announcements()] == [announcement_id]
+        assert [a.id for a in await second.pending_announcements()] == [announcement_id]
         assert await second.next_alerts() == [(1, announcement_id, 7, "H100 is cheaper")]
     finally:
         await second.close()
@@ -307,14 +307,14 @@ async def test_announcement_is_begun_at_most_once(store):
     assert await store.begin_announcement("gpurenthub", "sha-1", "v1: yaml\n", "Prices changed") is None
     pending = await store.pending_announcements()
     assert len(pending) == 1
-    assert pending[0]["id"] == first
-    assert {key: pending[0][key] for key in ("catalog_id", "sha256", "message", "status")} == {
+    assert pending[0].id == first
+    assert {key: getattr(pending[0], key) for key in ("catalog_id", "sha256", "message", "status")} == {
         "catalog_id": "gpurenthub",
         "sha256": "sha-1",
         "message": "Prices changed",
         "status": "pending",
     }
-    assert pending[0]["created_at"] > 0
+    assert pending[0].created_at > 0
     assert await store.last_announced("gpurenthub") is None  # pending is not announced yet
 
     await store.mark_announcement_posted(first, [101, 102])

@@ -1,16 +1,17 @@
-"""Telegram handlers, one module per feature, each with `register(app)`; the catch-all text handler is last."""
+"""Telegram handlers, one module per feature, each with `register(app)`, in the order PTB must try them: the
+pre-handler first (group -1), the catch-all button and text handlers last."""
 from __future__ import annotations
 
-from telegram.ext import Application
+from bot.context import CardfitApplication
 
 
-def register_all(application: Application) -> None:
-    from bot.handlers import catalog_commands, errors, operators, questions, settings, staff, start
+def register_all(application: CardfitApplication) -> None:
+    from bot.handlers import buttons, commands, errors, incoming, operators, questions, staff
 
-    start.register(application)
-    settings.register(application)
-    catalog_commands.register(application)
-    staff.register(application)
-    operators.register(application)  # its ann: buttons before the catch-all button handler
-    questions.register(application)  # /size, buttons, and the catch-all text handler (last)
+    incoming.register(application)  # group -1: who is asking, their activity, the flood guard
+    commands.register(application)  # every command of the table in bot/commands.py
+    staff.register(application)  # inline answers
+    operators.register(application)  # the admins' Post/Discard buttons
+    buttons.register(application)  # answer buttons per kind, then the catch-all for unknown data
+    questions.register(application)  # plain text, and the list of commands for an unknown one (last)
     errors.register(application)

@@ -7,8 +7,8 @@ import traceback
 
 from telegram import Update
 from telegram.error import Forbidden, TelegramError
-from telegram.ext import Application, ContextTypes
 
+from bot.context import CardfitApplication, CustomContext
 from bot.i18n import t
 from bot.telegram_io import is_not_modified, user_language
 
@@ -16,12 +16,12 @@ log = logging.getLogger(__name__)
 ADMIN_NOTICE_LIMIT = 3500
 
 
-async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def on_error(update: object, context: CustomContext) -> None:
     error = context.error
     if error is None or is_not_modified(error):
         return
     user = update.effective_user if isinstance(update, Update) else None
-    svc = context.application.bot_data.get("services")
+    svc = context.bot_data.get("services")  # absent when post_init itself failed
     if isinstance(error, Forbidden):
         # The user blocked the bot (or left the chat): remember it, nothing to tell anyone.
         log.info("forbidden for user %s: %s", user.id if user else "?", error)
@@ -36,7 +36,7 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
             await context.bot.send_message(update.effective_chat.id, t(lang, "error.generic"))
         except TelegramError:
             log.warning("could not tell the user about the error")
-    settings = context.application.bot_data.get("settings")
+    settings = context.bot_data.get("settings")
     if settings is not None and settings.admin_ids:
         trace = "".join(traceback.format_exception(type(error), error, error.__traceback__))
         text = (f"⚠️ <b>Cardfit error</b>\n{html.escape(summary)}\n"
@@ -63,5 +63,5 @@ def _describe(update: object) -> str:
     return ", ".join(parts)
 
 
-def register(application: Application) -> None:
+def register(application: CardfitApplication) -> None:
     application.add_error_handler(on_error)

@@ -1,33 +1,18 @@
-"""Sizing questions: /size TEXT, plain messages (private: all; groups: when addressed), and answer buttons."""
+"""Sizing questions as plain messages (private: all; groups: when addressed), and the list of commands for an
+unknown one. /size is a command of the table (bot/commands.py)."""
 from __future__ import annotations
 
-import logging
 import re
 
 from telegram import Message, MessageEntity, Update
-from telegram.constants import ChatType
-from telegram.error import BadRequest
-from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes, MessageHandler, filters
+from telegram.ext import MessageHandler, filters
 
-from bot.app import services
-from bot.handlers.flood import admit
-from bot.handlers.start import unknown_command
-from bot.telegram_io import is_not_modified, markup, reply, user_info
+from bot.context import CardfitApplication, CustomContext
+from bot.telegram_io import message_of, reply
 
-log = logging.getLogger(__name__)
-
-
-def _shared(update: Update) -> bool:
-    chat = update.effective_chat
-    return chat is not None and chat.type != ChatType.PRIVATE
-
-
-async def size_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    text = " ".join(context.args or [])
-    if text.strip() and not await admit(update, context):
-        return
-    answer = await services(context).conversation.size_command(user_info(update), text, shared=_shared(update))
-    await reply(update.effective_message, answer)
+PRIVATE_TEXT = filters.ChatType.PRIVATE & filters.TEXT & ~filters.COMMAND
+GROUP_TEXT = filters.ChatType.GROUPS & filters.TEXT & ~filters.COMMAND
+PRIVATE_COMMAND = filters.ChatType.PRIVATE & filters.COMMAND
 
 
 def addressed_text(message: Message, bot_username: str | None, bot_id: int) -> str | None:
@@ -45,42 +30,27 @@ def addressed_text(message: Message, bot_username: str | None, bot_id: int) -> s
     return None
 
 
-async def private_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    if not await admit(update, context):
-        return
-    answer = await services(context).conversation.ask(user_info(update), update.effective_message.text or "")
-    await reply(update.effective_message, answer)
+async def private_text(update: Update, context: CustomContext) -> None:
+    message = message_of(update)
+    await reply(message, await context.conversation.ask(context.caller, message.text or ""))
 
 
-async def group_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    message = update.effective_message
+async def group_text(update: Update, context: CustomContext) -> None:
+    message = message_of(update)
     text = addressed_text(message, context.bot.username, context.bot.id)
-    if text is None or not await admit(update, context):
+    if text is None:  # chatter among the members: not for the bot (and no caller was resolved for it)
         return
-    answer = await services(context).conversation.ask(user_info(update), text, shared=True)
-    await reply(message, answer)
+    await reply(message, await context.conversation.ask(context.caller, text, shared=True))
 
 
-async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    query = update.callback_query
-    if not await admit(update, context):
-        return
-    result = await services(context).conversation.on_callback(user_info(update), query.data,
-                                                              shared=_shared(update))
-    # Answer first: the spinner stops even if the edit below fails.
-    await query.answer(result.notice)
-    if result.reply is not None and query.message is not None:
-        try:
-            await query.edit_message_text(result.reply.text, reply_markup=markup(result.reply.buttons))
-        except BadRequest as exc:
-            if not is_not_modified(exc):
-                raise
+async def unknown_command(update: Update, context: CustomContext) -> None:
+    message = message_of(update)
+    command = (message.text or "/").split()[0][1:].split("@")[0]
+    await reply(message, await context.conversation.unknown_command(context.caller, command))
 
 
-def register(application: Application) -> None:
-    application.add_handler(CommandHandler("size", size_command))
-    application.add_handler(CallbackQueryHandler(button))
-    application.add_handler(MessageHandler(filters.ChatType.PRIVATE & filters.TEXT & ~filters.COMMAND, private_text))
-    application.add_handler(MessageHandler(filters.ChatType.GROUPS & filters.TEXT & ~filters.COMMAND, group_text))
+def register(application: CardfitApplication) -> None:
+    application.add_handler(MessageHandler(PRIVATE_TEXT, private_text))
+    application.add_handler(MessageHandler(GROUP_TEXT, group_text))
     # Registered last: a command nobody handled, in a private chat, gets the list of commands.
-    application.add_handler(MessageHandler(filters.ChatType.PRIVATE & filters.COMMAND, unknown_command))
+    application.add_handler(MessageHandler(PRIVATE_COMMAND, unknown_command))

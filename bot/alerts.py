@@ -1,0 +1,177 @@
+"""Price-alert delivery: which subscribers an announced change reaches (and in which words), the queue, the sends
+one after another under the rate limiter, and the progress message for the admin."""
+from __future__ import annotations
+
+import asyncio
+import html
+import logging
+import time
+from typing import Any, Protocol
+
+from telegram import InlineKeyboardMarkup
+from telegram.error import Forbidden, RetryAfter, TelegramError
+
+from bot.config import Settings
+from bot.i18n import fmt_number, fmt_usd, t
+from bot.store import AlertProgress, Store
+from catalog.diff import CatalogDiff
+from catalog.schema import Catalog
+
+log = logging.getLogger(__name__)
+esc = html.escape
+PROGRESS_EVERY_S = 3.0
+BATCH = 200
+
+
+class Sender(Protocol):
+    """What the operator side needs of a bot (PTB's ExtBot, or a recording fake in tests)."""
+
+    async def send_message(self, chat_id: int | str, text: str, *,
+                           reply_markup: InlineKeyboardMarkup | None = None) -> Any: ...
+    async def edit_message_text(self, text: str, chat_id: int | str | None = None,
+                                message_id: int | None = None) -> Any: ...
+
+
+def fmt_percent(lang: str, value: float) -> str:
+    sign = "+" if value > 0 else "−" if value < 0 else "±"
+    return f"{sign}{fmt_number(lang, abs(value), 1)} %"
+
+
+def alerts_for(diff: CatalogDiff, catalog: Catalog, card_id: str, below_usd: float | None, lang: str) -> str | None:
+    """The alert text for one subscription, or None when the announced change does not match it.
+
+    A price threshold is in the catalog's own unit (per month for a monthly catalog, per hour for an hourly one)
+    and matches when the new price is below it; without a threshold any change to the card matches.
+    """
+    def unit_price(hourly: float, monthly: float) -> float:
+        return monthly if catalog.price_unit == "month" else hourly
+
+    footer = t(lang, "alert.footer", card_id=esc(card_id))
+    for price in diff.prices:
+        if price.card_id == card_id:
+            if below_usd is not None and unit_price(price.new_hourly_usd, price.new_monthly_usd) >= below_usd:
+                return None
+            return t(lang, "alert.price", card=esc(price.card_name), provider=esc(diff.provider),
+                     monthly=fmt_usd(lang, price.new_monthly_usd), hourly=fmt_usd(lang, price.new_hourly_usd),
+                     old_monthly=fmt_usd(lang, price.old_monthly_usd),
+                     percent=fmt_percent(lang, price.percent)) + "\n" + footer
+    for card in diff.added:
+        if card.id == card_id:
+            hourly, monthly = catalog.hourly_list_price_usd(card), catalog.monthly_list_price_usd(card)
+            if below_usd is not None and unit_price(hourly, monthly) >= below_usd:
+                return None
+            return t(lang, "alert.added", provider=esc(diff.provider), card=esc(card.name),
+                     monthly=fmt_usd(lang, monthly), hourly=fmt_usd(lang, hourly)) + "\n" + footer
+    for card in diff.removed:
+        if card.id == card_id:
+            return t(lang, "alert.removed", card=esc(card.name), provider=esc(diff.provider)) + "\n" + footer
+    if below_usd is None:
+        for stock in diff.stock:
+            if stock.card_id == card_id:
+                unknown = t(lang, "announce.unknown_stock")
+                return t(lang, "alert.stock", card=esc(stock.card_name), provider=esc(diff.provider),
+                         region=esc(stock.region), new=unknown if stock.new is None else stock.new,
+                         old=unknown if stock.old is None else stock.old) + "\n" + footer
+    return None
+
+
+class AlertDelivery:
+    def __init__(self, settings: Settings, store: Store, sender: Sender, lang: str = "en"):
+        self.settings = settings
+        self.store = store
+        self.sender = sender
+        self.lang = lang
+        self._deliver_lock = asyncio.Lock()
+        self._delivery: asyncio.Task[dict[int, AlertProgress]] | None = None
+
+    async def queue(self, announcement_id: int, diff: CatalogDiff, catalog: Catalog) -> int:
+        """Queue the alerts one posted announcement triggers; returns how many were newly queued."""
+        rows: list[tuple[int, str]] = []
+        for card_id in sorted(diff.changed_card_ids()):
+            for user_id, below in await self.store.subscribers_for(card_id):
+                prefs = await self.store.get_preferences(user_id)
+                lang = prefs.language or prefs.telegram_language or "en"
+                text = alerts_for(diff, catalog, card_id, below, lang if lang in ("en", "de") else "en")
+                if text is not None:
+                    rows.append((user_id, text))
+        # One message per user per announcement (the store's UNIQUE key): join a user's several cards.
+        merged: dict[int, list[str]] = {}
+        for user_id, text in rows:
+            merged.setdefault(user_id, []).append(text)
+        joined = [(user_id, "\n\n".join(texts)) for user_id, texts in merged.items()]
+        return await self.store.enqueue_alerts(announcement_id, joined)
+
+    def start_delivery(self) -> asyncio.Task[dict[int, AlertProgress]]:
+        if self._delivery is None or self._delivery.done():
+            self._delivery = asyncio.get_running_loop().create_task(self.deliver(), name="cardfit-alerts")
+        return self._delivery
+
+    async def deliver(self) -> dict[int, AlertProgress]:
+        """Send queued alerts one after another under the rate limiter; every outcome is stored at once."""
+        async with self._deliver_lock:
+            progress_messages: dict[int, int] = {}  # announcement id -> the admin's progress message id
+            last_edit: dict[int, float] = {}
+            touched: set[int] = set()
+            while True:
+                batch = await self.store.next_alerts(BATCH)
+                if not batch:
+                    break
+                for alert in batch:
+                    status, error = await self._send_alert(alert.user_id, alert.text)
+                    if status is None:
+                        continue  # still queued (rate limited): picked up again by the next batch
+                    await self.store.mark_alert(alert.id, status, error)
+                    touched.add(alert.announcement_id)
+                    now = time.monotonic()
+                    if now - last_edit.get(alert.announcement_id, 0.0) >= PROGRESS_EVERY_S:
+                        last_edit[alert.announcement_id] = now
+                        await self._progress(alert.announcement_id, progress_messages)
+            for announcement_id in touched:
+                await self._progress(announcement_id, progress_messages)
+            return {aid: await self.store.alert_progress(aid) for aid in touched}
+
+    async def _send_alert(self, user_id: int, text: str) -> tuple[str | None, str | None]:
+        try:
+            await self.sender.send_message(user_id, text)
+            return "sent", None
+        except Forbidden as exc:
+            return "blocked", str(exc)[:200]
+        except RetryAfter as exc:
+            # The rate limiter already waited and retried; back off once more and leave the alert queued.
+            wait = exc.retry_after
+            await asyncio.sleep((wait.total_seconds() if hasattr(wait, "total_seconds") else float(wait)) + 0.5)
+            return None, None
+        except TelegramError as exc:
+            log.warning("alert to %s failed: %s", user_id, exc)
+            return "failed", str(exc)[:200]
+
+    async def _progress(self, announcement_id: int, messages: dict[int, int]) -> None:
+        if not self.settings.admin_ids:
+            return
+        counts = await self.store.alert_progress(announcement_id)
+        text = t(self.lang, "alert.progress", id=announcement_id, sent=f"{counts['sent']:,}",
+                 total=f"{counts['total']:,}", failed=counts["failed"], blocked=counts["blocked"])
+        admin = self.settings.admin_ids[0]
+        try:
+            if announcement_id in messages:
+                await self.sender.edit_message_text(text, chat_id=admin, message_id=messages[announcement_id])
+            else:
+                message = await self.sender.send_message(admin, text)
+                messages[announcement_id] = message.message_id
+        except TelegramError as exc:
+            if "not modified" not in str(exc).lower():
+                log.warning("progress message failed: %s", exc)
+
+    async def resume(self) -> None:
+        """After a restart: deliver what is still queued."""
+        if await self.store.next_alerts(1):
+            self.start_delivery()
+
+    async def stop(self) -> None:
+        """Cancel alert delivery (at shutdown); queued alerts stay queued and resume at the next start."""
+        if self._delivery is not None and not self._delivery.done():
+            self._delivery.cancel()
+            try:
+                await self._delivery
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - shutting down; the cause was logged
+                pass

@@ -1,0 +1,133 @@
+"""Callback data, one small class per kind of button: `encode()` writes it, `decode()` reads it back or says None.
+
+The encodings are a contract with messages already sitting in chats, so they never change:
+``f:<lang>:<payload>`` / ``d:<lang>:<payload>`` (an answer, short or with details), ``k:<lang>:<coin>:<payload>``
+(a coin, or ``pick`` for the picker), ``x:<n>:<lang>`` (a help example), ``ann:<post|discard>:<id>``. Telegram
+caps callback data at 64 bytes; a button whose data would not fit is left out. `matches()` is what a handler is
+registered with (PTB's ``pattern=``): the kind by its prefix, so a malformed value of that kind still reaches its
+handler and gets that kind's notice. The pattern follows PTB's examples/arbitrarycallbackdatabot.py: data that
+does not decode is answered, never acted on.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+CALLBACK_LIMIT = 64
+LANGUAGES = ("en", "de")
+PICK = "pick"  # in a coin button's coin field: open the picker
+
+
+def within_limit(data: str) -> str | None:
+    """The data when Telegram accepts it on a button, else None."""
+    return data if len(data.encode()) <= CALLBACK_LIMIT else None
+
+
+def _answerable(data: object, prefixes: tuple[str, ...]) -> bool:
+    # Longer than Telegram allows: never one of ours; it goes to the catch-all.
+    return isinstance(data, str) and data.startswith(prefixes) and len(data.encode()) <= CALLBACK_LIMIT
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerButton:
+    """Show the answer to an encoded request again: short (`f`) or with every component's arithmetic (`d`).
+    `lang` is the language of the message the button belongs to."""
+
+    details: bool
+    lang: str
+    payload: str
+    invalid_notice: ClassVar[str] = "error.stale"
+
+    def encode(self) -> str:
+        return f"{'d' if self.details else 'f'}:{self.lang}:{self.payload}"
+
+    @staticmethod
+    def matches(data: object) -> bool:
+        return _answerable(data, ("f:", "d:"))
+
+    @classmethod
+    def decode(cls, data: object) -> AnswerButton | None:
+        if not isinstance(data, str) or not cls.matches(data):
+            return None
+        kind, _, rest = data.partition(":")
+        lang, _, payload = rest.partition(":")
+        return cls(kind == "d", lang, payload) if lang in LANGUAGES else None
+
+
+@dataclass(frozen=True, slots=True)
+class CoinButton:
+    """Pay in this coin from now on (a saved preference), or with `coin` None: show the coin picker."""
+
+    lang: str
+    coin: str | None
+    payload: str
+    invalid_notice: ClassVar[str] = "error.stale"
+
+    def encode(self) -> str:
+        return f"k:{self.lang}:{self.coin or PICK}:{self.payload}"
+
+    @staticmethod
+    def matches(data: object) -> bool:
+        return _answerable(data, ("k:",))
+
+    @classmethod
+    def decode(cls, data: object) -> CoinButton | None:
+        if not isinstance(data, str) or not cls.matches(data):
+            return None
+        lang, _, rest = data[2:].partition(":")
+        coin, _, payload = rest.partition(":")
+        if lang not in LANGUAGES:
+            return None
+        return cls(lang, None if coin == PICK else coin, payload)
+
+
+@dataclass(frozen=True, slots=True)
+class ExampleButton:
+    """Ask help example number `index` (1-based) in `lang` (None: the caller's language)."""
+
+    index: int
+    lang: str | None
+    invalid_notice: ClassVar[str] = "error.unknown_action"
+
+    def encode(self) -> str:
+        return f"x:{self.index}:{self.lang or ''}"
+
+    @staticmethod
+    def matches(data: object) -> bool:
+        return _answerable(data, ("x:",))
+
+    @classmethod
+    def decode(cls, data: object) -> ExampleButton | None:
+        if not isinstance(data, str) or not cls.matches(data):
+            return None
+        index, _, lang = data[2:].partition(":")
+        if not (index.isascii() and index.isdigit()):
+            return None
+        return cls(int(index), lang if lang in LANGUAGES else None)
+
+
+@dataclass(frozen=True, slots=True)
+class AnnouncementButton:
+    """An admin's Post or Discard under a preview."""
+
+    action: str  # post | discard
+    announcement_id: int
+    invalid_notice: ClassVar[str] = "error.unknown_action"
+    ACTIONS: ClassVar[tuple[str, ...]] = ("post", "discard")
+
+    def encode(self) -> str:
+        return f"ann:{self.action}:{self.announcement_id}"
+
+    @staticmethod
+    def matches(data: object) -> bool:
+        # No length cap here: an over-long ann: value is still an admin's button and gets the admin check first.
+        return isinstance(data, str) and data.startswith("ann:")
+
+    @classmethod
+    def decode(cls, data: object) -> AnnouncementButton | None:
+        if not isinstance(data, str) or not cls.matches(data):
+            return None
+        _, action, raw_id = (data.split(":") + ["", ""])[:3]
+        if action not in cls.ACTIONS or not (raw_id.isascii() and raw_id.isdigit()):
+            return None
+        return cls(action, int(raw_id))

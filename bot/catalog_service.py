@@ -1,0 +1,117 @@
+"""The catalog in service: the holder every reply reads, and its reload (the watch job or /reload) — read the
+file, validate it, swap it in whole, and hand a changed version to the announcement workflow."""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import html
+import logging
+from dataclasses import dataclass
+
+from telegram.error import TelegramError
+
+from bot.alerts import Sender
+from bot.announcements import AnnouncementWorkflow, short_sha
+from bot.config import Settings
+from bot.i18n import t
+from catalog.loader import CatalogError, LoadedCatalog, parse_catalog
+from catalog.schema import Catalog
+from engine.parse import Vocabulary
+
+log = logging.getLogger(__name__)
+esc = html.escape
+
+
+class CatalogHolder:
+    """The catalog in service; swapped whole on a reload so a reply never mixes two versions."""
+
+    def __init__(self, loaded: LoadedCatalog):
+        self.put(loaded)
+
+    def put(self, loaded: LoadedCatalog) -> None:
+        """Put a validated catalog in service: the one place where what is derived from a catalog gets built.
+
+        The parser's vocabulary is built here, once per catalog version, and swapped with it in one assignment,
+        so a reply never reads one version's cards with another version's names."""
+        self._current = (loaded, Vocabulary.of_catalog(loaded.catalog))
+
+    @property
+    def loaded(self) -> LoadedCatalog:
+        return self._current[0]
+
+    @loaded.setter
+    def loaded(self, loaded: LoadedCatalog) -> None:
+        self.put(loaded)
+
+    @property
+    def catalog(self) -> Catalog:
+        return self._current[0].catalog
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The model, card and region names of the catalog in service (engine.parse.Vocabulary)."""
+        return self._current[1]
+
+
+@dataclass(slots=True)
+class ReloadOutcome:
+    status: str  # unchanged | invalid | no_changes | previewed | posted | already
+    text: str  # for the admin who asked (HTML)
+    announcement_id: int | None = None
+    notified: bool = False  # the admins were just told (an invalid file): no need to repeat it to the asker
+
+
+class CatalogService:
+    def __init__(self, settings: Settings, catalogs: CatalogHolder, sender: Sender,
+                 announcements: AnnouncementWorkflow, lang: str = "en"):
+        self.settings = settings
+        self.catalogs = catalogs
+        self.sender = sender
+        self.announcements = announcements
+        self.lang = lang
+        self._check_lock = asyncio.Lock()
+        self._rejected_sha: str | None = None
+
+    async def check(self, *, force: bool = False) -> ReloadOutcome:
+        """Read the catalog file; swap in a valid new version and announce what changed since the last post."""
+        async with self._check_lock:
+            loaded = self.catalogs.loaded
+            path = loaded.path
+            try:
+                raw = await asyncio.to_thread(path.read_bytes)
+            except OSError as exc:
+                return await self._reject(f"{path}: cannot read: {exc.strerror}", None, force)
+            sha = hashlib.sha256(raw).hexdigest()
+            if sha == loaded.sha256 and not force:
+                return ReloadOutcome("unchanged", t(self.lang, "reload.unchanged", sha=short_sha(sha)))
+            text = raw.decode("utf-8", errors="replace")
+            try:
+                catalog = parse_catalog(text, str(path))
+            except CatalogError as exc:
+                return await self._reject(str(exc), sha, force)
+            self._rejected_sha = None
+            if sha != loaded.sha256:
+                self.catalogs.put(LoadedCatalog(catalog, path, sha))
+                log.info("catalog %s reloaded (%s, %d cards)", catalog.id, short_sha(sha), len(catalog.cards))
+            loaded_text = t(self.lang, "reload.loaded", provider=esc(catalog.provider), count=len(catalog.cards),
+                            sha=short_sha(sha))
+            announced = await self.announcements.announce(catalog, sha, text)
+            if announced.text is not None:
+                loaded_text += "\n" + announced.text
+            return ReloadOutcome(announced.status, loaded_text, announced.announcement_id)
+
+    async def _reject(self, error: str, sha: str | None, force: bool) -> ReloadOutcome:
+        text = t(self.lang, "reload.invalid", error=esc(error))
+        notified = sha is None or sha != self._rejected_sha
+        if notified:  # tell the admins (and the log) once per broken version, not at every watch tick
+            log.warning("catalog rejected: %s", error)
+            self._rejected_sha = sha
+            await self.notify_admins(text)
+        return ReloadOutcome("invalid", text, notified=notified)
+
+    async def notify_admins(self, text: str) -> None:
+        for admin in self.settings.admin_ids:
+            try:
+                await self.sender.send_message(admin, text)
+            except TelegramError as exc:
+                log.warning("could not notify admin %s: %s", admin, exc)

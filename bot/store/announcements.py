@@ -1,0 +1,161 @@
+"""Catalog announcements and the parts of each channel post: a version is begun at most once per starting point."""
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import aiosqlite
+
+from bot.store.database import Repository, fetch_rows
+
+_COLUMNS = ("id, catalog_id, sha256, base_sha256, catalog_text, message, status, message_ids, created_at, "
+            "posted_at")
+
+
+@dataclass(frozen=True, slots=True)
+class Announcement:
+    id: int
+    catalog_id: str
+    sha256: str  # the catalog file's hash
+    base_sha256: str  # the hash of the last posted version this one was diffed against; "" for a baseline
+    catalog_text: str
+    message: str
+    status: str  # pending | posted | discarded
+    message_ids: tuple[int, ...]  # the channel messages, once posted
+    created_at: float
+    posted_at: float | None
+
+
+class AnnouncedVersion(NamedTuple):
+    catalog_id: str
+    sha256: str
+    posted_at: float
+
+
+def _announcement(row: sqlite3.Row) -> Announcement:
+    return Announcement(
+        id=int(row["id"]), catalog_id=row["catalog_id"], sha256=row["sha256"], base_sha256=row["base_sha256"],
+        catalog_text=row["catalog_text"], message=row["message"], status=row["status"],
+        message_ids=tuple(json.loads(row["message_ids"])) if row["message_ids"] else (),
+        created_at=float(row["created_at"]),
+        posted_at=float(row["posted_at"]) if row["posted_at"] is not None else None,
+    )
+
+
+async def _status(db: aiosqlite.Connection, announcement_id: int) -> str:
+    rows = await fetch_rows(db, "SELECT status FROM announcements WHERE id = ?", (announcement_id,))
+    if not rows:
+        raise ValueError(f"no announcement with id {announcement_id}")
+    return str(rows[0]["status"])
+
+
+class AnnouncementRepository(Repository):
+    async def announced_versions(self) -> list[AnnouncedVersion]:
+        """Posted announcements, oldest first; discarded ones are not listed."""
+        rows = await self._database.fetch(
+            """
+            SELECT catalog_id, sha256, posted_at
+            FROM announcements
+            WHERE status = 'posted'
+            ORDER BY posted_at, id
+            """
+        )
+        return [AnnouncedVersion(row["catalog_id"], row["sha256"], float(row["posted_at"])) for row in rows]
+
+    async def last_announced(self, catalog_id: str) -> str | None:
+        """The file hash of the catalog's last posted version."""
+        row = await self._last_posted(catalog_id)
+        return str(row["sha256"]) if row else None
+
+    async def last_announced_text(self, catalog_id: str) -> str | None:
+        row = await self._last_posted(catalog_id)
+        return str(row["catalog_text"]) if row else None
+
+    async def _last_posted(self, catalog_id: str) -> sqlite3.Row | None:
+        rows = await self._database.fetch(
+            """
+            SELECT sha256, catalog_text
+            FROM announcements
+            WHERE catalog_id = ? AND status = 'posted'
+            ORDER BY posted_at DESC, id DESC
+            LIMIT 1
+            """,
+            (catalog_id,),
+        )
+        return rows[0] if rows else None
+
+    async def begin_announcement(self, catalog_id: str, sha256: str, catalog_text: str, message: str, *,
+                                 base_sha256: str = "") -> int | None:
+        """Record a pending announcement of one catalog version diffed against `base_sha256`; None if that key
+        was ever begun before (pending, posted or discarded), so each is announced at most once. The UNIQUE
+        key decides, so two processes racing here cannot both win."""
+        async with self._database.transaction() as db:
+            cursor = await db.execute(
+                """
+                INSERT INTO announcements (catalog_id, sha256, base_sha256, catalog_text, message, status,
+                                           created_at)
+                VALUES (?, ?, ?, ?, ?, 'pending', ?)
+                ON CONFLICT (catalog_id, sha256, base_sha256) DO NOTHING
+                """,
+                (catalog_id, sha256, base_sha256, catalog_text, message, time.time()),
+            )
+            inserted = cursor.rowcount == 1
+            announcement_id = cursor.lastrowid
+            await cursor.close()
+        return announcement_id if inserted else None
+
+    async def pending_announcements(self) -> list[Announcement]:
+        rows = await self._database.fetch(f"SELECT {_COLUMNS} FROM announcements WHERE status = 'pending' ORDER BY id")
+        return [_announcement(row) for row in rows]
+
+    async def get_announcement(self, announcement_id: int) -> Announcement | None:
+        """One announcement with its status and catalog text, or None."""
+        rows = await self._database.fetch(f"SELECT {_COLUMNS} FROM announcements WHERE id = ?", (announcement_id,))
+        return _announcement(rows[0]) if rows else None
+
+    async def mark_announcement_posted(self, announcement_id: int, message_ids: list[int]) -> None:
+        """pending -> posted. Posting twice keeps the first record; a discarded or unknown id is a ValueError."""
+        ids_json = json.dumps([int(message_id) for message_id in message_ids])
+        async with self._database.transaction() as db:
+            if await _status(db, announcement_id) == "discarded":
+                raise ValueError(f"announcement {announcement_id} was discarded and cannot be posted")
+            await db.execute(
+                """
+                UPDATE announcements
+                SET status = 'posted', message_ids = ?, posted_at = ?
+                WHERE id = ? AND status = 'pending'
+                """,
+                (ids_json, time.time(), announcement_id),
+            )
+
+    async def discard_announcement(self, announcement_id: int) -> None:
+        """pending -> discarded: the version counts as handled and is never posted. A posted one cannot be discarded."""
+        async with self._database.transaction() as db:
+            if await _status(db, announcement_id) == "posted":
+                raise ValueError(f"announcement {announcement_id} was already posted and cannot be discarded")
+            await db.execute(
+                "UPDATE announcements SET status = 'discarded' WHERE id = ? AND status = 'pending'",
+                (announcement_id,),
+            )
+
+    async def record_announcement_part(self, announcement_id: int, part: int, message_id: int) -> None:
+        """One part of a (possibly split) channel post went out: a resumed post skips it."""
+        async with self._database.transaction() as db:
+            await db.execute(
+                """
+                INSERT INTO announcement_parts (announcement_id, part, message_id, sent_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (announcement_id, part) DO NOTHING
+                """,
+                (announcement_id, part, message_id, time.time()),
+            )
+
+    async def announcement_parts(self, announcement_id: int) -> dict[int, int]:
+        """The parts already sent, part index -> channel message id."""
+        rows = await self._database.fetch(
+            "SELECT part, message_id FROM announcement_parts WHERE announcement_id = ? ORDER BY part",
+            (announcement_id,),
+        )
+        return {int(row["part"]): int(row["message_id"]) for row in rows}

@@ -1,0 +1,166 @@
+"""Users and their preferences: field-level upserts, the last question, reachability (blocked) and language."""
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass
+
+import aiosqlite
+
+from bot.store.database import Repository, fetch_rows
+
+PREFERENCE_FIELDS = (
+    "language",
+    "precision",
+    "kv_precision",
+    "context_tokens",
+    "batch",
+    "coin",
+    "billing",
+    "region",
+)
+_INTEGER_PREFERENCES = frozenset({"context_tokens", "batch"})
+
+
+@dataclass(frozen=True)
+class Preferences:
+    user_id: int
+    language: str | None = None  # "en" | "de"; None = not chosen, the bot falls back to Telegram's language_code
+    precision: str | None = None
+    kv_precision: str | None = None
+    context_tokens: int | None = None
+    batch: int | None = None
+    coin: str | None = None
+    billing: str | None = None  # "hour" | "week" | "month" | "day"
+    region: str | None = None
+    last_question: str | None = None
+    last_payload: str | None = None
+    telegram_language: str | None = None
+    blocked: bool = False  # the user blocked the bot (403); cleared when they write again
+    updated_at: float = 0.0
+
+    @property
+    def stored(self) -> bool:
+        """A row exists for this user (every stored row has its write time; the defaults have none)."""
+        return self.updated_at > 0
+
+
+_PREFERENCE_COLUMNS = (
+    "user_id",
+    *PREFERENCE_FIELDS,
+    "last_question",
+    "last_payload",
+    "telegram_language",
+    "blocked",
+    "updated_at",
+)
+_RETURNING_PREFERENCES = ", ".join(_PREFERENCE_COLUMNS)
+_SELECT_PREFERENCES = f"SELECT {_RETURNING_PREFERENCES} FROM users WHERE user_id = ?"
+
+
+def _preferences_from_row(row: sqlite3.Row) -> Preferences:
+    values = {column: row[column] for column in _PREFERENCE_COLUMNS}
+    values["blocked"] = bool(values["blocked"])
+    values["updated_at"] = float(values["updated_at"])
+    return Preferences(**values)
+
+
+def _checked_preference(field: str, value: object) -> object:
+    if field not in PREFERENCE_FIELDS:
+        raise ValueError(f"unknown preference {field!r}; expected one of {', '.join(PREFERENCE_FIELDS)}")
+    if value is None:
+        return None
+    if field in _INTEGER_PREFERENCES:
+        # bool is an int subclass; True as a batch size is a bug upstream, not a value.
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"preference {field!r} must be a positive whole number, got {value!r}")
+        return value
+    if not isinstance(value, str):
+        raise ValueError(f"preference {field!r} must be text, got {value!r}")
+    return value
+
+
+async def set_blocked(db: aiosqlite.Connection, user_id: int, blocked: bool, now: float) -> None:
+    """Inside the caller's transaction (a failed alert marks its user in the same one)."""
+    await db.execute(
+        """
+        INSERT INTO users (user_id, blocked, created_at, updated_at)
+        VALUES (?, ?, ?, ?)
+        ON CONFLICT (user_id) DO UPDATE SET
+            blocked = excluded.blocked,
+            updated_at = excluded.updated_at
+        """,
+        (user_id, int(bool(blocked)), now, now),
+    )
+
+
+class UserRepository(Repository):
+    async def get_preferences(self, user_id: int) -> Preferences:
+        rows = await self._database.fetch(_SELECT_PREFERENCES, (user_id,))
+        return _preferences_from_row(rows[0]) if rows else Preferences(user_id=user_id)
+
+    async def set_preference(self, user_id: int, field: str, value: object) -> Preferences:
+        """Set (or with None, clear) one preference; only that column is written, so concurrent updates of
+        other fields are never lost. Returns the preferences as stored after the write."""
+        value = _checked_preference(field, value)
+        now = time.time()
+        # `field` is one of PREFERENCE_FIELDS (checked above), so formatting it into the SQL is safe.
+        sql = f"""
+            INSERT INTO users (user_id, {field}, created_at, updated_at)
+            VALUES (?, ?, ?, ?)
+            ON CONFLICT (user_id) DO UPDATE SET
+                {field} = excluded.{field},
+                updated_at = excluded.updated_at
+        """
+        async with self._database.transaction() as db:
+            await db.execute(sql, (user_id, value, now, now))
+            rows = await fetch_rows(db, _SELECT_PREFERENCES, (user_id,))
+        return _preferences_from_row(rows[0])
+
+    async def touch_user(self, user_id: int, telegram_language: str | None) -> Preferences:
+        """Record that the user wrote to the bot: they are reachable again, and their Telegram language.
+        Returns the preferences as stored after the write."""
+        now = time.time()
+        rows = await self._database.write_returning(
+            f"""
+            INSERT INTO users (user_id, telegram_language, blocked, created_at, updated_at)
+            VALUES (?, ?, 0, ?, ?)
+            ON CONFLICT (user_id) DO UPDATE SET
+                -- Some updates carry no language_code; keep the last one seen rather than forget it.
+                telegram_language = coalesce(excluded.telegram_language, users.telegram_language),
+                blocked = 0,
+                updated_at = excluded.updated_at
+            RETURNING {_RETURNING_PREFERENCES}
+            """,
+            (user_id, telegram_language, now, now),
+        )
+        return _preferences_from_row(rows[0])
+
+    async def remember_question(self, user_id: int, text: str, payload: str | None,
+                                telegram_language: str | None = None) -> None:
+        """The user's last question; writing to the bot also means they are reachable again (as touch_user)."""
+        now = time.time()
+        await self._database.write_one(
+            """
+            INSERT INTO users (user_id, last_question, last_payload, telegram_language, blocked, created_at,
+                               updated_at)
+            VALUES (?, ?, ?, ?, 0, ?, ?)
+            ON CONFLICT (user_id) DO UPDATE SET
+                last_question = excluded.last_question,
+                last_payload = excluded.last_payload,
+                telegram_language = coalesce(excluded.telegram_language, users.telegram_language),
+                blocked = 0,
+                updated_at = excluded.updated_at
+            """,
+            (user_id, text, payload, telegram_language, now, now),
+        )
+
+    async def mark_blocked(self, user_id: int, blocked: bool = True) -> None:
+        now = time.time()
+        async with self._database.transaction() as db:
+            await set_blocked(db, user_id, blocked, now)
+
+    async def count_users(self) -> int:
+        """All known users, blocked ones included."""
+        rows = await self._database.fetch("SELECT count(*) FROM users")
+        return int(rows[0][0])
