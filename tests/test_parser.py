@@ -33,7 +33,10 @@ REQUEST_FIELDS = (
     "model", "params_b", "precision", "kv_precision", "context_tokens", "batch", "workload", "card", "gpu_count",
     "memory_budget_gb", "region",
 )
-EXPECT_KEYS = set(REQUEST_FIELDS) | {"language", "error", "model_note"}
+EXPECT_KEYS = set(REQUEST_FIELDS) | {"language", "error", "model_note", "notes", "error_code"}
+# A case about a model the registry may list later: `expect` is the answer without it (an honest "unknown"),
+# `expect_registered` the answer once the registry has the id in `when_registered`.
+CASE_KEYS = {"text", "expect", "when_registered", "expect_registered"}
 
 
 def _slug(text: str) -> str:
@@ -58,19 +61,25 @@ def test_corpus_size_and_languages():
     texts = [case["text"] for case in CORPUS]
     assert len(texts) == len(set(texts)), "duplicate corpus texts"
     for case in CORPUS:
-        assert set(case["expect"]) <= EXPECT_KEYS, case
+        assert set(case) <= CASE_KEYS and set(case["expect"]) <= EXPECT_KEYS, case
+        assert ("when_registered" in case) == ("expect_registered" in case), case
+        assert set(case.get("expect_registered", {})) <= EXPECT_KEYS, case
 
 
 @pytest.mark.parametrize("case", CORPUS, ids=_ids(CORPUS))
 def test_corpus(case, bundled_vocabulary):
     text, expect = case["text"], case["expect"]
+    if "when_registered" in case and bundled_vocabulary.models.registry.get(case["when_registered"]) is not None:
+        expect = case["expect_registered"]
     result = _parse_strict(text, bundled_vocabulary)  # no safety net: a crash is a failure here
     assert isinstance(result, ParseResult)
     if "language" in expect:
         assert result.language == expect["language"], result
-    if "error" in expect:
+    if "error" in expect or "error_code" in expect:
         assert result.request is None, result
-        assert result.error is not None and expect["error"] in result.error, result.error
+        assert result.error is not None and expect.get("error", "") in result.error, result.error
+        if "error_code" in expect:
+            assert result.error.code == expect["error_code"], result.error
         return
     assert result.request is not None, result.error
     assert result.error is None
@@ -85,6 +94,9 @@ def test_corpus(case, bundled_vocabulary):
                 assert got == wanted, (field, request)
     if "model_note" in expect:
         assert result.model_note == expect["model_note"]
+    if "notes" in expect:  # the codes of notes that must be in `assumed` ("unknown_model_sized")
+        codes = [getattr(note, "code", None) for note in request.assumed]
+        assert set(expect["notes"]) <= set(codes), request.assumed
     assert result.matched_model == request.model
     # whatever the parser could not use is listed, never silently dropped -- and nothing in this corpus is junk
     assert request.ignored == [], request.ignored
@@ -678,7 +690,7 @@ def test_ambiguous_with_many_candidates_says_how_many_more():
 
 def test_every_error_code_is_reachable_and_listed(bundled_vocabulary):
     texts = ["-7B", "llama 3.1", "70b context 0", "70B 20M", "70b batch 0", "70B on 0x H100", "70B on 1.5 GPUs",
-             "70B in 0 GB", "70B 3-bit"]
+             "70B in 0 GB", "70B 3-bit", "Llama 4 Maverick", "Kimi K2", "Llama 4 Scout 17B-16E"]
     codes = {parse(text, bundled_vocabulary).error.code for text in texts}
     codes.add("parse_ambiguous_more")  # test_ambiguous_with_many_candidates_says_how_many_more
     assert codes == ERROR_CODES
