@@ -319,6 +319,13 @@ class _Search:
         # the name as typed may run on ("mistral large", "phi-3 medium"): every model must agree with all of it
         stop = self.names.end(i, i + length)
         typed = self.scan.low[i:stop]
+        if stop > i + length:  # "deepseek r1 distill": the whole name scores the models, not "deepseek r1"
+            typed_size = next((size_of(token) for token in typed if size_of(token) is not None), None)
+            longer = self._scores("".join(self.scan.flat[i:stop]), stop - i, typed_size)
+            rescored = sorted(longer.values(), key=lambda item: (-item[1], self.models.order.get(item[0].id, 0)))
+            rescored = [(model, score) for model, score in rescored if agrees(self.models, model, typed)]
+            if rescored:
+                ranked, size = rescored, typed_size
         ranked = [(model, score) for model, score in ranked if agrees(self.models, model, typed)]
         if not ranked:
             return None

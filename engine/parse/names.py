@@ -123,13 +123,17 @@ class NameWords:
     def org(self, start: int) -> int:
         """'deepseek-ai/' or 'meta-llama/' right before a name belongs to it (a Hugging Face repository id)."""
         scan = self.scan
-        if start == 0 or scan.used[start - 1] or not scan.text[scan.tokens.end[start - 1]:scan.tokens.start[start]] == "/":
+        if start == 0 or scan.used[start - 1] or self._between(start - 1) != "/":
             return start
         i = start - 1
-        while (i > 0 and start - i < MAX_ORG and not scan.used[i - 1]
-               and scan.text[scan.tokens.end[i - 1]:scan.tokens.start[i]] == "-"):
+        while i > 0 and start - i < MAX_ORG and not scan.used[i - 1] and self._between(i - 1) == "-":
             i -= 1
         return i
+
+    def _between(self, left: int) -> str:
+        """What is written between token `left` and the next one."""
+        tokens = self.scan.tokens
+        return self.scan.text[tokens.end[left]:tokens.start[left + 1]]
 
     def begin(self, start: int) -> int:
         """A match that does not start with a family word ('v3' in 'whisper large v3') takes the distinguishing

@@ -16,7 +16,7 @@ from catalog.names import normalize_name
 from catalog.schema import Card, Catalog, Region
 from engine.parse.lexer import TOKEN_RE, flat, words_of
 from engine.parse.numbers import context_suffix_value, size_of
-from engine.parse.words import KEYWORDS, STOP_WORDS, UNLISTED_FAMILIES
+from engine.parse.words import DISTINGUISHING, KEYWORDS, STOP_WORDS, UNLISTED_FAMILIES
 from engine.registry import ModelShape, Registry, default_registry
 
 HEAD_CUTOFF = 75.0  # a family word with a typo: "lama"/"llama" 88.9, "mistrall"/"mistral" 93.3, "quen"/"qwen" 75
@@ -104,11 +104,13 @@ class ModelNames:
         family = first.group() if first else ""
         if not query or (family in UNLISTED_FAMILIES and family not in self.heads):
             return names
+        distinct = {word for word in words_of(text) if word in DISTINGUISHING}  # "r1 distill": distills only
         for _choice, _score, position in process.extract(query, self.choices, scorer=fuzz.WRatio,
                                                           score_cutoff=SIMILAR_CUTOFF, limit=60):
             model = self.choice_models[position]
             name = model.name
-            if family in self.heads and family not in self.pieces.get(model.id, ()):
+            pieces = self.pieces.get(model.id, frozenset())
+            if (family in self.heads and family not in pieces) or not distinct <= pieces:
                 continue
             if name not in names:
                 names.append(name)
