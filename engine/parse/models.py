@@ -15,6 +15,16 @@ Model matching (registry ids, names and aliases, compared the way `catalog.names
      the parser asks for the size instead of guessing. A single word without a size must be a family or name
      exactly ("qwen3", "mixtral"): "command" or "googled" are words, not models.
    Every fuzzy match is reported: model_note "Llama 3.1 70B (assumed from 'lama 3.1 70b')", also in `assumed`.
+Both only ever match a model whose names agree with the whole name as typed (`engine.parse.names`): "deepseek r1"
+in "deepseek r1 distill qwen 7b", "v3" in "whisper large v3", "phi-3" in "phi-3 medium" are no match; a family
+word ("mistral") with a distinguishing word ("large") is the model of that family that has it.
+3. Same-shape releases: a registry entry's `variants` ("DeepSeek-V3.1" of DeepSeek-V3) match like names and are
+   sized as the entry, with the note model_variant "DeepSeek-V3.1 sized as DeepSeek-V3 (same architecture)".
+4. Unknown names: a family word (the registry's, or words.UNLISTED_FAMILIES: "kimi", "glm") with more name after
+   it that no model agrees with is a model nobody knows (`resolve_unknown`): with a size in the text it is sized
+   as a generic model of that size (note unknown_model_sized); without one the parser asks for the size, naming
+   up to three registry models of that family (parse_unknown_model, parse_unknown_model_plain). "17B-16E" is a
+   mixture of experts whose total size the name does not say: it is asked for (parse_moe_total), never 17B.
 A second model in the same text is listed in `ignored` (one model per question).
 """
 from __future__ import annotations
