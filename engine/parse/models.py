@@ -176,7 +176,7 @@ class _Search:
                 continue
             model, end, variant = match
             start, stop = self.names.begin(i), self.names.end(i, end)
-            extra = self.models.variant_pieces.get("".join(flat[i:end]), frozenset()) if variant else frozenset()
+            extra = self.models.variant_pieces.get(variant, frozenset()) if variant else frozenset()
             if not agrees(self.models, model, low[start:stop], extra):
                 if not self.is_head(low[start]) and stop - start > end - i:
                     # "r1 distill qwen 1.5b", "whisper large v3": a name that says more than 'r1' or 'v3'

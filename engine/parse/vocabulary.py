@@ -66,7 +66,7 @@ class ModelNames:
         # Other releases of the same shape ("DeepSeek-V3.1"): flat key -> (model, the release's name)
         self.variants: Mapping[str, tuple[ModelShape, str]] = _variant_names(registry)
         self.variant_pieces: Mapping[str, frozenset[str]] = {
-            key: name_pieces((name,)) for key, (_model, name) in self.variants.items()}
+            name: name_pieces((name,)) for _model, name in self.variants.values()}
         self.prefixes = self.prefixes | _prefixes(self.variants)
         # The same names without their sizes ("llama 3.1 70b" -> "llama31"), for a window that names no size:
         # "llama 3.1" is then equally close to 8B, 70B and 405B, and so ambiguous.
