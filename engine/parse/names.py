@@ -3,7 +3,8 @@
 A model is only read as a registry entry whose names agree with everything the typed name says:
 * a distinguishing word ("distill", "coder", "vl", "medium", "air": words.DISTINGUISHING) or a family word
   ("qwen" in "deepseek r1 distill qwen 7b") must be in the model's names;
-* a version ("3" in "qwen3", "3.1" in "v3.1", "0528") must be in the model's names;
+* a version ("3" in "qwen3", "3.1" in "v3.1", "0528") must be in the model's names (a major version covers its
+  minor ones: "llama 3 405b" may be Llama 3.1 405B);
 * a size must agree with the model's size (within 10 %); "17b-16e" (17B active per token, 16 experts) with its
   active size and expert count; "a3b" with its active size.
 How far the typed name runs: from the matched words on over the words a name is made of (see `NameWords.end`),
@@ -178,7 +179,11 @@ def _word_agrees(models: ModelNames, model: ModelShape, token: str, pieces: froz
         if piece in pieces:
             continue
         if "0" <= piece[0] <= "9":
-            # a version the model's names lack; "70" of "llama 70 b" is its size
+            # a major version covers its minor ones ("llama 3 405b" is Llama 3.1 405B, said in a note); another
+            # version is another model; "70" of "llama 70 b" is its size
+            minor = piece + "."
+            if any(own.startswith(minor) for own in pieces):
+                continue
             if piece.count(".") > 1 or not models.agrees(model, float(piece)):
                 return False
         elif piece in DISTINGUISHING or piece in models.families:
