@@ -48,6 +48,9 @@ class ModelShape:
     published_weights: PublishedWeights | None = None
     context_max: int | None = None
     aliases: tuple[str, ...] = ()
+    # Other releases with this exact shape ("DeepSeek-V3.1" for DeepSeek-V3): the parser sizes them as this
+    # model and says so; they are no aliases (Registry.get does not know them).
+    variants: tuple[str, ...] = ()
     source: str = ""
     typical_size_b: float | None = None  # set for a seed "typical shape" standing in for a bare size
 
@@ -193,6 +196,7 @@ def _shape_from_entry(entry: dict[str, Any]) -> ModelShape:
         ),
         context_max=entry.get("context_max"),
         aliases=tuple(str(alias) for alias in entry.get("aliases") or ()),
+        variants=tuple(str(variant) for variant in entry.get("variants") or ()),
         source=str(entry.get("source") or ""),
     )
 
@@ -207,6 +211,11 @@ def build_registry(entries: list[dict[str, Any]]) -> Registry:
             if other is not None and other.id != model.id:
                 raise ValueError(f"model registry: {key!r} names both {other.id} and {model.id}")
             by_key[normalized] = model
+    for model in models:
+        for variant in model.variants:
+            other = by_key.get(normalize_name(variant))
+            if other is not None:
+                raise ValueError(f"model registry: variant {variant!r} of {model.id} is a name of {other.id}")
     return Registry(models, by_key)
 
 

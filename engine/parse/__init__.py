@@ -6,7 +6,8 @@ from disk or kept between questions while one is parsed. `parse(text)` without o
 the bundled model registry with no cards and no regions, built once on first use (reading the registry's bundled
 YAML if nothing has yet), so "on an H100" or "in Dallas" are then words it does not know, listed in `ignored`.
 Package map: `lexer` (tokens), `words` (word lists), `numbers` (one token -> a value), `errors` (error notes),
-`vocabulary`, `scan` (one text's tokens and which are used), `draft` (the request being filled), the passes
+`vocabulary`, `names` (how far a typed model name runs, whether a model agrees with it), `scan` (one text's
+tokens and which are used), `draft` (the request being filled), the passes
 `regions`, `models`, `cards`, `fields` (with `precision` and `spoken` for precisions and number words), `read`
 (the driver).
 
@@ -49,7 +50,9 @@ pass fills a `draft.Draft` (first value wins). Tokens nobody claimed are listed 
 words; everything the parser inferred rather than read is listed in `assumed`. Values the user did not give
 stay None: the engine fills in the provider's defaults and says so.
 
-Model matching (exact, then fuzzy; one model per question) is described in `engine.parse.models`.
+Model matching (exact, then fuzzy, only models whose names agree with the whole name as typed; same-shape
+releases; models nobody knows sized as a generic model or asked for; one model per question) is described in
+`engine.parse.models`.
 """
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from engine.notes import Note
 from engine.parse.errors import (
@@ -28,18 +29,31 @@ from engine.sizing import KV_PRECISION_BYTES, MAX_BATCH, MAX_CONTEXT_TOKENS, MAX
 MAX_IGNORED = 20
 
 
+@dataclass(frozen=True, slots=True)
+class UnknownName:
+    """A model name no registry entry agrees with ('deepseek r1 distill qwen 7b', 'Kimi K2').
+
+    `moe_written`: a mixture-of-experts size that is not the total ('17B-16E': 17B active, 16 experts)."""
+
+    span: str
+    moe_written: str | None = None
+    active_b: float | None = None
+    experts: int = 0
+
+
 class Draft:
     """A SizeRequest in the making; values the user did not give stay None (the engine fills in defaults)."""
 
-    __slots__ = ("model", "model_note", "ambiguous", "ambiguous_span", "params_b", "precision", "kv_precision",
-                 "context_tokens", "batch", "workload", "card", "gpu_count", "budget_gb", "region", "assumed",
-                 "ignored")
+    __slots__ = ("model", "model_note", "ambiguous", "ambiguous_span", "unknown", "params_b", "precision",
+                 "kv_precision", "context_tokens", "batch", "workload", "card", "gpu_count", "budget_gb", "region",
+                 "assumed", "ignored")
 
     def __init__(self) -> None:
         self.model: ModelShape | None = None
         self.model_note: str | None = None
         self.ambiguous: list[ModelShape] = []  # a model name that could be several ("llama 3.1"), until a size decides
         self.ambiguous_span = ""
+        self.unknown: UnknownName | None = None  # until the size is known: sized as a generic model, or asked
         self.params_b: float | None = None
         self.precision: str | None = None
         self.kv_precision: str | None = None

@@ -5,15 +5,21 @@ so the bot can say it in German (`note.<code>`).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from engine.notes import Note
 from engine.registry import ModelShape
 from engine.sizing import MAX_BATCH, MAX_CONTEXT_TOKENS
+
+if TYPE_CHECKING:
+    from engine.parse.draft import UnknownName
 
 NOT_A_QUESTION = "not a sizing question"
 # The codes of the errors in ParseResult.error (engine.notes.Note; the bot's texts are `note.<code>`).
 ERROR_CODES = frozenset({
     "parse_bad_size", "parse_ambiguous", "parse_ambiguous_more", "parse_context_range", "parse_context_too_long",
     "parse_batch_range", "parse_gpu_count_range", "parse_gpu_count_whole", "parse_budget_range", "parse_precision",
+    "parse_unknown_model", "parse_unknown_model_plain", "parse_moe_total",
 })
 MAX_GPU_COUNT = 64
 MAX_BUDGET_GB = 1_000_000
@@ -73,3 +79,19 @@ def ambiguous_error(span: str, models: list[ModelShape]) -> Note:
         return Note(f"'{span}' could be {', '.join(names)} and {more} more: add the size", "parse_ambiguous_more",
                     span=span, models=names, more=more)
     return Note(f"'{span}' could be {', '.join(names)}: add the size", "parse_ambiguous", span=span, models=names)
+
+
+def unknown_model_error(name: str, similar: list[str]) -> Note:
+    """A model nobody knows and no size: ask for the size, with up to three registry names it may have meant."""
+    if similar:
+        return Note(f"I don't know the model '{name}': add its size (did you mean {', '.join(similar)}?)",
+                    "parse_unknown_model", name=name, models=similar)
+    return Note(f"I don't know the model '{name}': add its size", "parse_unknown_model_plain", name=name)
+
+
+def moe_total_error(unknown: UnknownName) -> Note:
+    """'Llama 4 Scout 17B-16E': 17B is the active size of a mixture of experts, never the total."""
+    return Note(f"I don't know the model '{unknown.span}': {unknown.moe_written} is a mixture of experts "
+                f"({unknown.active_b:g}B active, {unknown.experts} experts) whose total size I don't know: "
+                "add the total size", "parse_moe_total", name=unknown.span, written=unknown.moe_written,
+                active=unknown.active_b, experts=unknown.experts)

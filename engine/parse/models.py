@@ -15,6 +15,16 @@ Model matching (registry ids, names and aliases, compared the way `catalog.names
      the parser asks for the size instead of guessing. A single word without a size must be a family or name
      exactly ("qwen3", "mixtral"): "command" or "googled" are words, not models.
    Every fuzzy match is reported: model_note "Llama 3.1 70B (assumed from 'lama 3.1 70b')", also in `assumed`.
+Both only ever match a model whose names agree with the whole name as typed (`engine.parse.names`): "deepseek r1"
+in "deepseek r1 distill qwen 7b", "v3" in "whisper large v3", "phi-3" in "phi-3 medium" are no match; a family
+word ("mistral") with a distinguishing word ("large") is the model of that family that has it.
+3. Same-shape releases: a registry entry's `variants` ("DeepSeek-V3.1" of DeepSeek-V3) match like names and are
+   sized as the entry, with the note model_variant "DeepSeek-V3.1 sized as DeepSeek-V3 (same architecture)".
+4. Unknown names: a family word (the registry's, or words.UNLISTED_FAMILIES: "kimi", "glm") with more name after
+   it that no model agrees with is a model nobody knows (`resolve_unknown`): with a size in the text it is sized
+   as a generic model of that size (note unknown_model_sized); without one the parser asks for the size, naming
+   up to three registry models of that family (parse_unknown_model, parse_unknown_model_plain). "17B-16E" is a
+   mixture of experts whose total size the name does not say: it is asked for (parse_moe_total), never 17B.
 A second model in the same text is listed in `ignored` (one model per question).
 """
 from __future__ import annotations
@@ -25,13 +35,15 @@ from rapidfuzz import fuzz, process
 
 from engine.notes import Note
 from engine.parse.cards import card_at
-from engine.parse.draft import Draft
+from engine.parse.draft import Draft, UnknownName
+from engine.parse.errors import BadValue, moe_total_error, unknown_model_error
 from engine.parse.lexer import digits
+from engine.parse.names import EXPERTS_RE, FAMILY, NameWords, agrees, word_kind
 from engine.parse.numbers import context_suffix_value, size_of
 from engine.parse.precision import precision_token
 from engine.parse.scan import Scan
-from engine.parse.vocabulary import ModelNames, Vocabulary
-from engine.parse.words import KEYWORDS, STOP_WORDS
+from engine.parse.vocabulary import ALPHA_PREFIX_RE, ModelNames, Vocabulary
+from engine.parse.words import KEYWORDS, STOP_WORDS, UNLISTED_FAMILIES
 from engine.registry import ModelShape
 
 FUZZY_CUTOFF = 85.0  # fuzz.ratio on normalized strings: "lama3170b" vs "llama3170b" = 94.7
@@ -54,6 +66,9 @@ class Found:
     model: ModelShape | None
     ambiguous: list[ModelShape] | None
     fuzzy: bool
+    variant: str | None = None  # read as a release of the same shape ("DeepSeek-V3.1" -> DeepSeek-V3)
+    unknown: UnknownName | None = None  # a model name no registry entry agrees with
+    size_at: int | None = None  # an unknown name's total size token, left for the fields pass to read
 
 
 # The best window of a fuzzy search: (top score, tokens, models ranked best first, the size it names)
@@ -65,22 +80,49 @@ def find_model(scan: Scan, draft: Draft, vocabulary: Vocabulary) -> None:
     search = _Search(scan, vocabulary)
     found = search.exact_names()
     found.extend(search.fuzzy_names())
+    found.extend(search.unlisted_names())
     if not found:
         return
     found.sort(key=lambda item: item.start)
     definite = [item for item in found if item.model is not None]
     first = definite[0] if definite else found[0]  # "mixtral or llama 3.1 70b": the one that is clear
-    if first.ambiguous:
+    if first.unknown is not None:
+        draft.unknown = first.unknown
+    elif first.ambiguous:
         draft.set_ambiguous(first.ambiguous, first.span)
     elif first.model is not None:
-        note = None
-        if first.fuzzy:
-            note = Note(f"{first.model.name} (assumed from '{first.span}')", "model_fuzzy", model=first.model.name,
-                        span=first.span)
-        draft.set_model(first.model, note)
+        draft.set_model(first.model, _model_note(first, first.model))
     for other in found:
         if other is not first:
             draft.ignored.append(other.span)  # one model per question
+            if other.size_at is not None:
+                scan.use(other.size_at, 1)
+
+
+def _model_note(found: Found, model: ModelShape) -> Note | None:
+    if found.variant is not None:
+        return Note(f"{found.variant} sized as {model.name} (same architecture)", "model_variant",
+                    variant=found.variant, model=model.name, span=found.span)
+    if found.fuzzy:
+        return Note(f"{model.name} (assumed from '{found.span}')", "model_fuzzy", model=model.name, span=found.span)
+    return None
+
+
+def resolve_unknown(draft: Draft, models: ModelNames) -> None:
+    """A model nobody knows: sized from a size in the text as a generic model, with a note; else ask for it."""
+    unknown = draft.unknown
+    if unknown is None:
+        return
+    if draft.model is not None:  # "8x7b" named a registry model after all
+        draft.ignored.append(unknown.span)
+    elif draft.params_b is None:
+        if unknown.moe_written is not None:
+            raise BadValue(moe_total_error(unknown))
+        raise BadValue(unknown_model_error(unknown.span, models.similar(unknown.span)))
+    else:
+        draft.assumed.append(Note(f"I don't know {unknown.span}; sized as a generic {draft.params_b:g}B model",
+                                  "unknown_model_sized", name=unknown.span, params=draft.params_b))
+    draft.unknown = None
 
 
 def resolve_ambiguous(draft: Draft, models: ModelNames) -> None:
@@ -103,12 +145,13 @@ def resolve_ambiguous(draft: Draft, models: ModelNames) -> None:
 class _Search:
     """The model names of one text. Marks the tokens of each name it finds as used."""
 
-    __slots__ = ("scan", "vocabulary", "models", "_heads")
+    __slots__ = ("scan", "vocabulary", "models", "names", "_heads")
 
     def __init__(self, scan: Scan, vocabulary: Vocabulary) -> None:
         self.scan = scan
         self.vocabulary = vocabulary
         self.models = vocabulary.models
+        self.names = NameWords(scan, vocabulary)
         self._heads: dict[str, bool] = {}  # is_head per word of this text: a long text repeats its words
 
     def is_head(self, token: str) -> bool:
@@ -118,7 +161,9 @@ class _Search:
         return known
 
     def exact_names(self) -> list[Found]:
-        """1. Exact names, longest first, anywhere; a typo right before one makes it fuzzy ('deepsek v3')."""
+        """1. Exact names, longest first, anywhere; a typo right before one makes it fuzzy ('deepsek v3').
+        A name whose typed words say more than the model's names ('deepseek r1' in 'deepseek r1 distill qwen
+        7b', 'v3' in 'whisper large v3') is no match: the fuzzy and unknown-name passes read it."""
         scan = self.scan
         low, flat, n, used = scan.low, scan.flat, scan.n, scan.used
         prefixes = self.models.prefixes
@@ -129,25 +174,35 @@ class _Search:
             match = self._exact_at(i)
             if match is None:
                 continue
-            model, end = match
-            before = i - 1
+            model, end, variant = match
+            start, stop = self.names.begin(i), self.names.end(i, end)
+            extra = self.models.variant_pieces.get(variant, frozenset()) if variant else frozenset()
+            if not agrees(self.models, model, low[start:stop], extra):
+                if not self.is_head(low[start]) and stop - start > end - i:
+                    # "r1 distill qwen 1.5b", "whisper large v3": a name that says more than 'r1' or 'v3'
+                    unknown = self._unknown(start, stop)
+                    self._take(unknown)
+                    found.append(unknown)
+                continue
+            before = start - 1
             if (before >= 0 and not used[before] and low[before] not in STOP_WORDS and low[before] not in KEYWORDS
                     and self.is_head(low[before])):
                 fuzzy = self.fuzzy_at(before)
                 if fuzzy is not None:  # "deepsek v3": the typo belongs to the name, so say what it was read as
-                    scan.use(fuzzy.start, fuzzy.length)
+                    self._take(fuzzy)
                     found.append(fuzzy)
                     continue
-            scan.use(i, end - i)
-            found.append(Found(i, end - i, scan.span(i, end - 1), model, None, False))
+            scan.use(start, stop - start)
+            found.append(Found(start, stop - start, scan.span(start, stop - 1), model, None, False, variant))
         return found
 
-    def _exact_at(self, i: int) -> tuple[ModelShape, int] | None:
-        """The longest name starting at token i -> (model, the token after it, a size that confirms it included)."""
+    def _exact_at(self, i: int) -> tuple[ModelShape, int, str | None] | None:
+        """The longest name (or same-shape release) starting at token i -> (model, the token after it, the
+        release's name); a size right after it that confirms it is included."""
         scan, models = self.scan, self.models
         low, flat, n, used = scan.low, scan.flat, scan.n, scan.used
         joined = ""
-        best: tuple[ModelShape, int] | None = None
+        best: tuple[ModelShape, int, str | None] | None = None
         for j in range(i, min(n, i + MAX_WINDOW + 1)):
             if used[j]:
                 break
@@ -156,20 +211,26 @@ class _Search:
                 break
             model = models.exact.get(joined)
             if model is not None:
-                best = (model, j + 1)
+                best = (model, j + 1, None)
+            elif joined in models.variants:
+                model, name = models.variants[joined]
+                best = (model, j + 1, name)
         if best is None:
             return None
-        model, end = best
+        model, end, variant = best
         if end < n and not used[end]:
             size = size_of(low[end])
             if size is not None:
-                if not models.agrees(model, size):
+                experts_next = end + 1 < n and EXPERTS_RE.fullmatch(low[end + 1]) is not None
+                if not experts_next and not models.agrees(model, size):
                     return None  # "llama3 70b" must not stop at an alias "llama3" of an 8B model
-                end += 1  # "phi-4 14b": the size confirms the model
-        return model, end
+                if not experts_next:
+                    end += 1  # "phi-4 14b": the size confirms the model
+        return model, end, variant
 
     def fuzzy_names(self) -> list[Found]:
-        """2. Fuzzy, from a token that looks like a family name (a bounded number of tries: O(n) on any input)."""
+        """2. Fuzzy, from a token that looks like a family name (a bounded number of tries: O(n) on any input);
+        a family word whose name no model agrees with is an unknown name ('llama 4 scout 17b-16e')."""
         scan = self.scan
         low, used = scan.low, scan.used
         found: list[Found] = []
@@ -181,10 +242,65 @@ class _Search:
             if tries > MAX_FUZZY_TRIES:
                 break
             fuzzy = self.fuzzy_at(i)
+            if fuzzy is None and word_kind(low[i], self.models) == FAMILY:
+                fuzzy = self.unknown_at(i)
             if fuzzy is not None:
-                scan.use(fuzzy.start, fuzzy.length)
+                self._take(fuzzy)
                 found.append(fuzzy)
         return found
+
+    def unlisted_names(self) -> list[Found]:
+        """3. Names of families the registry does not list ('Kimi K2', 'GLM-4.5-Air'): unknown names."""
+        scan = self.scan
+        low, used = scan.low, scan.used
+        found: list[Found] = []
+        for i in range(scan.n):
+            if used[i]:
+                continue
+            alpha = ALPHA_PREFIX_RE.match(low[i])
+            if alpha is None or alpha.group() not in UNLISTED_FAMILIES:
+                continue
+            unknown = self.unknown_at(i)
+            if unknown is not None:
+                self._take(unknown)
+                found.append(unknown)
+        return found
+
+    def unknown_at(self, i: int) -> Found | None:
+        """The typed name from family word i, when it says more than the family ('kimi k2', not 'command')."""
+        stop = self.names.end(i, i + 1)
+        if stop - i < 2 and not any("0" <= ch <= "9" for ch in self.scan.low[i]):
+            return None  # a family word alone is a word ("command", "whisper") or the whole family ("llama")
+        return self._unknown(self.names.org(i), stop)
+
+    def _unknown(self, start: int, stop: int) -> Found:
+        """Tokens start..stop name a model no registry entry agrees with; find its size or its MoE size."""
+        scan = self.scan
+        low = scan.low
+        size_at = None
+        moe_written = None
+        active_b = None
+        experts = 0
+        for j in range(start, stop):
+            size = size_of(low[j])
+            if size is None or size_at is not None or moe_written is not None:
+                continue
+            expert_match = EXPERTS_RE.fullmatch(low[j + 1]) if j + 1 < stop else None
+            if expert_match and isinstance(size, float):  # "17b-16e": the total size is not in the name
+                moe_written = scan.span(j, j + 1)
+                active_b = size
+                experts = int(expert_match.group(1))
+            else:
+                size_at = j
+        span = scan.span(start, stop - 1)
+        unknown = UnknownName(span, moe_written, active_b, experts)
+        return Found(start, stop - start, span, None, None, False, unknown=unknown, size_at=size_at)
+
+    def _take(self, found: Found) -> None:
+        """Mark a found name's tokens used; an unknown name's size is left for the fields pass."""
+        self.scan.use(found.start, found.length)
+        if found.size_at is not None:
+            self.scan.used[found.size_at] = False
 
     def window_end(self, i: int) -> int:
         """Where a model name starting at token i must end: before a keyword, a card, a precision, a context."""
@@ -209,8 +325,24 @@ class _Search:
         best = self._best_window(i, self.window_end(i))
         if best is None:
             return None
-        top, length, ranked, size = best
-        span = self.scan.span(i, i + length - 1)
+        _top, length, ranked, size = best
+        # the name as typed may run on ("mistral large", "phi-3 medium"): every model must agree with all of it
+        stop = self.names.end(i, i + length)
+        typed = self.scan.low[i:stop]
+        if stop > i + length:  # "deepseek r1 distill": the whole name scores the models, not "deepseek r1"
+            typed_size = next((size_of(token) for token in typed if size_of(token) is not None), None)
+            longer = self._scores("".join(self.scan.flat[i:stop]), stop - i, typed_size)
+            rescored = sorted(longer.values(), key=lambda item: (-item[1], self.models.order.get(item[0].id, 0)))
+            rescored = [(model, score) for model, score in rescored if agrees(self.models, model, typed)]
+            if rescored:
+                ranked, size = rescored, typed_size
+        ranked = [(model, score) for model, score in ranked if agrees(self.models, model, typed)]
+        if not ranked:
+            return None
+        top = ranked[0][1]
+        i = self.names.org(i)  # "deepseek-ai/DeepSeek-..." names one model
+        length = stop - i
+        span = self.scan.span(i, stop - 1)
         models = self.models
         if size is None:
             close = [model for model, score in ranked if score >= top - SIZELESS_MARGIN]

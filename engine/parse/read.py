@@ -9,7 +9,7 @@ from engine.parse.draft import Draft
 from engine.parse.errors import NOT_A_QUESTION, BadValue, ambiguous_error
 from engine.parse.fields import read_fields
 from engine.parse.lexer import COMMAND_RE
-from engine.parse.models import find_model, resolve_ambiguous
+from engine.parse.models import find_model, resolve_ambiguous, resolve_unknown
 from engine.parse.regions import find_region_ids
 from engine.parse.scan import Scan
 from engine.parse.vocabulary import Vocabulary
@@ -41,6 +41,7 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
         find_cards(scan, draft, vocabulary)
         read_fields(scan, draft, vocabulary)
         resolve_ambiguous(draft, vocabulary.models)
+        resolve_unknown(draft, vocabulary.models)
     except BadValue as bad:
         return ParseResult(None, bad.note, language, None, None)
     if draft.model is None and draft.ambiguous:

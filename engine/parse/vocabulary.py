@@ -15,7 +15,8 @@ from rapidfuzz import fuzz, process
 from catalog.names import normalize_name
 from catalog.schema import Card, Catalog, Region
 from engine.parse.lexer import TOKEN_RE, flat, words_of
-from engine.parse.words import KEYWORDS, STOP_WORDS
+from engine.parse.numbers import context_suffix_value, size_of
+from engine.parse.words import DISTINGUISHING, KEYWORDS, STOP_WORDS, UNLISTED_FAMILIES
 from engine.registry import ModelShape, Registry, default_registry
 
 HEAD_CUTOFF = 75.0  # a family word with a typo: "lama"/"llama" 88.9, "mistrall"/"mistral" 93.3, "quen"/"qwen" 75
@@ -26,6 +27,9 @@ _VARIANT_WORDS = frozenset({"instruct", "chat", "hf", "base", "it", "pt", "pytho
 # Sizes inside a model's own names: "70b" in "llama-3.1-70b", not "3b" in "a3b" or "7b" in "8x7b".
 _NAME_SIZE_RE = re.compile(r"(?<![a-z0-9.])([0-9]+(?:\.[0-9]+)?)b(?![a-z0-9])")
 _NAME_MOE_RE = re.compile(r"(?<![a-z0-9])([0-9]+)x([0-9]+(?:\.[0-9]+)?)b(?![a-z0-9])")
+_PIECE_RE = re.compile(r"[^\W\d_]+|[0-9]+(?:\.[0-9]+)*")  # "qwen2.5" -> "qwen", "2.5"
+SIMILAR_CUTOFF = 60.0  # fuzz.WRatio for "did you mean": "llama4maverick" / "llama3170b" is 64
+MAX_SIMILAR = 3
 
 # A region name's first word -> (all its words, region id), longest first: {'dallas': ((('dallas',), 'DFW-1'),)}
 RegionNames = Mapping[str, tuple[tuple[tuple[str, ...], str], ...]]
@@ -54,6 +58,16 @@ class ModelNames:
         heads = _family_heads(registry)
         self.heads = frozenset(word for words in heads.values() for word in words)
         self.heads_by_letter: Mapping[str, list[str]] = {letter: sorted(words) for letter, words in heads.items()}
+        # Words a model name starts with, also of families the registry does not list yet ("kimi", "glm")
+        self.families = self.heads | UNLISTED_FAMILIES
+        # What each model's names are made of ("qwen", "2.5", "coder", "32b"): a typed name must agree with it
+        self.pieces: Mapping[str, frozenset[str]] = {
+            model.id: name_pieces((*_names(model), model.family)) for model in registry.models}
+        # Other releases of the same shape ("DeepSeek-V3.1"): flat key -> (model, the release's name)
+        self.variants: Mapping[str, tuple[ModelShape, str]] = _variant_names(registry)
+        self.variant_pieces: Mapping[str, frozenset[str]] = {
+            name: name_pieces((name,)) for _model, name in self.variants.values()}
+        self.prefixes = self.prefixes | _prefixes(self.variants)
         # The same names without their sizes ("llama 3.1 70b" -> "llama31"), for a window that names no size:
         # "llama 3.1" is then equally close to 8B, 70B and 405B, and so ambiguous.
         self.sizeless_index: Mapping[str, list[ModelShape]] = _sizeless_names(registry)
@@ -81,6 +95,29 @@ class ModelNames:
             return model in self.moe.get(size, ())
         return any(abs(own - size) <= 0.1 * size for own in self.sizes.get(model.id, ()))
 
+    def similar(self, text: str) -> list[str]:
+        """Up to three registry model names closest to a name nobody knows ('did you mean'); of its family when
+        the name starts with one, none for a family the registry does not list ('Kimi K2')."""
+        query = normalize_name(text)
+        names: list[str] = []
+        first = ALPHA_PREFIX_RE.match(text.lower())
+        family = first.group() if first else ""
+        if not query or (family in UNLISTED_FAMILIES and family not in self.heads):
+            return names
+        distinct = {word for word in words_of(text) if word in DISTINGUISHING}  # "r1 distill": distills only
+        for _choice, _score, position in process.extract(query, self.choices, scorer=fuzz.WRatio,
+                                                          score_cutoff=SIMILAR_CUTOFF, limit=60):
+            model = self.choice_models[position]
+            name = model.name
+            pieces = self.pieces.get(model.id, frozenset())
+            if (family in self.heads and family not in pieces) or not distinct <= pieces:
+                continue
+            if name not in names:
+                names.append(name)
+                if len(names) == MAX_SIMILAR:
+                    break
+        return names
+
     def first(self, models: Iterable[ModelShape]) -> ModelShape:
         return min(models, key=lambda model: self.order.get(model.id, 1 << 30))
 
@@ -96,6 +133,29 @@ def _exact_names(registry: Registry) -> dict[str, ModelShape]:
             if key and key not in exact:
                 exact[key] = model
     return exact
+
+
+def name_pieces(names: Iterable[str]) -> frozenset[str]:
+    """The words and version numbers names are made of: 'Qwen2.5-Coder-32B' -> qwen2.5, qwen, 2.5, coder, 32b."""
+    pieces: set[str] = set()
+    for raw in names:
+        for word in words_of(raw):
+            if context_suffix_value(word) is not None:
+                continue  # "4k" in "phi-3-mini-4k" is its context, not a version
+            pieces.add(word)
+            if size_of(word) is None:
+                pieces.update(_PIECE_RE.findall(word))
+    return frozenset(pieces)
+
+
+def _variant_names(registry: Registry) -> dict[str, tuple[ModelShape, str]]:
+    variants: dict[str, tuple[ModelShape, str]] = {}
+    for model in registry.models:
+        for name in model.variants:
+            key = "".join(flat(word) for word in words_of(name))
+            if key:
+                variants.setdefault(key, (model, name))
+    return variants
 
 
 def _own_sizes(model: ModelShape) -> tuple[float, ...]:

@@ -235,3 +235,18 @@ INERT = STOP_WORDS - KEYWORDS - {"a", "an"} - {phrase[0] for phrase in PRECISION
     - BATCH_WORDS - KV_WORDS - WORKLOAD_PHRASE_HEADS - frozenset(WORKLOAD_WORDS) - frozenset(WORD_NUMBERS)
 # Not worth listing as "ignored" even when nothing used them.
 QUIET = STOP_WORDS | {"cache", "x", "region", "fine", "precision", "genauigkeit", "präzision", "vs", "versus"}
+
+# Words that tell models of one family apart ("Qwen2.5 Coder", "Phi-3 medium", "R1 Distill"): a model name that
+# contains one is never read as a model whose names lack it (engine.parse.names). Words that do not change the
+# shape (instruct, chat, base, it, hf) are not here.
+DISTINGUISHING = frozenset("""
+distill distilled coder code vl vision math guard medium small mini large nano tiny air scout maverick audio omni
+embed embedding reward flash pro plus nemo turbo lite next
+""".split())
+# Family words of well-known open models the registry may not list yet: they start a model name, so "Kimi K2"
+# or "GLM-4.5" is answered as a model Cardfit does not know, never as no question or as another model.
+UNLISTED_FAMILIES = frozenset("""
+kimi glm chatglm whisper olmo internlm internvl baichuan minimax hunyuan nemotron starcoder starcoder2 codestral
+devstral magistral pixtral smollm smollm2 tinyllama vicuna dbrx jamba exaone stablelm llava minicpm granite ernie
+cogvlm
+""".split())
