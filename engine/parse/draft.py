@@ -33,7 +33,8 @@ class Draft:
 
     __slots__ = ("model", "model_note", "ambiguous", "ambiguous_span", "params_b", "precision", "kv_precision",
                  "context_tokens", "batch", "workload", "card", "gpu_count", "budget_gb", "region", "assumed",
-                 "ignored")
+                 "ignored", "intent", "billing", "coin", "cheapest", "count_implied", "second_card",
+                 "compare_card", "card_vram_gb")
 
     def __init__(self) -> None:
         self.model: ModelShape | None = None
@@ -52,6 +53,15 @@ class Draft:
         self.region: str | None = None
         self.assumed: list[str] = []
         self.ignored: list[str] = []
+        # What kind of answer and how it is paid (engine.parse.talk; DESIGN.md "Contract v2")
+        self.intent: str | None = None
+        self.billing: str | None = None
+        self.coin: str | None = None
+        self.cheapest = False
+        self.count_implied = False  # the count 1 came from an article ("a B200"), not a number
+        self.second_card: str | None = None  # the second card named: compared with the first, or ignored
+        self.compare_card: str | None = None
+        self.card_vram_gb: float | None = None  # the card's own memory as written ("A100 40GB")
 
     # ---- model and card (the first one named wins; the passes list later ones)
 
@@ -77,8 +87,17 @@ class Draft:
         if self.card is None:
             self.card = name
             return True
+        if self.second_card is None and name != self.card:
+            self.second_card = name
         self.ignored.append(name)
         return False
+
+    def set_compare(self) -> None:
+        """The second card named is compared with the first (not ignored)."""
+        if self.second_card is not None:
+            self.intent = "compare"
+            self.compare_card = self.second_card
+            self.ignored = [entry for entry in self.ignored if entry != self.second_card]
 
     # ---- values (first value wins; nonsense raises)
 
@@ -193,6 +212,7 @@ class Draft:
             or self.params_b is not None
             or ((self.card is not None or self.budget_gb is not None)
                 and (self.workload is not None or self.precision is not None))
+            or (self.intent == "price" and self.card is not None)
         )
 
     def list_leftovers(self, leftovers: Iterable[str]) -> None:
@@ -231,4 +251,11 @@ class Draft:
             region=self.region,
             assumed=self.assumed,
             ignored=self.ignored,
+            intent=self.intent,
+            billing=self.billing,
+            coin=self.coin,
+            cheapest=self.cheapest,
+            count_implied=self.count_implied,
+            compare_card=self.compare_card,
+            card_vram_gb=self.card_vram_gb,
         )
