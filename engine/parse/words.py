@@ -264,7 +264,7 @@ BILLING_ADJECTIVES: dict[str, str] = {
     "monatlich": "month",
 }
 # Words in front of a period that make it the billing period: "per hour", "for a week", "pro Tag", "im Monat".
-BILLING_LEADS = frozenset({"per", "pro", "a", "an", "one", "for", "für", "fuer", "je", "im", "each", "every",
+BILLING_LEADS = frozenset({"per", "pro", "a", "an", "one", "for", "für", "fuer", "je", "im", "am", "each", "every",
                            "ein", "eine", "einen", "einer", "einem", "1"})
 MAX_BILLING_LEADS = 2  # "for a week", "für eine Woche"
 # Coins as people name them -> the ticker a catalog lists (whether the provider takes it is the engine's call).
@@ -294,4 +294,5 @@ DE_MARKERS = DE_MARKERS | {"pro", "woche", "stunde", "monat", "günstigste", "g�
                            "zahlen", "bezahlen", "vergleiche", "vergleich", "kostet", "meiner", "meinem",
                            "täglich", "wöchentlich", "monatlich", "stündlich"}
 QUIET = QUIET | PAY_WORDS | COMPARE_WORDS | CHOICE_WORDS | CHEAPEST_WORDS | PRICE_WORDS | {"expensive", "lowest",
+                                                                                  "billed", "billing", "abgerechnet",
                                                                                   "least"}
