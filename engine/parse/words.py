@@ -293,6 +293,5 @@ EN_MARKERS = EN_MARKERS | {"price", "cost", "cheapest", "compare", "per", "week"
 DE_MARKERS = DE_MARKERS | {"pro", "woche", "stunde", "monat", "günstigste", "günstigsten", "billigste",
                            "zahlen", "bezahlen", "vergleiche", "vergleich", "kostet", "meiner", "meinem",
                            "täglich", "wöchentlich", "monatlich", "stündlich"}
-QUIET = QUIET | PAY_WORDS | COMPARE_WORDS | CHOICE_WORDS | CHEAPEST_WORDS | PRICE_WORDS | {"expensive", "lowest",
-                                                                                  "billed", "billing", "abgerechnet",
-                                                                                  "least"}
+QUIET = (QUIET | PAY_WORDS | COMPARE_WORDS | CHOICE_WORDS | CHEAPEST_WORDS | PRICE_WORDS
+         | {"expensive", "lowest", "least", "billed", "billing", "abgerechnet"})
