@@ -174,6 +174,12 @@ def _count(request: SizeRequest, card: Card, catalog: Catalog) -> int | None:
     return request.gpu_count
 
 
+def _article_set_note(card: Card, catalog: Catalog) -> Note:
+    sizes = ", ".join(str(n) for n in card.set_sizes if n <= catalog.selection.max_gpus_per_host)
+    return Note(f"{card.name} is rented in sets of {sizes}: its smallest set that does the job is used",
+                "article_set", card=card.name, sizes=sizes)
+
+
 def _named_card(request: SizeRequest, resolved: ResolvedRequest, catalog: Catalog) -> ResolvedRequest:
     """The card named, as the selection reads it: its memory checked, an article's count made the card's set."""
     if resolved.card is None or request.card is None:
@@ -182,7 +188,9 @@ def _named_card(request: SizeRequest, resolved: ResolvedRequest, catalog: Catalo
     if card is None:
         return dataclasses.replace(resolved, card=_written_card(request)) if request.card_vram_gb else resolved
     count = _count(request, card, catalog)
-    return resolved if count == resolved.gpu_count else dataclasses.replace(resolved, gpu_count=count)
+    if count == resolved.gpu_count:
+        return resolved
+    return dataclasses.replace(resolved, gpu_count=count, notes=(*resolved.notes, _article_set_note(card, catalog)))
 
 
 def _price_selection(request: SizeRequest, catalog: Catalog) -> Selection:
@@ -191,11 +199,15 @@ def _price_selection(request: SizeRequest, catalog: Catalog) -> Selection:
     card = _rented_card(request.card, request.card_vram_gb, catalog)
     if card is None:
         return Selection(fit=None, reason=unknown_card_note(catalog, _written_card(request)))
-    count = _count(request, card, catalog) or smallest_set(card, catalog)
+    count = _count(request, card, catalog)
+    notes = card_alias_notes(request.card, card)
+    if count is None:
+        count = smallest_set(card, catalog)
+        if request.gpu_count is not None:  # "a B200": said as one card
+            notes = (*notes, _article_set_note(card, catalog))
     layout = price_layout(card, count, catalog)
     reason = f"{layout.label} at {catalog.provider}" if layout.valid else "; ".join(layout.problems)
-    return Selection(fit=layout, reason=reason, recommended=layout if layout.valid else None,
-                     notes=card_alias_notes(request.card, card))
+    return Selection(fit=layout, reason=reason, recommended=layout if layout.valid else None, notes=notes)
 
 
 def _compare(answer: Answer, resolved: ResolvedRequest, requirement: Requirement) -> list[CardComparison]:

@@ -92,7 +92,9 @@ def test_policy_still_decides_when_nobody_asks_for_the_cheapest(hub, gwc):
 def test_article_takes_the_smallest_set_that_works(hub, text):
     answer, reply = ask(hub, text)
     assert answer.fit is not None and answer.fit.label == "2x B200" and answer.fit.valid
-    assert "sets of" not in reply and "Sets" not in reply
+    assert "❌" not in reply and ("Yes" in reply or "Ja" in reply)
+    said_one = text != "70B on B200"
+    assert any(getattr(n, "code", "") == "article_set" for n in answer.assumed) == said_one
 
 
 def test_article_keeps_one_card_where_it_is_rented_singly(gwc):
@@ -133,8 +135,9 @@ def test_price_of_a_set_has_the_volume_discount(hub):
 
 
 def test_price_of_a_card_rented_in_sets_is_its_smallest_set(hub):
-    answer, _ = ask(hub, "what does a B200 cost per month")
+    answer, reply = ask(hub, "what does a B200 cost per month")
     assert answer.fit is not None and answer.fit.label == "2x B200" and answer.fit.valid
+    assert "B200 is rented in sets of 2, 4, 8" in reply
 
 
 def test_price_in_german_and_of_a_set_not_rented(hub, gwc):
