@@ -13,6 +13,7 @@ from engine.formula import formula_number
 from engine.notes import Note
 from engine.registry import ShapeSummary
 from engine.sizing import Component, Requirement, ResolvedRequest
+from engine.topup import period_prices
 
 TELEGRAM_LIMIT = 4096
 esc = html.escape
@@ -39,7 +40,11 @@ def localize(lang: str, note: str, *, resolved: ResolvedRequest | None = None) -
         return esc(str(note))
     values: dict[str, str] = {}
     for name, value in note.values.items():
-        if name.endswith("_gb") and isinstance(value, (int, float)):
+        if isinstance(value, Note):
+            values[name] = localize(lang, value, resolved=resolved)
+        elif name.endswith("_usd") and isinstance(value, (int, float)):
+            values[name] = fmt_usd(lang, value)
+        elif name.endswith("_gb") and isinstance(value, (int, float)):
             values[name] = fmt_gb(lang, value, None)
         elif isinstance(value, ShapeSummary):
             values[name] = describe_shape(value, lang)
@@ -148,8 +153,12 @@ def render_requirement(requirement: Requirement, lang: str, details: bool) -> li
     return lines
 
 
-def _price_line(lang: str, layout: Layout, catalog: Catalog) -> str:
+def _price_line(lang: str, layout: Layout, catalog: Catalog, billing: str | None = None) -> str:
+    """Hourly and monthly prices, and the price for the billing period asked for when it is a day or a week."""
     line = t(lang, "answer.price", hourly=fmt_usd(lang, layout.hourly_usd), monthly=fmt_usd(lang, layout.monthly_usd))
+    if billing in ("day", "week"):
+        amount = period_prices(catalog, layout.hourly_usd, layout.monthly_usd)[billing]
+        line += t(lang, "talk.period_price", amount=fmt_usd(lang, amount), period=t(lang, f"talk.per.{billing}"))
     percent = catalog.discount_percent(layout.count)
     if percent:
         line += t(lang, "answer.price_discount", percent=fmt_number(lang, percent, 0))
@@ -161,7 +170,7 @@ def _fit_lines(answer: Answer, layout: Layout, lang: str, details: bool) -> list
     line = t(lang, "answer.fits", layout=_layout_name(layout), vram=_vram(lang, layout), spare=spare)
     if layout.tight:
         line += t(lang, "answer.tight")
-    lines = [line, _price_line(lang, layout, answer.catalog)]
+    lines = [line, _price_line(lang, layout, answer.catalog, answer.billing)]
     if layout.decode_tokens_per_s is not None:
         lines.append(t(lang, "answer.decode", tps=fmt_number(lang, layout.decode_tokens_per_s, 0)))
     if layout.per_gpu is not None and (details or layout.fits_total_not_per_gpu):
@@ -192,6 +201,14 @@ def render_answer(answer: Answer, lang: str, *, details: bool = False, max_alter
     """The whole reply for one sizing question (HTML, under Telegram's 4,096 characters)."""
     if answer.error:
         return t(lang, "error.value", message=esc(answer.error))
+    if answer.intent == "price":
+        return render_price(answer, lang)
+    if answer.compare is not None:
+        return render_compare(answer, lang)
+    return _render_size(answer, lang, details, max_alternatives)
+
+
+def _render_size(answer: Answer, lang: str, details: bool, max_alternatives: int) -> str:
     assert answer.requirement is not None and answer.selection is not None and answer.resolved is not None
     lines = render_request(answer, lang)
     lines.append("")
@@ -211,10 +228,8 @@ def render_answer(answer: Answer, lang: str, *, details: bool = False, max_alter
             reason = "; ".join(localize(lang, p) for p in memory + [p for p in fit.problems if p not in memory])
             lines.append(t(lang, "answer.named_no", layout=_layout_name(fit), vram=_vram(lang, fit), reason=reason))
             if answer.hint is not None:
+                # The hint line carries the narrower precision's figure; "Memory needed" stays the one asked for.
                 lines.append(_hint_line(lang, answer.hint))
-                # Known bug, kept here for the issue that owns it: the "Memory needed" lines below then show the
-                # hint's requirement instead of the precision the user asked for.
-                requirement = answer.hint.requirement
     lines.extend(render_requirement(requirement, lang, details))
     if budget is not None:
         if budget["fits"]:
@@ -255,6 +270,80 @@ def render_answer(answer: Answer, lang: str, *, details: bool = False, max_alter
     return clip("\n".join(lines))
 
 
+def _notes_lines(answer: Answer, lang: str) -> list[str]:
+    """What was assumed and what was not understood, for answers without a sized request line."""
+    lines = []
+    assumed = [localize(lang, note) for note in answer.assumed]
+    if assumed:
+        lines.append("<i>" + t(lang, "request.assumed", items="; ".join(assumed)) + "</i>")
+    ignored = answer.request.ignored
+    if ignored:
+        lines.append("<i>" + esc(t(lang, "request.ignored", items=", ".join(f"'{w}'" for w in ignored))) + "</i>")
+    return lines
+
+
+def render_price(answer: Answer, lang: str) -> str:
+    """A price question: the card or set with its price per hour, day, week and month (the period asked for in
+    bold), the volume discount and the minimum term, and the top-up link for the period."""
+    catalog, selection = answer.catalog, answer.selection
+    layout = selection.fit if selection else None
+    if selection is None or layout is None:
+        reason = localize(lang, selection.reason) if selection else ""
+        return clip("\n".join([t(lang, "talk.price_no", reason=reason), *_notes_lines(answer, lang)]))
+    lines = [t(lang, "talk.price_title", layout=_layout_name(layout), vram=_vram(lang, layout),
+               provider=esc(catalog.provider))]
+    if not layout.valid:
+        lines.append(t(lang, "talk.price_no", reason="; ".join(localize(lang, p) for p in layout.problems)))
+    for period, amount in period_prices(catalog, layout.hourly_usd, layout.monthly_usd).items():
+        line = t(lang, "talk.price_line", period=t(lang, f"talk.per.{period}"), amount=fmt_usd(lang, amount))
+        lines.append(f"<b>{line}</b>" if period == answer.billing else line)
+    percent = catalog.discount_percent(layout.count)
+    if percent:
+        lines.append(t(lang, "talk.price_discount", percent=fmt_number(lang, percent, 0)))
+    if catalog.minimum_term_hours > 1:
+        lines.append(t(lang, "talk.price_minimum", provider=esc(catalog.provider),
+                       term=esc(_hours_label(lang, catalog.minimum_term_hours, catalog))))
+    lines.extend(_notes_lines(answer, lang))
+    if answer.topup_url and answer.topup_amount_usd is not None:
+        lines.append("")
+        lines.append(_topup_line(answer, lang))
+    return clip("\n".join(lines))
+
+
+def render_compare(answer: Answer, lang: str) -> str:
+    """A comparison: the request, what it needs, each card's best set (fits or why not, spare, prices, decode
+    ceiling), which of them to take, and the top-up link for it."""
+    assert answer.requirement is not None and answer.selection is not None and answer.compare is not None
+    lines = render_request(answer, lang)
+    lines.append("")
+    names = [item.card.name for item in answer.compare] + ["?", "?"]
+    lines.append(t(lang, "talk.compare_title", a=esc(names[0]), b=esc(names[1])))
+    lines.extend(render_requirement(answer.requirement, lang, details=False))
+    for item in answer.compare:
+        layout = item.layout
+        if layout.valid:
+            verdict = t(lang, "compare.fits", spare=fmt_gb(lang, layout.spare_gb))
+        else:
+            verdict = t(lang, "compare.no", reason="; ".join(localize(lang, p) for p in layout.problems))
+        decode = (t(lang, "answer.alternative_decode", tps=fmt_number(lang, layout.decode_tokens_per_s, 0))
+                  if layout.decode_tokens_per_s is not None and layout.valid else "")
+        lines.append(t(lang, "talk.compare_row", layout=_layout_name(layout), verdict=verdict,
+                       monthly=fmt_usd(lang, layout.monthly_usd), hourly=fmt_usd(lang, layout.hourly_usd),
+                       decode=decode))
+    valid = [item.layout for item in answer.compare if item.valid]
+    recommended = answer.selection.recommended
+    if valid:
+        lines.append(t(lang, "talk.compare_pick", layout=_layout_name(min(valid, key=lambda x: x.monthly_usd))))
+    elif recommended is not None:
+        lines.append(t(lang, "talk.compare_none", provider=esc(answer.catalog.provider),
+                       layout=_layout_name(recommended), vram=_vram(lang, recommended),
+                       monthly=fmt_usd(lang, recommended.monthly_usd)))
+    if answer.topup_url and answer.topup_amount_usd is not None:
+        lines.append("")
+        lines.append(_topup_line(answer, lang))
+    return clip("\n".join(lines))
+
+
 def _topup_line(answer: Answer, lang: str) -> str:
     return t(lang, "answer.topup_line", url=esc(answer.topup_url or "", quote=True),
              amount=fmt_usd(lang, answer.topup_amount_usd or 0), coin=esc(answer.coin or ""),
@@ -264,9 +353,13 @@ def _topup_line(answer: Answer, lang: str) -> str:
 def period_label(lang: str, answer: Answer) -> str:
     """What the top-up pays for: "one month", or "one week (minimum term)" when the user's period was shorter."""
     hours = answer.topup_hours or answer.catalog.hours_per_month
-    names = {1: "hour", 24: "day", 168: "week", answer.catalog.hours_per_month: "month"}
-    label = t(lang, f"period.{names[hours]}") if hours in names else t(lang, "period.hours", hours=hours)
+    label = _hours_label(lang, hours, answer.catalog)
     return label + (t(lang, "period.minimum") if answer.topup_minimum_applied else "")
+
+
+def _hours_label(lang: str, hours: int, catalog: Catalog) -> str:
+    names = {1: "hour", 24: "day", 168: "week", catalog.hours_per_month: "month"}
+    return t(lang, f"period.{names[hours]}") if hours in names else t(lang, "period.hours", hours=hours)
 
 
 def clip(text: str, limit: int = TELEGRAM_LIMIT) -> str:
@@ -345,6 +438,8 @@ def plain(text: str) -> str:
 
 def render_compact(answer: Answer, lang: str, layout: Layout | None = None) -> str:
     """The short answer for inline mode and quotes: requirement, the fit (or `layout`), prices, top-up link."""
+    if answer.intent == "price" and layout is None:
+        return render_price(answer, lang)
     assert answer.requirement is not None and answer.resolved is not None and answer.selection is not None
     lines = [render_request(answer, lang)[0]]
     lines.extend(render_requirement(answer.requirement, lang, details=False))

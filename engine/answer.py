@@ -1,14 +1,27 @@
-"""One sizing answer end to end (request -> requirement -> fit -> top-up link), and its JSON form (DESIGN.md)."""
+"""One answer end to end (request -> requirement -> fit -> top-up link; a price question -> the card's prices; a
+comparison -> both cards' layouts), and its JSON form (DESIGN.md)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, field
 
-from catalog.schema import Catalog
-from engine.advice import PrecisionHint, precision_hint
-from engine.fit import Layout, Selection, select
+from catalog.schema import Card, Catalog
+from engine.advice import CardComparison, PrecisionHint, compare_cards, precision_hint
+from engine.fit import (
+    Layout,
+    Selection,
+    card_alias_notes,
+    price_layout,
+    select,
+    smallest_set,
+    unknown_card_note,
+)
+from engine.notes import Note
 from engine.registry import Registry
 from engine.sizing import Requirement, ResolvedRequest, SizeRequest, SizingError, resolve, size
-from engine.topup import billing_hours, resolve_coin, topup_amount_usd, topup_url
+from engine.topup import billing_hours, period_prices, resolve_coin, topup_amount_usd, topup_url
+
+CARD_VRAM_TOLERANCE_GB = 1.0  # "A100 80GB" names an 80 GB card; "A100 40GB" does not
 
 
 @dataclass(slots=True)
@@ -25,6 +38,13 @@ class Answer:
     topup_minimum_applied: bool = False
     coin: str | None = None
     error: str | None = None
+    billing: str | None = None  # the period prices and top-up are for: the question's, else the user's setting
+    compare: list[CardComparison] | None = None  # intent "compare": each named card's layout, in the order named
+    notes: list[Note] = field(default_factory=list)  # what building the answer noted (a coin not taken)
+
+    @property
+    def intent(self) -> str:
+        return self.request.intent or "size"
 
     @property
     def fit(self) -> Layout | None:
@@ -50,6 +70,7 @@ class Answer:
             notes.extend(self.requirement.notes)
         if self.selection is not None:
             notes.extend(self.selection.notes)
+        notes.extend(self.notes)
         return notes
 
     def budget(self) -> dict[str, float | bool] | None:
@@ -62,7 +83,10 @@ class Answer:
     def to_json(self) -> dict[str, object]:
         selection = self.selection
         request = self.resolved.to_json() if self.resolved else _raw_request_json(self.request)
-        request.update(assumed=self.assumed, ignored=list(self.request.ignored))
+        asked = self.request
+        request.update(assumed=self.assumed, ignored=list(asked.ignored), intent=self.intent, billing=self.billing,
+                       coin=asked.coin, cheapest=asked.cheapest, count_implied=asked.count_implied,
+                       compare_card=asked.compare_card, card_vram_gb=asked.card_vram_gb)
         data: dict[str, object] = {
             "request": request,
             "requirement": self.requirement.to_json() if self.requirement else None,
@@ -71,7 +95,12 @@ class Answer:
             "alternatives": [layout.to_json(self.catalog) for layout in selection.alternatives] if selection else [],
             "topup_url": self.topup_url,
             "error": self.error,
+            "compare": [item.layout.to_json(self.catalog) for item in self.compare] if self.compare is not None
+            else None,
         }
+        fit = self.fit
+        if self.intent == "price" and fit is not None and isinstance(data["fit"], dict):
+            data["fit"]["prices"] = period_prices(self.catalog, fit.hourly_usd, fit.monthly_usd)
         budget = self.budget()
         if budget is not None:
             data["budget"] = budget
@@ -96,22 +125,122 @@ def build_answer(
     billing: str | None = None,
     coin: str | None = None,
 ) -> Answer:
-    answer = Answer(catalog=catalog, request=request)
-    try:
-        resolved = resolve(request, catalog.sizing, registry)
-        requirement = size(resolved, catalog.sizing)
-    except SizingError as exc:
-        answer.error = str(exc)
-        return answer
-    answer.resolved, answer.requirement = resolved, requirement
-    answer.selection = select(requirement, resolved, catalog)
-    answer.hint = precision_hint(resolved, answer.selection.fit, catalog)
-    payable = answer.payable
-    if payable is not None:
-        amount = topup_amount_usd(catalog, payable.hourly_usd, payable.monthly_usd, billing)
-        answer.topup_amount_usd = amount
-        answer.topup_hours = billing_hours(catalog, billing)
-        answer.topup_minimum_applied = answer.topup_hours > billing_hours(catalog, billing, minimum=False)
-        answer.coin = resolve_coin(catalog, coin)
-        answer.topup_url = topup_url(catalog, amount, answer.coin, user_id, topup_secret)
+    """`billing`, `coin`: the user's settings; a period or coin named in the question wins over them."""
+    answer = Answer(catalog=catalog, request=request, billing=request.billing or billing or catalog.default_billing)
+    if request.intent == "price":
+        answer.selection = _price_selection(request, catalog)
+    else:
+        try:
+            resolved = _named_card(request, resolve(request, catalog.sizing, registry), catalog)
+            requirement = size(resolved, catalog.sizing)
+        except SizingError as exc:
+            answer.error = str(exc)
+            return answer
+        answer.resolved, answer.requirement = resolved, requirement
+        answer.selection = select(requirement, resolved, catalog, cheapest=request.cheapest and not resolved.card)
+        answer.hint = precision_hint(resolved, answer.selection.fit, catalog)
+        if request.intent == "compare":
+            answer.compare = _compare(answer, resolved, requirement)
+            answer.hint = None
+            valid = [item.layout for item in answer.compare if item.valid]
+            if valid:
+                # The answer to "H100 or A100?" is the cheaper of the two that works: the fit, and what to pay for.
+                best = min(valid, key=lambda layout: layout.monthly_usd)
+                answer.selection = Selection(fit=best, reason=f"cheaper of the cards compared: {best.label}",
+                                             recommended=best, notes=answer.selection.notes)
+    _topup(answer, user_id, topup_secret, coin)
     return answer
+
+
+def _rented_card(written: str, vram_gb: float | None, catalog: Catalog) -> Card | None:
+    """The catalog's card of that name -- and, when the user gave its memory ("A100 40GB"), of that memory."""
+    card = catalog.card(written)
+    if card is not None and vram_gb is not None and abs(card.vram_gb - vram_gb) > CARD_VRAM_TOLERANCE_GB:
+        return None
+    return card
+
+
+def _written_card(request: SizeRequest) -> str:
+    """The card as the user named it, with its memory when they gave one ('rtx 3060 12GB')."""
+    written = request.card or ""
+    return f"{written} {request.card_vram_gb:g}GB" if request.card_vram_gb is not None else written
+
+
+def _count(request: SizeRequest, card: Card, catalog: Catalog) -> int | None:
+    """The count asked for; None for 'a B200' (an article, and a card rented only in sets): the smallest set
+    that works is then chosen."""
+    if request.count_implied and request.gpu_count == 1 and 1 not in card.set_sizes:
+        return None
+    return request.gpu_count
+
+
+def _article_set_note(card: Card, catalog: Catalog) -> Note:
+    sizes = ", ".join(str(n) for n in card.set_sizes if n <= catalog.selection.max_gpus_per_host)
+    return Note(f"{card.name} is rented in sets of {sizes}: its smallest set that does the job is used",
+                "article_set", card=card.name, sizes=sizes)
+
+
+def _named_card(request: SizeRequest, resolved: ResolvedRequest, catalog: Catalog) -> ResolvedRequest:
+    """The card named, as the selection reads it: its memory checked, an article's count made the card's set."""
+    if resolved.card is None or request.card is None:
+        return resolved
+    card = _rented_card(resolved.card, request.card_vram_gb, catalog)
+    if card is None:
+        return dataclasses.replace(resolved, card=_written_card(request)) if request.card_vram_gb else resolved
+    count = _count(request, card, catalog)
+    if count == resolved.gpu_count:
+        return resolved
+    return dataclasses.replace(resolved, gpu_count=count, notes=(*resolved.notes, _article_set_note(card, catalog)))
+
+
+def _price_selection(request: SizeRequest, catalog: Catalog) -> Selection:
+    """A price question: the named card or set with its prices (a card rented only in sets: its smallest set)."""
+    assert request.card is not None
+    card = _rented_card(request.card, request.card_vram_gb, catalog)
+    if card is None:
+        return Selection(fit=None, reason=unknown_card_note(catalog, _written_card(request)))
+    count = _count(request, card, catalog)
+    notes = card_alias_notes(request.card, card)
+    if count is None:
+        count = smallest_set(card, catalog)
+        if request.gpu_count is not None:  # "a B200": said as one card
+            notes = (*notes, _article_set_note(card, catalog))
+    layout = price_layout(card, count, catalog)
+    reason = f"{layout.label} at {catalog.provider}" if layout.valid else "; ".join(layout.problems)
+    return Selection(fit=layout, reason=reason, recommended=layout if layout.valid else None, notes=notes)
+
+
+def _compare(answer: Answer, resolved: ResolvedRequest, requirement: Requirement) -> list[CardComparison]:
+    """Both cards named, each with its best set; a card the catalog does not rent is noted and left out."""
+    catalog, request = answer.catalog, answer.request
+    cards: list[Card] = []
+    for written in (resolved.card, request.compare_card):
+        if written is None:
+            continue
+        card = catalog.card(written)
+        if card is None:
+            answer.notes.append(unknown_card_note(catalog, written))
+        elif all(card.id != other.id for other in cards):
+            cards.append(card)
+    return compare_cards(resolved, requirement, catalog, cards)
+
+
+def _topup(answer: Answer, user_id: int | str | None, secret: str | None, coin: str | None) -> None:
+    """The top-up link for the layout to pay for, in the question's coin when the catalog takes it."""
+    catalog, asked = answer.catalog, answer.request.coin
+    if asked is not None and asked.upper() not in catalog.coins:
+        answer.notes.append(Note(f"{catalog.provider} does not take {asked.upper()}; the top-up is in "
+                                 f"{resolve_coin(catalog, coin)}", "coin_not_taken", provider=catalog.provider,
+                                 coin=asked.upper(), used=resolve_coin(catalog, coin),
+                                 coins=", ".join(catalog.coins)))
+        asked = None
+    payable = answer.payable
+    if payable is None:
+        return
+    billing = answer.billing
+    amount = topup_amount_usd(catalog, payable.hourly_usd, payable.monthly_usd, billing)
+    answer.topup_amount_usd = amount
+    answer.topup_hours = billing_hours(catalog, billing)
+    answer.topup_minimum_applied = answer.topup_hours > billing_hours(catalog, billing, minimum=False)
+    answer.coin = resolve_coin(catalog, asked or coin)
+    answer.topup_url = topup_url(catalog, amount, answer.coin, user_id, secret)

@@ -153,14 +153,20 @@ class _Rules:
                 return False
         return True
 
-    def problems(self, card: Card, count: int) -> list[Note]:
+    @staticmethod
+    def rent_problems(card: Card, count: int, host: int) -> list[Note]:
+        """Can `count` x `card` be rented at all (its set sizes, one host)?"""
         found: list[Note] = []
-        if count not in card.set_sizes or count > self.host:
-            allowed = ", ".join(str(n) for n in card.set_sizes if n <= self.host)
+        if count not in card.set_sizes or count > host:
+            allowed = ", ".join(str(n) for n in card.set_sizes if n <= host)
             found.append(Note(f"{card.name} is rented in sets of {allowed}", "set_sizes", card=card.name,
                               sizes=allowed))
-        if count > self.host:
-            found.append(Note(f"more than one {self.host}-GPU host", "host", host=self.host))
+        if count > host:
+            found.append(Note(f"more than one {host}-GPU host", "host", host=host))
+        return found
+
+    def problems(self, card: Card, count: int) -> list[Note]:
+        found = self.rent_problems(card, count, self.host)
         if count > 1:
             tp = self.tensor_parallel(count)
             if tp:
@@ -328,8 +334,12 @@ def _price_key(option: _Option) -> tuple[float, float, float]:
     return (option.monthly_usd, -option.spare_gb, -option.card.bandwidth_gbps * option.count)
 
 
-def select(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog) -> Selection:
-    """The policy's choice, the alternatives worth showing, and why."""
+def select(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog, *,
+           cheapest: bool = False) -> Selection:
+    """The policy's choice, the alternatives worth showing, and why.
+
+    `cheapest`: the user asked for the cheapest layout ("cheapest card for 70B"): with no card named, the cheapest
+    valid layout of any count leads, and a note says what the policy would have picked instead."""
     rules = _Rules(resolved, catalog)
     valid = _valid_candidates(requirement, resolved, catalog, rules)
     if catalog.selection.policy == "cheapest":
@@ -348,10 +358,45 @@ def select(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog
     if best is None or recommended is None:
         layouts = candidate_layouts(requirement, resolved, catalog)
         return Selection(fit=None, reason=_no_fit_reason(requirement, catalog, layouts))
+    if cheapest:
+        cheapest_any = min(ranked, key=_price_key)
+        if not same_layout(cheapest_any, best):
+            return _select_cheapest(requirement, catalog, cheapest_any, recommended, ranked, build)
     return Selection(
         fit=recommended, reason=_policy_reason(recommended, requirement, catalog),
         alternatives=[build(c) for c in _alternatives(best, ranked)], recommended=recommended,
     )
+
+
+def _select_cheapest(requirement: Requirement, catalog: Catalog, cheapest: _Candidate, policy_choice: Layout,
+                     ranked: list[_Candidate], build: Callable[[_Candidate], Layout]) -> Selection:
+    """The cheapest layout of any count leads (the user asked for it); the policy's choice comes first among the
+    alternatives, and a note says why the policy would pick it."""
+    fit = build(cheapest)
+    reason = Note(f"cheapest layout of any count that holds {requirement.total_gb:,.1f} GB (you asked for the "
+                  "cheapest)", "cheapest_any", need_gb=requirement.total_gb)
+    rule = _policy_reason(policy_choice, requirement, catalog)
+    note = Note(f"{catalog.provider}'s rule ({rule}) would pick {policy_choice.label} at "
+                f"${policy_choice.monthly_usd:,.0f}/month", "policy_pick", provider=catalog.provider, rule=rule,
+                layout=policy_choice.label, monthly_usd=policy_choice.monthly_usd)
+    others = [c for c in _alternatives(cheapest, ranked) if not same_layout(c, policy_choice)]
+    alternatives = [policy_choice] + [build(c) for c in others[:2]]
+    return Selection(fit=fit, reason=reason, alternatives=alternatives, recommended=fit, notes=(note,))
+
+
+def price_layout(card: Card, count: int, catalog: Catalog) -> Layout:
+    """A card or set with its prices and nothing to hold (a price question): valid when it can be rented so."""
+    problems = _Rules.rent_problems(card, count, catalog.selection.max_gpus_per_host)
+    hourly, monthly = catalog.set_price_usd(card, count)
+    vram = card.vram_gb * count
+    return Layout(card=card, count=count, vram_gb=vram, spare_gb=vram, fits=True, tight=False,
+                  valid=not problems, problems=tuple(problems), hourly_usd=hourly, monthly_usd=monthly,
+                  decode_tokens_per_s=None, per_gpu=None)
+
+
+def smallest_set(card: Card, catalog: Catalog) -> int:
+    """The smallest set a card is rented in on one host (1 for a card rented singly)."""
+    return min((n for n in card.set_sizes if n <= catalog.selection.max_gpus_per_host), default=1)
 
 
 def _select_named(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog, ranked: list[_Candidate],
@@ -361,15 +406,10 @@ def _select_named(requirement: Requirement, resolved: ResolvedRequest, catalog: 
     assert resolved.card is not None
     card = catalog.card(resolved.card)
     if card is None:
-        names = ", ".join(c.name for c in catalog.cards)
-        reason = Note(f"{catalog.provider} does not rent a {resolved.card!r} (cards: {names})", "unknown_card",
-                      provider=catalog.provider, card=resolved.card, cards=names)
+        reason = unknown_card_note(catalog, resolved.card)
         return Selection(fit=None, reason=reason, alternatives=[build(c) for c in ranked[:1]],
                          recommended=recommended)
-    notes: tuple[Note, ...] = ()
-    if not _names_card(resolved.card, card):
-        notes = (Note(f"'{resolved.card}' read as {card.name}", "card_alias", written=resolved.card,
-                      card=card.name),)
+    notes = card_alias_notes(resolved.card, card)
     named = _named_layout(card, requirement, resolved, catalog)
     chosen = [best] if best is not None and not same_layout(best, named) else []
     chosen += _alternatives(named, ranked, exclude=chosen)
@@ -378,6 +418,19 @@ def _select_named(requirement: Requirement, resolved: ResolvedRequest, catalog: 
         alternatives[0] = recommended  # one object for the recommended layout, wherever it is shown
     return Selection(fit=named, reason=_named_reason(named), alternatives=alternatives, recommended=recommended,
                      notes=notes)
+
+
+def unknown_card_note(catalog: Catalog, written: str) -> Note:
+    names = ", ".join(c.name for c in catalog.cards)
+    return Note(f"{catalog.provider} does not rent a {written!r} (cards: {names})", "unknown_card",
+                provider=catalog.provider, card=written, cards=names)
+
+
+def card_alias_notes(written: str, card: Card) -> tuple[Note, ...]:
+    """A note when the card was named by an alias that could mean another card ('h100' read as H100 SXM)."""
+    if _names_card(written, card):
+        return ()
+    return (Note(f"'{written}' read as {card.name}", "card_alias", written=written, card=card.name),)
 
 
 def same_layout(a: _Option, b: _Option) -> bool:

@@ -3,6 +3,9 @@
 Alphabet: only `A-Za-z0-9_-` (Telegram's deep-link payload), at most 64 characters. An upper-case letter tags a
 field and the lower-case/digit run after it is the value; a `.` inside a value (model ids, 1.5B) is written `_`.
 Example: `Mllama-3_1-70bPi4C32k` = Llama 3.1 70B, INT4, 32,768 tokens.
+Issue #12 added `I` (intent: `p` price, `c` compare), `X` (the card compared with `R`), `T` (billing period:
+`h`, `d`, `w`, `m`), `Y` (coin ticker), `Q1` (cheapest asked for), `A1` (the count `N1` came from an article),
+`E` (the card's memory as written, GB). Payloads without them decode as before; a price payload needs no model.
 """
 from __future__ import annotations
 
@@ -24,6 +27,11 @@ _PRECISION_CODES = {"fp32": "32", "bf16": "bf", "fp16": "16", "fp8": "f8", "int8
 _PRECISION_NAMES = {code: name for name, code in _PRECISION_CODES.items()}
 _WORKLOAD_CODES = {"inference": "i", "full": "f", "lora": "l", "qlora": "q"}
 _WORKLOAD_NAMES = {code: name for name, code in _WORKLOAD_CODES.items()}
+_INTENT_CODES = {"price": "p", "compare": "c"}
+_INTENT_NAMES = {code: name for name, code in _INTENT_CODES.items()}
+_BILLING_CODES = {"hour": "h", "day": "d", "week": "w", "month": "m"}
+_BILLING_NAMES = {code: name for name, code in _BILLING_CODES.items()}
+_COIN = re.compile(r"[a-z0-9]{2,8}")
 _FIELD = re.compile(r"([A-Z])([a-z0-9_-]*)")
 _VALID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -65,10 +73,31 @@ def encode_request(request: SizeRequest) -> str:
         parts.append("G" + _value(f"{request.memory_budget_gb:g}"))
     if request.region:
         parts.append("L" + _value(request.region))
+    parts.extend(_talk_parts(request))
     payload = "".join(parts)
     if not _VALID.match(payload):
         raise PayloadError(f"request does not fit a {MAX_PAYLOAD}-character payload")
     return payload
+
+
+def _talk_parts(request: SizeRequest) -> list[str]:
+    """The issue-#12 fields: intent, compared card, billing period, coin, cheapest, article count, card memory."""
+    parts: list[str] = []
+    if request.intent in _INTENT_CODES:
+        parts.append("I" + _INTENT_CODES[request.intent])
+    if request.compare_card and request.card:
+        parts.append("X" + re.sub(r"[^a-z0-9-]", "-", request.compare_card.lower()))
+    if request.billing in _BILLING_CODES:
+        parts.append("T" + _BILLING_CODES[request.billing])
+    if request.coin and _COIN.fullmatch(request.coin.lower()):
+        parts.append("Y" + request.coin.lower())
+    if request.cheapest:
+        parts.append("Q1")
+    if request.count_implied and request.card and request.gpu_count == 1:
+        parts.append("A1")
+    if request.card_vram_gb is not None and request.card:
+        parts.append("E" + _value(f"{request.card_vram_gb:g}"))
+    return parts
 
 
 def decode_request(payload: str) -> SizeRequest:
@@ -76,6 +105,7 @@ def decode_request(payload: str) -> SizeRequest:
     fields = _fields(payload)
     request = SizeRequest()
     try:
+        _decode_talk(fields, request)
         _decode_model(fields, request)
         _decode_sizing(fields, request)
         _decode_layout(fields, request)
@@ -103,10 +133,12 @@ def _fields(payload: str) -> dict[str, str]:
         position = match.end()
     if position != len(payload):
         raise PayloadError("malformed payload")
-    unknown = set(fields) - set("MSPCBWKRNGL")
+    unknown = set(fields) - set("MSPCBWKRNGLIXTYQAE")
     if unknown:
         raise PayloadError(f"unknown field(s) {sorted(unknown)}")
     if "N" in fields and "R" not in fields or "M" in fields and "S" in fields:
+        raise PayloadError("inconsistent fields")
+    if any(tag in fields and "R" not in fields for tag in "XE") or "A" in fields and fields.get("N") != "1":
         raise PayloadError("inconsistent fields")
     return fields
 
@@ -116,8 +148,33 @@ def _decode_model(fields: dict[str, str], request: SizeRequest) -> None:
         request.model = fields["M"].replace("_", ".")
     elif "S" in fields:
         request.params_b = _bounded_float(fields["S"].replace("_", "."), MAX_PARAMS_B)
-    else:
+    elif request.intent != "price" or "R" not in fields:  # a price question names a card, not a model
         raise PayloadError("no model or size")
+
+
+def _decode_talk(fields: dict[str, str], request: SizeRequest) -> None:
+    """Intent, compared card, billing period, coin, cheapest, article count, card memory (issue #12)."""
+    if "I" in fields:
+        if fields["I"] not in _INTENT_NAMES:
+            raise PayloadError("bad intent")
+        request.intent = _INTENT_NAMES[fields["I"]]
+    if "X" in fields:
+        request.compare_card = fields["X"]
+    if "T" in fields:
+        if fields["T"] not in _BILLING_NAMES:
+            raise PayloadError("bad billing period")
+        request.billing = _BILLING_NAMES[fields["T"]]
+    if "Y" in fields:
+        if not _COIN.fullmatch(fields["Y"]):
+            raise PayloadError("bad coin")
+        request.coin = fields["Y"].upper()
+    for tag, name in (("Q", "cheapest"), ("A", "count_implied")):
+        if tag in fields:
+            if fields[tag] != "1":
+                raise PayloadError(f"bad field {tag!r}")
+            setattr(request, name, True)
+    if "E" in fields:
+        request.card_vram_gb = _bounded_float(fields["E"].replace("_", "."), 10_000)
 
 
 def _decode_sizing(fields: dict[str, str], request: SizeRequest) -> None:

@@ -73,6 +73,15 @@ class SizeRequest:
     region: str | None = None
     assumed: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
+    # What kind of answer, and how it is paid (issue #12): None/"size" sizes; "price" quotes `card`;
+    # "compare" sets `card` beside `compare_card` for the same model.
+    intent: str | None = None
+    billing: str | None = None  # "hour" | "day" | "week" | "month": the period prices and the top-up are for
+    coin: str | None = None  # a ticker as the user named it ("BTC"); the catalog decides whether it is taken
+    cheapest: bool = False  # the user asked for the cheapest layout of any count, whatever the policy
+    count_implied: bool = False  # gpu_count 1 read from an article ("a B200"): a card rented in sets takes its set
+    compare_card: str | None = None
+    card_vram_gb: float | None = None  # the card's own memory as written ("A100 40GB"), checked against the catalog
 
 
 @dataclass(slots=True)

@@ -59,3 +59,9 @@ def _without_ref(template: str) -> str:
     parts = urlsplit(template)
     query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if v != "{ref}"]
     return urlunsplit(parts._replace(query="&".join(f"{k}={v}" for k, v in query)))
+
+
+def period_prices(catalog: Catalog, hourly_usd: float, monthly_usd: float) -> dict[str, float]:
+    """A card's or set's price for each billing period (a month is the catalog's monthly price, the others the
+    hourly price times the period's hours; the minimum term applies to the top-up only)."""
+    return {period: monthly_usd if hours is None else hourly_usd * hours for period, hours in BILLING_HOURS.items()}

@@ -31,7 +31,8 @@ CORPUS_PATH = Path(__file__).resolve().parent / "parser_corpus.yaml"
 CORPUS = yaml.safe_load(CORPUS_PATH.read_text(encoding="utf-8"))["cases"]
 REQUEST_FIELDS = (
     "model", "params_b", "precision", "kv_precision", "context_tokens", "batch", "workload", "card", "gpu_count",
-    "memory_budget_gb", "region",
+    "memory_budget_gb", "region", "intent", "billing", "coin", "cheapest", "count_implied", "compare_card",
+    "card_vram_gb",
 )
 EXPECT_KEYS = set(REQUEST_FIELDS) | {"language", "error", "model_note", "notes", "error_code"}
 # A case about a model the registry may list later: `expect` is the answer without it (an honest "unknown"),

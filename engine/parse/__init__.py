@@ -8,7 +8,7 @@ YAML if nothing has yet), so "on an H100" or "in Dallas" are then words it does 
 Package map: `lexer` (tokens), `words` (word lists), `numbers` (one token -> a value), `errors` (error notes),
 `vocabulary`, `names` (how far a typed model name runs, whether a model agrees with it), `scan` (one text's
 tokens and which are used), `draft` (the request being filled), the passes
-`regions`, `models`, `cards`, `fields` (with `precision` and `spoken` for precisions and number words), `read`
+`regions`, `talk`, `models`, `cards`, `fields` (with `precision` and `spoken` for precisions and number words), `read`
 (the driver).
 
 Conventions (what the numbers in a question mean):
@@ -38,16 +38,28 @@ Conventions (what the numbers in a question mean):
 * One value per field: a second, different value for a field already read (size, precision, context, batch,
   GPU count, budget, card, region, model: "8k or 32k context") is listed in `ignored`, never silently dropped.
 * Regions: ids ("DFW-1", "iad-1") and the names the vocabulary's catalog gives them ("in Dallas", "Ashburn").
+* Card counts: "2x H100", "zwei H100" are counts; "my 4090", "meiner 4090", "a single A100" are exactly one card;
+  "a B200", "eine H200", "one L4" are one card read from an article (`count_implied`): the engine gives a card
+  rented only in sets its smallest set that works. A memory size next to a card ("RTX 3060 12GB", "A100 40gb")
+  is the card's own (`card_vram_gb`, checked against the catalog), never a budget; GPUs no catalog lists ("T4",
+  "RTX 3060") are cards all the same, so the engine can say they are not rented.
+* Intent (`engine.parse.talk`): two cards with "vs", "compare", "vergleiche" (or one "or"/"oder" between them)
+  compare them; a card with no model or size and "price", "cost", "kostet", "how much" or a billing period asks
+  its price; "cheapest", "günstigste", "billigste", "lowest price" ask for the cheapest layout of any count.
+  Billing periods: "per hour", "for a week", "pro Tag", "im Monat", "monthly"; coins: "BTC", "in Monero", "mit
+  ETH zahlen" (as tickers; whether the provider takes one is the engine's call).
+* Language: `language` is "de" or "en"; `language_confident` is False when no marker word told ("70B int4").
 
 Errors: `ParseResult.error` is NOT_A_QUESTION (the plain string "not a sizing question") or an engine.notes.Note
 with a code "parse_*" and its values (the value as the user wrote it, the limits), so the bot can say it in German.
 
 How a text is read: it is split into tokens (`lexer`; hyphens and punctuation separate them; "." and "," inside
-numbers and "_" do not). Then, in this order, (0) region ids ("DFW-1", `regions`), (1) a model name (`models`:
-exact alias first, then fuzzy), (2) a card name with its count (`cards`), (3) everything else left to right
-(`fields`): precision, KV cache precision, size, context, batch, workload, budget, GPU count, region name. Each
-pass fills a `draft.Draft` (first value wins). Tokens nobody claimed are listed in `ignored` unless they are stop
-words; everything the parser inferred rather than read is listed in `assumed`. Values the user did not give
+numbers and "_" do not). Then, in this order, (0) region ids ("DFW-1", `regions`), billing periods and coins
+(`talk`), (1) a model name (`models`: exact alias first, then fuzzy), (2) a card name with its count (`cards`),
+(3) everything else left to right (`fields`): precision, KV cache precision, size, context, batch, workload,
+budget, GPU count, region name, and (4) the intent (`talk`). Each pass fills a `draft.Draft` (first value wins).
+Tokens nobody claimed are listed in `ignored` unless they are stop words; everything the parser inferred rather
+than read is listed in `assumed`. Values the user did not give
 stay None: the engine fills in the provider's defaults and says so.
 
 Model matching (exact, then fuzzy, only models whose names agree with the whole name as typed; same-shape

@@ -14,13 +14,19 @@ from engine.parse.words import (
     BATCH_FILLERS,
     BATCH_WORDS,
     BIT_WORDS,
+    CARD_ARTICLES,
+    CARD_MINE,
     CARD_MULTIPLIERS,
     CARD_ONE,
     CONTEXT_FILLERS,
     CONTEXT_UNIT_WORDS,
     CONTEXT_WORDS,
     GB_UNITS,
+    GEFORCE_RE_TEXT,
+    GPU_SUFFIXES,
     MILLION_WORDS,
+    OTHER_GPU_NAMES,
+    OTHER_GPU_PREFIXES,
     SIZE_UNITS,
     USER_ADJECTIVES,
     USER_NOUNS,
@@ -29,6 +35,9 @@ from engine.parse.words import (
 
 _MULT_RE = re.compile(r"([0-9]{1,4})x")
 _POST_MULT_RE = re.compile(r"x([0-9]{1,4})")
+_GEFORCE_RE = re.compile(GEFORCE_RE_TEXT)
+# Where a bare GeForce number ("3060") is a card: after these words, or before its memory ("3060 12gb").
+_CARD_LEADS = frozenset({"on", "auf", "with", "mit", "using"})
 MAX_CARD_WORDS = 4
 
 
@@ -51,6 +60,51 @@ def find_cards(scan: Scan, draft: Draft, vocabulary: Vocabulary) -> None:
         if taken:
             _card_count(scan, draft, i, i + length)
         i += length
+    _find_other_gpus(scan, draft)
+
+
+def _find_other_gpus(scan: Scan, draft: Draft) -> None:
+    """GPUs the catalog does not list ('RTX 3060 12GB', '2x 3060', 'T4'): a card all the same (the engine says it
+    is not rented), so its count and memory are not read as a GPU count or a memory budget."""
+    i = 0
+    while i < scan.n:
+        found = _other_gpu_at(scan, i) if scan.free(i) else None
+        if found is None:
+            i += 1
+            continue
+        length, name = found
+        taken = draft.take_card(name)
+        scan.use(i, length)
+        if taken:
+            _card_count(scan, draft, i, i + length)
+        i += length
+
+
+def _other_gpu_at(scan: Scan, i: int) -> tuple[int, str] | None:
+    low = scan.low
+    j = i
+    while j < scan.n and j - i < 2 and scan.free(j) and low[j] in OTHER_GPU_PREFIXES:
+        j += 1
+    if not scan.free(j):
+        return None
+    token = low[j]
+    if token in OTHER_GPU_NAMES:
+        pass
+    elif _GEFORCE_RE.fullmatch(token):
+        prefixed = j > i
+        before = low[i - 1] if i > 0 else ""
+        after = low[j + 1] if j + 1 < scan.n else ""
+        counted = bool(_MULT_RE.fullmatch(before)) or before in CARD_MINE or before in CARD_ARTICLES \
+            or before in _CARD_LEADS
+        sized = gb_token(after) is not None or (digits(after) and j + 2 < scan.n and low[j + 2] in GB_UNITS)
+        if not (prefixed or counted or sized) or _number_not_card(scan, j, 1) and not sized:
+            return None
+    else:
+        return None
+    end = j + 1
+    if scan.free(end) and low[end] in GPU_SUFFIXES:
+        end += 1
+    return end - i, " ".join(low[i:end])
 
 
 def card_at(scan: Scan, vocabulary: Vocabulary, i: int) -> tuple[int, str] | None:
@@ -96,27 +150,38 @@ def _number_not_card(scan: Scan, i: int, length: int) -> bool:
 
 
 def _card_count(scan: Scan, draft: Draft, first: int, after: int) -> None:
-    """The count around the card at tokens first..after-1: '2x H100', 'zwei H100', 'H100 x4', 'an H100'."""
-    k = _own_memory_before(scan, first - 1)
+    """The count around the card at tokens first..after-1: '2x H100', 'zwei H100', 'H100 x4', 'an H100'.
+
+    'my 4090' is exactly one card; 'a B200' is one card read from an article (`count_implied`: a card rented
+    only in sets takes its smallest set that works)."""
+    k, memory = _own_memory_before(scan, first - 1)
+    implied = scan.free(k) and scan.low[k] in CARD_ARTICLES
     count = _count_before(scan, k)
     nxt = after
     if count is None:
         count, nxt = _count_after(scan, after)
-    _own_memory_after(scan, nxt)
+    after_memory = _own_memory_after(scan, nxt)
+    memory = memory if memory is not None else after_memory
+    if memory is not None:
+        draft.card_vram_gb = memory
     if count is not None:
         draft.set_gpu_count(count)
+        draft.count_implied = implied and draft.gpu_count == count
 
 
-def _own_memory_before(scan: Scan, k: int) -> int:
-    """'an 80GB A100', 'an 80 GB A100': the card's own memory, not a budget. Returns where a count may be."""
+def _own_memory_before(scan: Scan, k: int) -> tuple[int, float | None]:
+    """'an 80GB A100', 'an 80 GB A100': the card's own memory, not a budget. Returns where a count may be, and
+    the memory in GB."""
     low, used = scan.low, scan.used
-    if scan.free(k) and gb_token(low[k]) is not None:
-        used[k] = True
-        return k - 1
+    if scan.free(k):
+        glued = gb_token(low[k])
+        if glued is not None:
+            used[k] = True
+            return k - 1, glued[0]
     if scan.free(k) and low[k] in GB_UNITS and scan.free(k - 1) and digits(low[k - 1]):
         used[k] = used[k - 1] = True
-        return k - 2
-    return k
+        return k - 2, float(low[k - 1]) * GB_UNITS[low[k]]
+    return k, None
 
 
 def _count_before(scan: Scan, k: int) -> int | None:
@@ -136,6 +201,9 @@ def _count_before(scan: Scan, k: int) -> int | None:
     if digits(token) and int(token) <= MAX_GPU_COUNT:  # "2024 H100 prices" is no count
         used[k] = True
         return int(token)
+    if token in CARD_MINE:
+        used[k] = True
+        return 1
     if token in CARD_ONE:
         used[k] = True
         if token == "single" and scan.free(k - 1) and low[k - 1] in ("a", "an"):
@@ -166,12 +234,16 @@ def _count_after(scan: Scan, after: int) -> tuple[int | None, int]:
     return None, after
 
 
-def _own_memory_after(scan: Scan, nxt: int) -> None:
-    """'RTX 4090 24GB', 'A100 (80 GB)': the card's own memory, not a budget."""
+def _own_memory_after(scan: Scan, nxt: int) -> float | None:
+    """'RTX 4090 24GB', 'A100 (80 GB)': the card's own memory in GB, not a budget."""
     low, used = scan.low, scan.used
     if not scan.free(nxt):
-        return
-    if gb_token(low[nxt]) is not None:
+        return None
+    glued = gb_token(low[nxt])
+    if glued is not None:
         used[nxt] = True
-    elif scan.free(nxt + 1) and digits(low[nxt]) and low[nxt + 1] in GB_UNITS:
+        return glued[0]
+    if scan.free(nxt + 1) and digits(low[nxt]) and low[nxt + 1] in GB_UNITS:
         used[nxt] = used[nxt + 1] = True
+        return float(low[nxt]) * GB_UNITS[low[nxt + 1]]
+    return None

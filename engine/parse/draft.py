@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from engine.notes import Note
 from engine.parse.errors import (
     MAX_BUDGET_GB,
     MAX_GPU_COUNT,
     BadValue,
+    UnknownName,
     batch_error,
     budget_error,
     context_error,
@@ -29,24 +29,13 @@ from engine.sizing import KV_PRECISION_BYTES, MAX_BATCH, MAX_CONTEXT_TOKENS, MAX
 MAX_IGNORED = 20
 
 
-@dataclass(frozen=True, slots=True)
-class UnknownName:
-    """A model name no registry entry agrees with ('deepseek r1 distill qwen 7b', 'Kimi K2').
-
-    `moe_written`: a mixture-of-experts size that is not the total ('17B-16E': 17B active, 16 experts)."""
-
-    span: str
-    moe_written: str | None = None
-    active_b: float | None = None
-    experts: int = 0
-
-
 class Draft:
     """A SizeRequest in the making; values the user did not give stay None (the engine fills in defaults)."""
 
     __slots__ = ("model", "model_note", "ambiguous", "ambiguous_span", "unknown", "params_b", "precision",
                  "kv_precision", "context_tokens", "batch", "workload", "card", "gpu_count", "budget_gb", "region",
-                 "assumed", "ignored")
+                 "assumed", "ignored", "intent", "billing", "coin", "cheapest", "count_implied", "second_card",
+                 "compare_card", "card_vram_gb")
 
     def __init__(self) -> None:
         self.model: ModelShape | None = None
@@ -66,6 +55,15 @@ class Draft:
         self.region: str | None = None
         self.assumed: list[str] = []
         self.ignored: list[str] = []
+        # What kind of answer and how it is paid (engine.parse.talk; DESIGN.md "Contract v2")
+        self.intent: str | None = None
+        self.billing: str | None = None
+        self.coin: str | None = None
+        self.cheapest = False
+        self.count_implied = False  # the count 1 came from an article ("a B200"), not a number
+        self.second_card: str | None = None  # the second card named: compared with the first, or ignored
+        self.compare_card: str | None = None
+        self.card_vram_gb: float | None = None  # the card's own memory as written ("A100 40GB")
 
     # ---- model and card (the first one named wins; the passes list later ones)
 
@@ -91,8 +89,17 @@ class Draft:
         if self.card is None:
             self.card = name
             return True
+        if self.second_card is None and name != self.card:
+            self.second_card = name
         self.ignored.append(name)
         return False
+
+    def set_compare(self) -> None:
+        """The second card named is compared with the first (not ignored)."""
+        if self.second_card is not None:
+            self.intent = "compare"
+            self.compare_card = self.second_card
+            self.ignored = [entry for entry in self.ignored if entry != self.second_card]
 
     # ---- values (first value wins; nonsense raises)
 
@@ -207,6 +214,7 @@ class Draft:
             or self.params_b is not None
             or ((self.card is not None or self.budget_gb is not None)
                 and (self.workload is not None or self.precision is not None))
+            or (self.intent == "price" and self.card is not None)
         )
 
     def list_leftovers(self, leftovers: Iterable[str]) -> None:
@@ -245,4 +253,11 @@ class Draft:
             region=self.region,
             assumed=self.assumed,
             ignored=self.ignored,
+            intent=self.intent,
+            billing=self.billing,
+            coin=self.coin,
+            cheapest=self.cheapest,
+            count_implied=self.count_implied,
+            compare_card=self.compare_card,
+            card_vram_gb=self.card_vram_gb,
         )

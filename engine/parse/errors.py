@@ -5,14 +5,25 @@ so the bot can say it in German (`note.<code>`).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from engine.notes import Note
 from engine.registry import ModelShape
 from engine.sizing import MAX_BATCH, MAX_CONTEXT_TOKENS
 
-if TYPE_CHECKING:
-    from engine.parse.draft import UnknownName
+
+@dataclass(frozen=True, slots=True)
+class UnknownName:
+    """A model name no registry entry agrees with ('deepseek r1 distill qwen 7b', 'Kimi K2').
+
+    `moe_written`: a mixture-of-experts size that is not the total ('17B-16E': 17B active, 16 experts)."""
+
+    span: str
+    moe_written: str | None = None
+    active_b: float | None = None
+    experts: int = 0
+
+
 
 NOT_A_QUESTION = "not a sizing question"
 # The codes of the errors in ParseResult.error (engine.notes.Note; the bot's texts are `note.<code>`).

@@ -35,8 +35,8 @@ from rapidfuzz import fuzz, process
 
 from engine.notes import Note
 from engine.parse.cards import card_at
-from engine.parse.draft import Draft, UnknownName
-from engine.parse.errors import BadValue, moe_total_error, unknown_model_error
+from engine.parse.draft import Draft
+from engine.parse.errors import BadValue, UnknownName, moe_total_error, unknown_model_error
 from engine.parse.lexer import digits
 from engine.parse.names import EXPERTS_RE, FAMILY, NameWords, agrees, word_kind
 from engine.parse.numbers import context_suffix_value, size_of

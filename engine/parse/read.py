@@ -12,6 +12,7 @@ from engine.parse.lexer import COMMAND_RE
 from engine.parse.models import find_model, resolve_ambiguous, resolve_unknown
 from engine.parse.regions import find_region_ids
 from engine.parse.scan import Scan
+from engine.parse.talk import decide_intent, find_billing_and_coin
 from engine.parse.vocabulary import Vocabulary
 from engine.parse.words import DE_MARKERS, EN_MARKERS, QUIET
 from engine.sizing import SizeRequest
@@ -23,9 +24,12 @@ _UMLAUT_RE = re.compile(r"[äöüßÄÖÜ]")
 class ParseResult:
     request: SizeRequest | None  # None when it is not a sizing question (or a value is nonsense)
     error: str | None  # when request is None: NOT_A_QUESTION, or a Note (code in ERROR_CODES) naming the value
-    language: str  # "de" or "en"
+    language: str  # "de" or "en" ("en" also when nothing told: see language_confident)
     matched_model: str | None  # registry id
     model_note: str | None  # fuzzy match: "Llama 3.1 70B (assumed from 'llama3 70b')"; None on exact matches
+    # Whether the text itself told the language (more German than English marker words, or the other way
+    # round); False for "70B int4", where the bot should keep the user's own language.
+    language_confident: bool = False
 
 
 def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
@@ -33,29 +37,33 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
     command = COMMAND_RE.match(text)
     offset = command.end() if command else 0
     scan = Scan(text, offset)
-    language = detect_language(text, scan.low)
+    language, confident = detect_language(text, scan.low)
     draft = Draft()
     try:
         find_region_ids(scan, draft, vocabulary, offset)
+        find_billing_and_coin(scan, draft)
         find_model(scan, draft, vocabulary)
         find_cards(scan, draft, vocabulary)
         read_fields(scan, draft, vocabulary)
         resolve_ambiguous(draft, vocabulary.models)
         resolve_unknown(draft, vocabulary.models)
+        decide_intent(scan, draft)
     except BadValue as bad:
-        return ParseResult(None, bad.note, language, None, None)
+        return ParseResult(None, bad.note, language, None, None, confident)
     if draft.model is None and draft.ambiguous:
-        return ParseResult(None, ambiguous_error(draft.ambiguous_span, draft.ambiguous), language, None, None)
+        return ParseResult(None, ambiguous_error(draft.ambiguous_span, draft.ambiguous), language, None, None,
+                           confident)
     if not draft.is_question():
-        return ParseResult(None, NOT_A_QUESTION, language, None, None)
+        return ParseResult(None, NOT_A_QUESTION, language, None, None, confident)
     low, used = scan.low, scan.used
     draft.list_leftovers(low[index] for index in range(scan.n) if not used[index] and low[index] not in QUIET)
     request = draft.request()
-    return ParseResult(request, None, language, request.model, draft.model_note)
+    return ParseResult(request, None, language, request.model, draft.model_note, confident)
 
 
-def detect_language(text: str, low: list[str]) -> str:
-    """'de' when German marker words (or an umlaut) outnumber English ones, else 'en'."""
+def detect_language(text: str, low: list[str]) -> tuple[str, bool]:
+    """('de', True) when German marker words (or an umlaut) outnumber English ones, ('en', True) the other way
+    round, ('en', False) when nothing tells (no marker words, or as many of each)."""
     german = 1 if _UMLAUT_RE.search(text) else 0
     english = 0
     for token in low:
@@ -63,4 +71,4 @@ def detect_language(text: str, low: list[str]) -> str:
             german += 1
         elif token in EN_MARKERS:
             english += 1
-    return "de" if german > english else "en"
+    return ("de" if german > english else "en"), german != english

@@ -250,3 +250,62 @@ kimi glm chatglm whisper olmo internlm internvl baichuan minimax hunyuan nemotro
 devstral magistral pixtral smollm smollm2 tinyllama vicuna dbrx jamba exaone stablelm llava minicpm granite ernie
 cogvlm
 """.split())
+# ---- what kind of answer, and how it is paid (issue #12; engine.parse.talk reads these)
+PRICE_WORDS = frozenset({"price", "prices", "pricing", "cost", "costs", "costing", "kostet", "kosten", "preis",
+                         "preise", "rate", "rates", "tarif"})
+HOW_MUCH = frozenset({("how", "much"), ("wie", "viel"), ("wieviel",)})
+CHEAPEST_WORDS = frozenset({"cheapest", "günstigste", "günstigsten", "günstigster", "günstigstes", "guenstigste",
+                            "guenstigsten", "guenstigster", "billigste", "billigsten", "billigster", "billigstes",
+                            "preiswerteste", "preiswertesten", "preiswertester"})
+CHEAPEST_PHRASES = frozenset({("lowest", "price"), ("lowest", "cost"), ("least", "expensive"),
+                              ("niedrigste", "preis"), ("niedrigsten", "preis"), ("niedrigster", "preis")})
+# Between two card names these make the question a comparison ("H100 vs A100", "H100 oder A100").
+COMPARE_WORDS = frozenset({"compare", "comparing", "comparison", "vs", "versus", "vergleiche", "vergleich",
+                           "vergleichen", "against", "gegen", "better", "besser", "cheaper",
+                           "günstiger", "guenstiger", "billiger"})
+# "H100 oder A100 für 70B": one "or" between two cards asks which; several ("fp16 or int4 on H100 or A100")
+# list options, and the first of each is used.
+CHOICE_WORDS = frozenset({"or", "oder"})
+BILLING_UNITS: dict[str, str] = {
+    "hour": "hour", "hours": "hour", "hr": "hour", "stunde": "hour", "stunden": "hour",
+    "day": "day", "days": "day", "tag": "day", "tage": "day", "tages": "day",
+    "week": "week", "weeks": "week", "woche": "week", "wochen": "week",
+    "month": "month", "months": "month", "monat": "month", "monate": "month", "monats": "month",
+}
+BILLING_ADJECTIVES: dict[str, str] = {
+    "hourly": "hour", "daily": "day", "weekly": "week", "monthly": "month", "stündlich": "hour",
+    "stuendlich": "hour", "täglich": "day", "taeglich": "day", "wöchentlich": "week", "woechentlich": "week",
+    "monatlich": "month",
+}
+# Words in front of a period that make it the billing period: "per hour", "for a week", "pro Tag", "im Monat".
+BILLING_LEADS = frozenset({"per", "pro", "a", "an", "one", "for", "für", "fuer", "je", "im", "am", "each", "every",
+                           "ein", "eine", "einen", "einer", "einem", "1"})
+MAX_BILLING_LEADS = 2  # "for a week", "für eine Woche"
+# Coins as people name them -> the ticker a catalog lists (whether the provider takes it is the engine's call).
+COIN_WORDS: dict[str, str] = {
+    "btc": "BTC", "bitcoin": "BTC", "bitcoins": "BTC", "xbt": "BTC", "eth": "ETH", "ether": "ETH",
+    "ethereum": "ETH", "usdt": "USDT", "tether": "USDT", "usdc": "USDC", "xmr": "XMR", "monero": "XMR",
+    "sol": "SOL", "solana": "SOL", "ltc": "LTC", "litecoin": "LTC", "doge": "DOGE", "dogecoin": "DOGE",
+    "bnb": "BNB", "trx": "TRX", "tron": "TRX", "xrp": "XRP", "ripple": "XRP", "dai": "DAI", "cardano": "ADA",
+}
+PAY_WORDS = frozenset({"pay", "paying", "paid", "payment", "zahlen", "zahle", "bezahlen", "bezahle", "zahlung",
+                       "bezahlung", "crypto", "krypto"})
+# "my 4090", "meiner 4090": exactly one card, whatever sets the card is rented in.
+CARD_MINE = frozenset({"my", "mein", "meine", "meiner", "meinem", "meinen", "our", "unser", "unsere", "unserer",
+                       "unserem", "unseren"})
+# "a B200", "eine H200": one card where the card is rented singly, else the card's smallest set that works.
+CARD_ARTICLES = frozenset({"a", "an", "one", "ein", "eine", "einer", "einem", "einen", "eins"})
+# GPUs a catalog may not rent, so that "2x 3060 12gb" names a card (answered "does not rent"), not a budget.
+GEFORCE_RE_TEXT = r"(?:[1-9]0[5-9]0|1[0-6][5-8]0|[2-5]0[5-9]0)(?:ti|super)?"
+OTHER_GPU_PREFIXES = frozenset({"rtx", "gtx", "geforce", "rx", "radeon", "nvidia", "quadro", "tesla"})
+OTHER_GPU_NAMES = frozenset({"t4", "v100", "p100", "p40", "k80", "a10", "a10g", "a16", "a30", "a2", "l20", "h20",
+                             "h800", "a800", "gh200", "mi250", "mi250x", "mi210", "mi325x", "mi355x", "a4000",
+                             "a4500", "a5000", "a6000", "7900xtx", "7900xt"})
+GPU_SUFFIXES = frozenset({"ti", "super", "xt", "xtx"})
+EN_MARKERS = EN_MARKERS | {"price", "cost", "cheapest", "compare", "per", "week", "hour", "day", "month", "pay",
+                           "versus", "hourly", "daily", "weekly", "monthly", "does"}
+DE_MARKERS = DE_MARKERS | {"pro", "woche", "stunde", "monat", "günstigste", "günstigsten", "billigste",
+                           "zahlen", "bezahlen", "vergleiche", "vergleich", "kostet", "meiner", "meinem",
+                           "täglich", "wöchentlich", "monatlich", "stündlich"}
+QUIET = (QUIET | PAY_WORDS | COMPARE_WORDS | CHOICE_WORDS | CHEAPEST_WORDS | PRICE_WORDS
+         | {"expensive", "lowest", "least", "billed", "billing", "abgerechnet"})

@@ -1,0 +1,88 @@
+"""The conversation pass (issue #12): billing periods and coins, and -- once every pass has run -- what kind of
+answer the question asks for (a price, a comparison, the cheapest layout).
+
+Billing and coin words are read before the model pass, so "for a week" is no count and "Monero" no model name;
+the intent is decided last, from words no other pass needs ("cost", "vs", "cheapest") and what the passes found.
+"""
+from __future__ import annotations
+
+from engine.parse.draft import Draft
+from engine.parse.scan import Scan
+from engine.parse.words import (
+    BILLING_ADJECTIVES,
+    BILLING_LEADS,
+    BILLING_UNITS,
+    CHEAPEST_PHRASES,
+    CHEAPEST_WORDS,
+    CHOICE_WORDS,
+    COIN_WORDS,
+    COMPARE_WORDS,
+    HOW_MUCH,
+    MAX_BILLING_LEADS,
+    PAY_WORDS,
+    PRICE_WORDS,
+)
+
+
+def find_billing_and_coin(scan: Scan, draft: Draft) -> None:
+    """'per hour', 'for a week', 'pro Tag', 'monthly' (the billing period); 'BTC', 'in Monero' (the coin).
+    A second, different period or coin is listed in `ignored`."""
+    low, used = scan.low, scan.used
+    for i in range(scan.n):
+        if used[i]:
+            continue
+        token = low[i]
+        if token in BILLING_ADJECTIVES:
+            _set_billing(draft, BILLING_ADJECTIVES[token], scan.raw(i))
+            used[i] = True
+        elif token in BILLING_UNITS:
+            first = _billing_leads(scan, i)
+            if first < i:
+                _set_billing(draft, BILLING_UNITS[token], scan.span(first, i))
+                scan.use(first, i - first + 1)
+        elif token in COIN_WORDS:
+            coin = COIN_WORDS[token]
+            if draft.coin is None:
+                draft.coin = coin
+            elif draft.coin != coin:
+                draft.ignored.append(scan.raw(i))
+            used[i] = True
+    if draft.coin is not None:
+        for i in range(scan.n):
+            if low[i] in PAY_WORDS:
+                used[i] = True
+
+
+def _billing_leads(scan: Scan, i: int) -> int:
+    """The first token of the lead words right before a period ('for a' week); i when there are none."""
+    first = i
+    while first - 1 >= 0 and i - first < MAX_BILLING_LEADS and scan.free(first - 1) \
+            and scan.low[first - 1] in BILLING_LEADS:
+        first -= 1
+    return first
+
+
+def _set_billing(draft: Draft, period: str, written: str) -> None:
+    if draft.billing is None:
+        draft.billing = period
+    elif draft.billing != period:
+        draft.ignored.append(written)
+
+
+def decide_intent(scan: Scan, draft: Draft) -> None:
+    """After every pass: a comparison (two cards and 'vs'/'oder'), a price question (a card, no model or size,
+    and a price word, 'how much' or a billing period), and whether the cheapest layout was asked for."""
+    low = scan.low
+    words = set(low)
+    pairs = set(zip(low, low[1:], strict=False))
+    if words & CHEAPEST_WORDS or pairs & CHEAPEST_PHRASES:
+        draft.cheapest = True
+    choices = sum(1 for token in low if token in CHOICE_WORDS)
+    if draft.second_card is not None and (words & COMPARE_WORDS or choices == 1):
+        draft.set_compare()
+        return
+    asks_price = bool(words & PRICE_WORDS) or bool(pairs & HOW_MUCH) or "wieviel" in words \
+        or draft.billing is not None
+    if (asks_price and draft.card is not None and draft.model is None and draft.params_b is None
+            and not draft.ambiguous and draft.budget_gb is None):
+        draft.intent = "price"
