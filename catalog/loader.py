@@ -69,13 +69,16 @@ def parse_catalog(text: str, source: str = "<string>") -> Catalog:
 
 class _CatalogLoader(yaml.SafeLoader):
     """SafeLoader whose value errors carry the node's line: `updated: 2026-13-45` (a date PyYAML builds and
-    Python refuses), a 5,000-digit integer (Python's int-string limit), a bad !!binary."""
+    Python refuses), a 5,000-digit integer (Python's int-string limit), `!!bool maybe` (a KeyError inside)."""
 
     def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
         try:
             return super().construct_object(node, deep)
-        except (ValueError, OverflowError, TypeError) as exc:
-            raise yaml.constructor.ConstructorError(None, None, str(exc), node.start_mark) from None
+        except (yaml.YAMLError, RecursionError):
+            raise
+        except Exception as exc:  # whatever a constructor throws at a hostile value is that value's error
+            raise yaml.constructor.ConstructorError(None, None, f"{exc.__class__.__name__}: {exc}",
+                                                    node.start_mark) from None
 
 
 def _load_yaml(text: str, source: str) -> Any:
@@ -88,7 +91,7 @@ def _load_yaml(text: str, source: str) -> Any:
         raise CatalogError(_one_line(f"{source}: not valid YAML{where}: {problem}")) from None
     except RecursionError:  # [[[[...]]]] a few hundred deep: PyYAML's composer recurses
         raise CatalogError(f"{source}: not valid YAML: nested too deeply") from None
-    except (ValueError, OverflowError, TypeError) as exc:  # anything _CatalogLoader did not catch
+    except (ValueError, OverflowError, TypeError, LookupError) as exc:  # anything _CatalogLoader did not catch
         raise CatalogError(_one_line(f"{source}: not valid YAML: cannot read a value: {exc}")) from None
 
 
