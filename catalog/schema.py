@@ -38,7 +38,8 @@ Name = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 Coin = Annotated[str, StringConstraints(pattern=r"^[A-Z0-9][A-Z0-9._-]{0,9}$")]
 
 # The limits (issue 15): wide enough for any GPU rented today, narrow enough that no answer overflows,
-# divides by ~0 or builds a message nobody can read. Largest cards today: 288 GB, 8 TB/s, NVLink 5 at 1.8 TB/s.
+# divides by ~0 or builds a message nobody can read. The bundled catalogs' largest (seed 000 section 06):
+# 192 GB (MI300X), 8,000 GB/s (B200), 900 GB/s NVLink (H200), $190-$3,890/month; seed 004: $0.28-$4.61/hour.
 LIMITS: dict[str, tuple[float, float]] = {
     "vram_gb": (1, 10_000),                 # GB per card
     "bandwidth_gbps": (1, 100_000),         # GB/s per card (12x a B200)
