@@ -14,7 +14,7 @@ from bot.alerts import Sender
 from bot.announcements import AnnouncementWorkflow, short_sha
 from bot.config import Settings
 from bot.i18n import t
-from catalog.loader import CatalogError, LoadedCatalog, parse_catalog
+from catalog.loader import CatalogError, LoadedCatalog, parse_catalog_bytes
 from catalog.schema import Catalog
 from engine.parse import Vocabulary
 
@@ -71,6 +71,7 @@ class CatalogService:
         self.lang = lang
         self._check_lock = asyncio.Lock()
         self._rejected_sha: str | None = None
+        self._rejected_error = ""
 
     async def check(self, *, force: bool = False) -> ReloadOutcome:
         """Read the catalog file; swap in a valid new version and announce what changed since the last post."""
@@ -84,11 +85,16 @@ class CatalogService:
             sha = hashlib.sha256(raw).hexdigest()
             if sha == loaded.sha256 and not force:
                 return ReloadOutcome("unchanged", t(self.lang, "reload.unchanged", sha=short_sha(sha)))
-            text = raw.decode("utf-8", errors="replace")
+            if sha == self._rejected_sha and not force:
+                # An invalid version is reported once and not parsed again at every watch tick.
+                return ReloadOutcome("invalid", t(self.lang, "reload.invalid", error=esc(self._rejected_error)))
             try:
-                catalog = parse_catalog(text, str(path))
+                # The same strict loader as the start (UTF-8, size cap), off the event loop: a large or hostile
+                # file must not stall customers' replies.
+                catalog = await asyncio.to_thread(parse_catalog_bytes, raw, str(path))
             except CatalogError as exc:
                 return await self._reject(str(exc), sha, force)
+            text = raw.decode("utf-8")
             self._rejected_sha = None
             if sha != loaded.sha256:
                 self.catalogs.put(LoadedCatalog(catalog, path, sha))
@@ -106,6 +112,7 @@ class CatalogService:
         if notified:  # tell the admins (and the log) once per broken version, not at every watch tick
             log.warning("catalog rejected: %s", error)
             self._rejected_sha = sha
+            self._rejected_error = error
             await self.notify_admins(text)
         return ReloadOutcome("invalid", text, notified=notified)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -41,9 +42,12 @@ def _positive_int(text: str) -> int:
 
 def _number(text: str) -> float:
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):  # 'nan', 'inf': no answer for them, and no NaN in the JSON (issue 15)
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -96,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _emit_error(message: str, as_json: bool) -> int:
     if as_json:
-        print(json.dumps(_error_object(message)))
+        print(json.dumps(_error_object(message), allow_nan=False))
     print(f"cardfit: {message}", file=sys.stderr)
     return EXIT_BAD_INPUT
 
@@ -134,7 +138,7 @@ def cmd_size(args: argparse.Namespace) -> int:
 
 def print_answer(answer: Answer, as_json: bool, lang: str = "en", *, details: bool = False) -> int:
     if as_json:
-        print(json.dumps(answer.to_json(), ensure_ascii=False))
+        print(json.dumps(answer.to_json(), ensure_ascii=False, allow_nan=False))
     elif not answer.error:
         print(plain(render_answer(answer, lang, details=details, max_alternatives=3)))
     if answer.error:
@@ -185,13 +189,14 @@ def cmd_ask(args: argparse.Namespace) -> int:
             raise CliError("reading questions from stdin needs --json")
         out = sys.stdout
         for line in sys.stdin:
-            out.write(json.dumps(_ask_json(line.rstrip("\n"), catalog, vocabulary), ensure_ascii=False) + "\n")
+            line_json = _ask_json(line.rstrip("\n"), catalog, vocabulary)
+            out.write(json.dumps(line_json, ensure_ascii=False, allow_nan=False) + "\n")  # strict JSON (issue 15)
         out.flush()
         return EXIT_OK
     answer, error, language = ask_answer(args.text, catalog, vocabulary)
     if answer is None:
         if args.json:
-            print(json.dumps(_ask_json(args.text, catalog, vocabulary), ensure_ascii=False))
+            print(json.dumps(_ask_json(args.text, catalog, vocabulary), ensure_ascii=False, allow_nan=False))
         else:
             lang = args.lang or language
             print(plain(render_parse_error(lang, error or "not a sizing question")))

@@ -1,6 +1,7 @@
 """Texts in English and German behind one `t(lang, key, **values)`, and locale-aware number formatting."""
 from __future__ import annotations
 
+import math
 import string
 from decimal import ROUND_HALF_UP, Decimal
 from functools import cache
@@ -44,15 +45,21 @@ def placeholders(template: str) -> set[str]:
 def fmt_number(lang: str, value: float, decimals: int | None = 1) -> str:
     """1,234.5 in English, 1.234,5 in German (half-up rounding, as the seeds print); decimals=None writes whole
     numbers without decimals and others with one (70 / 1.5)."""
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # an int beyond any float (10^400): written out whole
+        return localize_digits(lang, f"{int(value):,}")
+    if not math.isfinite(value):  # never from the engine (its inputs are bounded); say so rather than raise
+        return "∞" if value > 0 else "-∞" if value < 0 else "?"
     if decimals is None:
         decimals = 0 if value.is_integer() else 1
-    scaled = abs(value) * 10 ** decimals
-    if abs(scaled - int(scaled) - 0.5) < 1e-6:  # a tie as written (21.125, 2.675): round half up like the seeds
+    text = f"{value:,.{decimals}f}"
+    # A tie as written (21.125, 2.675): round half up like the seeds. Only below 2^53 can a float hold a half;
+    # above it (and at 1e308 x 10 = inf) there is nothing to round.
+    scaled = abs(value) * 10.0 ** decimals if 0 <= decimals <= 15 else math.inf
+    if scaled < 2.0 ** 53 and abs(scaled - int(scaled) - 0.5) < 1e-6:
         rounded = Decimal(repr(value)).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
         text = f"{rounded:,.{decimals}f}"
-    else:
-        text = f"{value:,.{decimals}f}"
     return localize_digits(lang, text)
 
 

@@ -34,37 +34,82 @@ def resolve_catalog_path(name_or_path: str) -> Path:
     return Path(candidate).expanduser()
 
 
-def parse_catalog(text: str, source: str = "<string>") -> Catalog:
-    """Validate YAML text as a catalog; raise CatalogError with file, card and field on failure."""
+MAX_CATALOG_BYTES = 1024 * 1024  # the bundled catalogs are under 10 KiB; a 200-card catalog is about 100 KiB
+
+
+def parse_catalog_bytes(raw: bytes, source: str = "<bytes>") -> Catalog:
+    """The one strict way from a file's bytes to a catalog (start-up, `catalog check`, /reload): at most
+    MAX_CATALOG_BYTES, strict UTF-8, then parse_catalog. Raises CatalogError naming `source`."""
+    if len(raw) > MAX_CATALOG_BYTES:
+        raise CatalogError(f"{source}: too large ({len(raw):,} bytes; a catalog is at most "
+                           f"{MAX_CATALOG_BYTES:,} bytes)")
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise CatalogError(f"{source}: not valid YAML{where}: {problem}") from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CatalogError(f"{source}: not UTF-8 text (byte {exc.start}: {raw[exc.start:exc.start + 1]!r})") from None
+    return parse_catalog(text, source)
+
+
+def parse_catalog(text: str, source: str = "<string>") -> Catalog:
+    """Validate YAML text as a catalog; raise CatalogError with file, card and field on failure (and nothing
+    else: whatever YAML or the schema can throw at a hostile file ends here as one line)."""
+    if len(text) > MAX_CATALOG_BYTES:
+        raise CatalogError(f"{source}: too large ({len(text):,} characters; a catalog is at most "
+                           f"{MAX_CATALOG_BYTES:,} bytes)")
+    data = _load_yaml(text, source)
     if not isinstance(data, dict):
         raise CatalogError(f"{source}: expected a mapping at the top level, found {type(data).__name__}")
     try:
         return Catalog.model_validate(data)
     except ValidationError as exc:
-        raise CatalogError(_describe(source, data, exc)) from None
+        raise CatalogError(_one_line(_describe(source, data, exc))) from None
+    except RecursionError:
+        raise CatalogError(f"{source}: nested too deeply") from None
+
+
+class _CatalogLoader(yaml.SafeLoader):
+    """SafeLoader whose value errors carry the node's line: `updated: 2026-13-45` (a date PyYAML builds and
+    Python refuses), a 5,000-digit integer (Python's int-string limit), `!!bool maybe` (a KeyError inside)."""
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep)
+        except (yaml.YAMLError, RecursionError):
+            raise
+        except Exception as exc:  # whatever a constructor throws at a hostile value is that value's error
+            raise yaml.constructor.ConstructorError(None, None, f"{exc.__class__.__name__}: {exc}",
+                                                    node.start_mark) from None
+
+
+def _load_yaml(text: str, source: str) -> Any:
+    try:
+        return yaml.load(text, Loader=_CatalogLoader)  # a SafeLoader: no arbitrary objects
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise CatalogError(_one_line(f"{source}: not valid YAML{where}: {problem}")) from None
+    except RecursionError:  # [[[[...]]]] a few hundred deep: PyYAML's composer recurses
+        raise CatalogError(f"{source}: not valid YAML: nested too deeply") from None
+    except (ValueError, OverflowError, TypeError, LookupError) as exc:  # anything _CatalogLoader did not catch
+        raise CatalogError(_one_line(f"{source}: not valid YAML: cannot read a value: {exc}")) from None
+
+
+def _one_line(message: str) -> str:
+    return " ".join(message.split("\n"))
 
 
 def load_catalog(name_or_path: str) -> LoadedCatalog:
     path = resolve_catalog_path(name_or_path)
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_CATALOG_BYTES + 1)  # enough to say "too large" without reading it all
     except FileNotFoundError:
         hint = f" (bundled: {', '.join(BUNDLED)})" if "/" not in name_or_path else ""
         raise CatalogError(f"{path}: no such catalog file{hint}") from None
     except OSError as exc:
-        raise CatalogError(f"{path}: cannot read: {exc.strerror}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise CatalogError(f"{path}: not UTF-8 text") from None
-    return LoadedCatalog(parse_catalog(text, str(path)), path, hashlib.sha256(raw).hexdigest())
+        raise CatalogError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return LoadedCatalog(parse_catalog_bytes(raw, str(path)), path, hashlib.sha256(raw).hexdigest())
 
 
 def _describe(source: str, data: dict[str, Any], exc: ValidationError) -> str:
@@ -75,8 +120,9 @@ def _describe(source: str, data: dict[str, Any], exc: ValidationError) -> str:
     where = ""
     if len(loc) >= 2 and loc[0] == "cards" and isinstance(loc[1], int):
         index = loc[1]
-        cards = data.get("cards") or []
-        card_id = cards[index].get("id") if index < len(cards) and isinstance(cards[index], dict) else None
+        cards = data.get("cards")
+        card = cards[index] if isinstance(cards, list) and index < len(cards) else None
+        card_id = card.get("id") if isinstance(card, dict) else None
         label = f"card {card_id!r}" if card_id else "card"
         field = ".".join(str(part) for part in loc[2:]) or "(whole card)"
         where = f"{label} (cards[{index}]), field {field}"

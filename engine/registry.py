@@ -132,10 +132,13 @@ def typical_shape(params_b: float) -> tuple[ModelShape, float]:
     """The seed's typical shape nearest to `params_b` (by ratio), with params set to `params_b`.
 
     Returns the shape and the nominal size whose shape was used, so the caller can say what it assumed.
+    Any positive finite size has a nearest shape (log(p) - log(size), not log(p / size): 5e-324 / 7 is 0);
+    the engine's bounds (engine.sizing.MIN_PARAMS_B) keep absurd sizes from getting here at all.
     """
-    size, layers, heads, kv_heads = min(
-        TYPICAL_SHAPES, key=lambda row: abs(math.log(params_b / row[0])) if params_b > 0 else row[0]
-    )
+    if not math.isfinite(params_b) or params_b <= 0:
+        raise ValueError(f"no typical shape for {params_b!r}B parameters")
+    log_params = math.log(params_b)
+    size, layers, heads, kv_heads = min(TYPICAL_SHAPES, key=lambda row: abs(log_params - math.log(row[0])))
     shape = ModelShape(
         id=f"typical-{size:g}b",
         name=f"{params_b:g}B",

@@ -30,6 +30,10 @@ PRECISION_SYNONYMS: dict[str, str] = {
 KV_PRECISION_BYTES: dict[str, float] = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
 WORKLOADS = ("inference", "full", "lora", "qlora")
 
+# Below 10M parameters a model is not a sizing question: its weights (< 20 MB in BF16) vanish in any card's
+# runtime overhead, and bandwidth / weights stops meaning anything (billions of tokens/s, then infinity). The
+# smallest open LLMs people deploy start around there (e.g. SmolLM2-135M); nothing in the registry is smaller.
+MIN_PARAMS_B = 0.01
 MAX_PARAMS_B = 100_000
 MAX_CONTEXT_TOKENS = 10_000_000
 MAX_BATCH = 4096
@@ -266,7 +270,7 @@ def _resolve_model(request: SizeRequest, registry: Registry | None,
         params_b, model_id = shape.params_b, shape.id
     elif request.params_b is not None:
         params_b = float(request.params_b)
-        _check_range("params", params_b, 0, MAX_PARAMS_B, "B")
+        _check_params(params_b)
         shape, nominal = typical_shape(params_b)
         summary = shape.summary()
         notes.append(Note(f"shape of a typical {fmt_num(nominal)}B model: {summary.english()}", "typical_shape",
@@ -274,7 +278,7 @@ def _resolve_model(request: SizeRequest, registry: Registry | None,
         model_id = None
     else:
         raise SizingError("no model or parameter count given")
-    _check_range("params", params_b, 0, MAX_PARAMS_B, "B")
+    _check_params(params_b)
     return shape, params_b, model_id
 
 
@@ -357,6 +361,13 @@ def _sequence_notes(request: SizeRequest, shape: ModelShape, workload: str, poli
         notes.append(Note(f"the context length does not enter {workload} sizing under this provider's rules",
                           "context_unused", workload=workload))
     return notes
+
+
+def _check_params(params_b: float) -> None:
+    if math.isfinite(params_b) and 0 < params_b < MIN_PARAMS_B:
+        raise SizingError(f"params {params_b:g}B is too small to size: at least {fmt_num(MIN_PARAMS_B)}B "
+                          f"(10M parameters)")
+    _check_range("params", params_b, 0, MAX_PARAMS_B, "B")
 
 
 def _check_range(what: str, value: float, low_exclusive: float, high: float, unit: str) -> None:

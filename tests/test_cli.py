@@ -4,8 +4,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+import yaml
 
 from bot.cli import main
 
@@ -134,3 +136,72 @@ def test_announce_dry_run(tmp_path, monkeypatch, capsys):
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     code, out, _ = run_cli(capsys, ["announce", "--dry-run", "--catalog", str(path)])
     assert code == 0 and "A40: $240 → $250/month (+4.2 %)" in out and "<b>" not in out
+
+
+# -- issue 15: nothing that passes the check breaks the service; what does not pass is one line, exit 2 --------
+
+def _cli(*argv: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bot.cli", *argv], input=stdin, capture_output=True, text=True,
+                          timeout=120)
+
+
+def _strict_json(line: str) -> dict:
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{constant} in JSON: {line[:200]}")
+
+    return json.loads(line, parse_constant=refuse)
+
+
+_BUNDLED_RH = Path(__file__).resolve().parents[1] / "catalog" / "data" / "gpurenthub.yaml"
+_HOSTILE_CATALOGS = {
+    "deep.yaml": "cards: " + "[" * 5000 + "]" * 5000 + "\n",
+    "bad_date.yaml": "updated: 2026-13-45\n",
+    "huge_int.yaml": "hours_per_month: " + "9" * 5000 + "\n",
+    "bool.yaml": "x: !!bool maybe\n",
+    "format_spec.yaml": None,  # the bundled catalog with {amount:d}
+    "inf_price.yaml": None,  # the bundled catalog with a .inf price
+}
+
+
+@pytest.mark.parametrize("name", sorted(_HOSTILE_CATALOGS))
+def test_catalog_check_exits_2_with_one_line_for_a_hostile_file(tmp_path, name):
+    text = _HOSTILE_CATALOGS[name]
+    if text is None:
+        text = _BUNDLED_RH.read_text(encoding="utf-8")
+        text = (text.replace("amount={amount}", "amount={amount:d}") if name == "format_spec.yaml"
+                else text.replace("price_monthly_usd: 1590", "price_monthly_usd: .inf"))
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    result = _cli("catalog", "check", str(path))
+    assert result.returncode == 2, result.stderr[-500:]
+    assert result.stdout.startswith(f"{path}: ") and result.stdout.count("\n") == 1, result.stdout
+    assert "Traceback" not in result.stderr and result.stderr == ""
+
+
+def test_catalog_check_refuses_latin1_as_the_start_does(tmp_path):
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes(_BUNDLED_RH.read_text(encoding="utf-8").replace("GPU Rent Hub\n", "GPU Rent Hüb\n", 1)
+                     .encode("latin-1", "replace"))
+    result = _cli("catalog", "check", str(path))
+    assert result.returncode == 2 and "not UTF-8 text" in result.stdout and result.stdout.count("\n") == 1
+
+
+def test_every_json_answer_is_strict_json_over_the_parser_corpus():
+    corpus = yaml.safe_load((Path(__file__).resolve().parent / "parser_corpus.yaml").read_text(encoding="utf-8"))
+    texts = [case["text"] for case in corpus["cases"]]
+    texts += ["0.0000001B", "1e-306B", "5e-324b", "1e-310B on an H100", "0,0000001b in 2 GB", "100000B", "99999.99B"]
+    texts = [text.replace("\n", " ") for text in texts]
+    result = _cli("ask", "--json", "-", stdin="\n".join(texts) + "\n")
+    assert result.returncode == 0, result.stderr[-500:]
+    lines = result.stdout.splitlines()
+    assert len(lines) == len(texts)
+    answers = [_strict_json(line) for line in lines]
+    for text, answer in zip(texts[-7:-2], answers[-7:-2], strict=True):
+        assert answer["fit"] is None and "too small to size" in answer["error"], (text, answer)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e-310"])
+def test_params_flag_non_finite_or_tiny_exits_2_with_strict_json(value):
+    result = _cli("size", "--params", value, "--json")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert _strict_json(result.stdout)["error"]

@@ -1,13 +1,19 @@
 """Engine rules beyond the seed tables: KV refinements, registry integrity, validation, properties."""
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.render import render_answer, render_parse_error
 from catalog.loader import load_catalog
+from engine.answer import build_answer
+from engine.notes import Note
+from engine.parse import ERROR_CODES, parse
 from engine.registry import default_registry, typical_shape
-from engine.sizing import SizeRequest, SizingError, kv_cache, resolve, size
+from engine.sizing import MIN_PARAMS_B, SizeRequest, SizingError, kv_cache, resolve, size
 from tests.support.seedmath import ask, component_gb
 
 RH = load_catalog("gpurenthub").catalog
@@ -173,3 +179,70 @@ def test_total_grows_with_context_and_batch(c1, c2, batch, model):
 def test_fp8_kv_halves_the_cache(tokens, batch, model):
     shape = default_registry().get(model)
     assert kv_cache(shape, 1, tokens, batch).gb == pytest.approx(kv_cache(shape, 2, tokens, batch).gb / 2)
+
+
+# -- issue 15: inputs bounded from below; every answer is strict JSON ----------------------------------------
+
+@pytest.mark.parametrize("params_b", [1e-7, 1e-306, 5e-324, 0.0099])
+def test_a_model_under_10m_parameters_is_not_sized(params_b):
+    with pytest.raises(SizingError, match=r"is too small to size: at least 0\.01B \(10M parameters\)"):
+        resolve(SizeRequest(params_b=params_b), RH.sizing)
+    answer = build_answer(SizeRequest(params_b=params_b), RH)
+    assert answer.requirement is None and "too small" in answer.error
+
+
+def test_the_smallest_size_is_answered_with_finite_numbers():
+    answer = build_answer(SizeRequest(params_b=MIN_PARAMS_B), RH)
+    assert answer.error is None and answer.selection.fit is not None
+    json.dumps(answer.to_json(), allow_nan=False)
+    assert answer.selection.fit.to_json(RH)["decode_tokens_per_s"] < 1e6  # 8 TB/s over 20 MB, not billions
+
+
+@pytest.mark.parametrize("params_b", [5e-324, 1e-306, 0.01, 1e6])
+def test_typical_shape_has_a_nearest_shape_for_any_positive_size(params_b):
+    shape, nominal = typical_shape(params_b)
+    assert nominal == (7 if params_b < 1 else 405) and shape.params_b == params_b
+
+
+@pytest.mark.parametrize("params_b", [0, -1, float("inf"), float("nan")])
+def test_typical_shape_refuses_what_is_no_size(params_b):
+    with pytest.raises(ValueError, match="no typical shape"):
+        typical_shape(params_b)
+
+
+@pytest.mark.parametrize("text, written", [
+    ("0.0000001B", "0.0000001B"), ("1e-306B", "1e-306B"), ("5e-324b", "5e-324B"), ("5 million parameters", "5 million"),
+])
+def test_the_parser_says_too_small_in_both_languages(text, written, bundled_vocabulary):
+    error = parse(text, bundled_vocabulary).error
+    assert isinstance(error, Note) and error.code == "parse_size_too_small" and error.code in ERROR_CODES
+    assert error.values == {"written": written, "min_params_m": 10}
+    assert str(error) == f"{written} is too small to size: Cardfit sizes models from 10 million parameters (0.01B) up"
+    assert "from 10 million parameters (0.01B)" in render_parse_error("en", error)
+    assert "ab 10 Millionen Parametern (0,01B)" in render_parse_error("de", error)
+
+
+_REQUESTS = st.builds(
+    SizeRequest,
+    model=st.one_of(st.none(), st.sampled_from(["llama-3.1-70b", "deepseek-v3", "flux.1-dev", "mixtral-8x7b"])),
+    params_b=st.one_of(st.none(), st.floats(min_value=0, max_value=2e5), st.sampled_from([5e-324, 1e-306, 0.01])),
+    precision=st.sampled_from([None, "int4", "fp8", "bf16", "fp32"]),
+    kv_precision=st.sampled_from([None, "fp8", "fp16"]),
+    context_tokens=st.one_of(st.none(), st.integers(min_value=0, max_value=20_000_000)),
+    batch=st.one_of(st.none(), st.integers(min_value=0, max_value=5000)),
+    workload=st.sampled_from([None, "inference", "full", "lora", "qlora"]),
+    card=st.sampled_from([None, "h100-sxm", "rtx-4090", "b200", "mi300x"]),
+    gpu_count=st.one_of(st.none(), st.integers(min_value=0, max_value=70)),
+    memory_budget_gb=st.one_of(st.none(), st.floats(min_value=1e-300, max_value=2e6)),
+)
+
+
+@given(request=_REQUESTS, catalog=st.sampled_from([RH, WC]))
+@settings(max_examples=150, deadline=None)
+def test_every_answer_is_strict_json_and_renders(request, catalog):
+    if request.card is not None and request.gpu_count is None:
+        request.gpu_count = 1
+    answer = build_answer(request, catalog, user_id=42, topup_secret="s" * 16)
+    json.dumps(answer.to_json(), allow_nan=False)  # no Infinity, no NaN
+    for lang in ("en", "de"):
+        assert render_answer(answer, lang, details=True)

@@ -691,7 +691,7 @@ def test_ambiguous_with_many_candidates_says_how_many_more():
 
 def test_every_error_code_is_reachable_and_listed(bundled_vocabulary):
     texts = ["-7B", "llama 3.1", "70b context 0", "70B 20M", "70b batch 0", "70B on 0x H100", "70B on 1.5 GPUs",
-             "70B in 0 GB", "70B 3-bit", "deepseek v3.2", "Kimi K2", "Llama 4 Scout 17B-16E"]
+             "70B in 0 GB", "70B 3-bit", "deepseek v3.2", "Kimi K2", "Llama 4 Scout 17B-16E", "0.0000001B"]
     codes = {parse(text, bundled_vocabulary).error.code for text in texts}
     codes.add("parse_ambiguous_more")  # test_ambiguous_with_many_candidates_says_how_many_more
     assert codes == ERROR_CODES

@@ -20,13 +20,22 @@ from engine.parse.errors import (
     gpu_count_error,
     precision_error,
     size_error,
+    size_too_small_error,
 )
 from engine.parse.numbers import shown, whole
 from engine.parse.words import SIZE_UNITS, UNSIZED, WORKLOAD_RANK
 from engine.registry import ModelShape
-from engine.sizing import KV_PRECISION_BYTES, MAX_BATCH, MAX_CONTEXT_TOKENS, MAX_PARAMS_B, SizeRequest
+from engine.sizing import KV_PRECISION_BYTES, MAX_BATCH, MAX_CONTEXT_TOKENS, MAX_PARAMS_B, MIN_PARAMS_B, SizeRequest
 
 MAX_IGNORED = 20
+
+
+def _check_size(params_b: float, written: str) -> None:
+    """Sizes the engine accepts (engine.sizing.MIN_PARAMS_B..MAX_PARAMS_B); `written` names the value in the error."""
+    if not math.isfinite(params_b) or params_b <= 0 or params_b > MAX_PARAMS_B:
+        raise BadValue(size_error(written))
+    if params_b < MIN_PARAMS_B:
+        raise BadValue(size_too_small_error(written))
 
 
 class Draft:
@@ -107,8 +116,7 @@ class Draft:
         factor = SIZE_UNITS[unit]
         params = value * factor
         label = "T" if factor == 1000 else "" if " " in digits else "B"  # "500 million" carries its own unit
-        if not math.isfinite(params) or params <= 0 or params > MAX_PARAMS_B:
-            raise BadValue(size_error(f"{shown(digits)}{label}"))
+        _check_size(params, f"{shown(digits)}{label}")
         if self.params_b is None:
             self.params_b = params
             if factor == 1000:
@@ -120,8 +128,7 @@ class Draft:
     def set_moe_params(self, experts: int, expert_b: float, token: str) -> None:
         """'8x5b' that names no registry model: sized as experts x expert size."""
         params = experts * expert_b
-        if params <= 0 or params > MAX_PARAMS_B:
-            raise BadValue(size_error(shown(token)))
+        _check_size(params, shown(token))
         if self.params_b is not None:
             if abs(self.params_b - params) > 1e-9:
                 self.ignored.append(token)

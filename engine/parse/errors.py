@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from engine.notes import Note
 from engine.registry import ModelShape
-from engine.sizing import MAX_BATCH, MAX_CONTEXT_TOKENS
+from engine.sizing import MAX_BATCH, MAX_CONTEXT_TOKENS, MIN_PARAMS_B
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +30,7 @@ NOT_A_QUESTION = "not a sizing question"
 ERROR_CODES = frozenset({
     "parse_bad_size", "parse_ambiguous", "parse_ambiguous_more", "parse_context_range", "parse_context_too_long",
     "parse_batch_range", "parse_gpu_count_range", "parse_gpu_count_whole", "parse_budget_range", "parse_precision",
-    "parse_unknown_model", "parse_unknown_model_plain", "parse_moe_total",
+    "parse_unknown_model", "parse_unknown_model_plain", "parse_moe_total", "parse_size_too_small",
 })
 MAX_GPU_COUNT = 64
 MAX_BUDGET_GB = 1_000_000
@@ -48,6 +48,13 @@ class BadValue(Exception):
 
 def size_error(written: str) -> Note:
     return Note(f"{written} is not a model size", "parse_bad_size", written=written)
+
+
+def size_too_small_error(written: str) -> Note:
+    """A positive size below engine.sizing.MIN_PARAMS_B ('0.0000001B', '5 million')."""
+    millions = round(MIN_PARAMS_B * 1000)
+    return Note(f"{written} is too small to size: Cardfit sizes models from {millions} million parameters "
+                f"({MIN_PARAMS_B:g}B) up", "parse_size_too_small", written=written, min_params_m=millions)
 
 
 def gpu_count_error(written: str) -> Note:
