@@ -40,6 +40,8 @@ class Card(_Strict):
     aliases: tuple[str, ...] = ()
     notes: str = ""
     source: str = ""
+    memory_mib: int | None = Field(default=None, gt=0, description="total memory as the runtime reports it, MiB")
+    memory_mib_source: str = ""
 
     @field_validator("set_sizes")
     @classmethod

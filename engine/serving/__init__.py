@@ -1,0 +1,21 @@
+"""The serving check (issue #11): the request under a real engine, vLLM or llama.cpp, on a card or a set."""
+from engine.serving.check import (
+    BEFORE_0_20,
+    Gpu,
+    LlamaCppSettings,
+    ServingCheck,
+    ServingModel,
+    VllmSettings,
+    llama_cpp_check,
+    vllm_check,
+)
+from engine.serving.kv import kv_bytes_per_token_per_gpu
+from engine.serving.memory import ModelDims
+from engine.serving.reverse import biggest_model_params_b, max_concurrency_at, max_context_for_layout
+from engine.serving.weights import ResidentWeights
+
+__all__ = [
+    "BEFORE_0_20", "Gpu", "LlamaCppSettings", "ModelDims", "ResidentWeights", "ServingCheck", "ServingModel",
+    "VllmSettings", "biggest_model_params_b", "kv_bytes_per_token_per_gpu", "llama_cpp_check",
+    "max_concurrency_at", "max_context_for_layout", "vllm_check",
+]
