@@ -3,7 +3,6 @@ concurrency, and the command that launches it. Pure arithmetic over engine.servi
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from catalog.schema import Card
@@ -200,20 +199,6 @@ def _tp_problem(shape: ModelShape, tp: int) -> Note | None:
     return None
 
 
-def _largest(fits: Callable[[int], bool], cap: int, step: int = 1) -> int | None:
-    """The largest multiple of `step` up to `cap` for which fits() holds (fits is monotone), None if none."""
-    low, high = 0, cap // step
-    if high == 0 or not fits(step):
-        return None
-    while low < high:
-        middle = (low + high + 1) // 2
-        if fits(middle * step):
-            low = middle
-        else:
-            high = middle - 1
-    return low * step
-
-
 def _context_cap(shape: ModelShape, notes: list[Note]) -> int:
     if shape.context_max:
         return shape.context_max
@@ -261,13 +246,12 @@ def vllm_check(model: ServingModel, gpu: Gpu, context_tokens: int, *, batch: int
     num_blocks = kv.kv_blocks(budget.available_kv, block_bytes)
     usable_blocks = num_blocks - settings.null_blocks
 
-    def per_request(tokens: int) -> int:
-        return kv.blocks_per_request(shape, tokens, batch_tokens, settings.in_flight_batches)
-
-    blocks = per_request(context_tokens)
+    blocks = kv.blocks_per_request(shape, context_tokens, batch_tokens, settings.in_flight_batches)
     starts = allowed and budget.available_kv > 0 and blocks <= usable_blocks
     cap = _context_cap(shape, notes)
-    best = _largest(lambda tokens: per_request(tokens) <= usable_blocks, cap) if budget.available_kv > 0 else None
+    best = None
+    if budget.available_kv > 0:
+        best = kv.max_model_len_for_blocks(shape, usable_blocks, batch_tokens, cap, settings.in_flight_batches)
     _context_notes(shape, best, cap, notes)
     concurrency = kv.max_concurrency(num_blocks, blocks) if budget.available_kv > 0 else None
     _outcome_notes(starts, concurrency, batch, budget.available_kv, notes)
@@ -355,16 +339,15 @@ def llama_cpp_check(model: ServingModel, gpu: Gpu, context_tokens: int, *, batch
                                                    settings.n_ubatch),
             margin=settings.fit_margin_mib * MIB)
 
-    def fits(tokens: int) -> bool:
-        cells = kv.pad_cells(tokens * batch)
-        budget = budget_at(cells)
-        return budget.weights + llama_cpp_kv_bytes_per_gpu(shape, cells, devices, settings, batch) <= budget.usable
+    def fits(tokens: int) -> bool:  # one request, as vLLM's max context
+        budget = budget_at(tokens)
+        return budget.weights + llama_cpp_kv_bytes_per_gpu(shape, tokens, devices, settings, 1) <= budget.usable
 
     budget = budget_at(n_ctx)
     kv_per_gpu = llama_cpp_kv_bytes_per_gpu(shape, n_ctx, devices, settings, batch)
     starts = allowed and budget.weights + kv_per_gpu <= budget.usable
     cap = _context_cap(shape, notes)
-    best = _largest(fits, cap, step=CELL_PADDING) if budget.weights < budget.usable else None
+    best = kv.largest_fitting(fits, cap, step=CELL_PADDING) if budget.weights < budget.usable else None
     _context_notes(shape, best, cap, notes)
     one_request = llama_cpp_kv_bytes_per_gpu(shape, kv.pad_cells(context_tokens), devices, settings, 1)
     concurrency = (budget.usable - budget.weights) / one_request if budget.weights < budget.usable else None

@@ -5,6 +5,7 @@ Shapes are engine.registry.ModelShape; the formulas are research §3 (vLLM 0.33.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from engine.registry import ModelShape
@@ -134,6 +135,30 @@ def max_concurrency(num_blocks: int, per_request_blocks: int) -> float:
 def kv_cache_tokens(num_blocks: int, per_request_blocks: int, max_model_len: int) -> int:
     """The log's "GPU KV cache size: N tokens" in 0.33: int(max concurrency x max_model_len)."""
     return int(max_concurrency(num_blocks, per_request_blocks) * max_model_len)
+
+
+def largest_fitting(fits: Callable[[int], bool], cap: int, step: int = 1) -> int | None:
+    """The largest multiple of `step` up to `cap` for which the monotone fits() holds; None if not even `step`."""
+    low, high = 0, cap // step
+    if high == 0 or not fits(step):
+        return None
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(middle * step):
+            low = middle
+        else:
+            high = middle - 1
+    return low * step
+
+
+def max_model_len_for_blocks(shape: ModelShape, num_blocks: int, max_num_batched_tokens: int, cap: int,
+                             in_flight_batches: int = IN_FLIGHT_BATCHES) -> int | None:
+    """The longest request whose blocks fit in `num_blocks` (estimate_max_model_len, kv_cache_planning.py:97-148:
+    a binary search; a dense model gets num_blocks x 16)."""
+    def fits(tokens: int) -> bool:
+        return blocks_per_request(shape, tokens, max_num_batched_tokens, in_flight_batches) <= num_blocks
+
+    return largest_fitting(fits, cap)
 
 
 # -- llama.cpp cells -----------------------------------------------------------------------------------------
