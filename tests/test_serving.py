@@ -281,6 +281,9 @@ def test_llama_31_70b_awq_at_128k_does_not_start_on_one_a100_80gb() -> None:
     assert not check.starts
     assert check.max_concurrency is not None and check.max_concurrency < 1
     assert check.max_context_tokens is not None and 65536 < check.max_context_tokens < 131072
+    too_small = next(note for note in check.notes if note.code == "serving_kv_too_small")
+    assert too_small.values["max_tokens"] == check.max_context_tokens
+    assert too_small.values["needed_gib"] == pytest.approx(131072 * 80 * 2 * 8 * 128 * 2 / GIB)
     two = vllm_check(llama_70b_awq(), A100_80, 131072, tp=2, settings=VllmSettings(quantization="awq"))
     assert two.starts and two.max_context_tokens == 131072
 
@@ -302,7 +305,7 @@ def test_gpt_oss_120b_on_one_h100_does_not_start_with_the_full_context() -> None
 
 def test_tp_must_divide_the_heads() -> None:
     check = vllm_check(llama_70b_awq(), A100_80, 8192, tp=3)
-    assert not check.starts
+    assert not check.starts and check.max_context_tokens is None and check.max_concurrency is None
     assert any(note.code == "serving_tp_heads" for note in check.notes)
 
 

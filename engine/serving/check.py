@@ -213,12 +213,16 @@ def _context_notes(shape: ModelShape, best: int | None, cap: int, notes: list[No
                           tokens=cap))
 
 
-def _common_notes(shape: ModelShape, tp: int, context_tokens: int, notes: list[Note]) -> bool:
-    """Notes every engine shares; False when the engine refuses the layout before sizing anything."""
+def _layout_refused(shape: ModelShape, tp: int, notes: list[Note]) -> bool:
+    """True (and noted) when the heads do not split over the GPUs: nothing starts at any context."""
     problem = _tp_problem(shape, tp) if tp > 1 else None
     if problem is not None:
         notes.append(problem)
-        return False
+    return problem is not None
+
+
+def _common_notes(shape: ModelShape, tp: int, context_tokens: int, notes: list[Note]) -> bool:
+    """Notes every engine shares; False when the engine refuses the requested context."""
     if shape.context_max and context_tokens > shape.context_max:
         notes.append(Note(f"{context_tokens:,} tokens exceed the model's maximum of {shape.context_max:,}; the "
                           "engine refuses it", "serving_context_over_max", tokens=context_tokens,
@@ -239,7 +243,8 @@ def vllm_check(model: ServingModel, gpu: Gpu, context_tokens: int, *, batch: int
     shape = model.shape
     notes = [Note(f"vLLM {VLLM_VERSION} rules, gpu_memory_utilization {settings.gpu_memory_utilization:g}",
                   "serving_engine_version", engine="vllm", version=VLLM_VERSION)]
-    allowed = _common_notes(shape, tp, context_tokens, notes)
+    refused = _layout_refused(shape, tp, notes)
+    allowed = not refused and _common_notes(shape, tp, context_tokens, notes)
     batch_tokens, max_num_seqs = vllm_batch_limits(gpu, settings, context_tokens)
     budget = vllm_budget(model, gpu, tp, settings, batch_tokens, max_num_seqs, notes)
     block_bytes = kv.bytes_per_block(shape, tp, settings.kv_cache_dtype)
@@ -249,12 +254,14 @@ def vllm_check(model: ServingModel, gpu: Gpu, context_tokens: int, *, batch: int
     blocks = kv.blocks_per_request(shape, context_tokens, batch_tokens, settings.in_flight_batches)
     starts = allowed and budget.available_kv > 0 and blocks <= usable_blocks
     cap = _context_cap(shape, notes)
-    best = None
-    if budget.available_kv > 0:
+    best, concurrency = None, None
+    if budget.available_kv > 0 and not refused:
         best = kv.max_model_len_for_blocks(shape, usable_blocks, batch_tokens, cap, settings.in_flight_batches)
+        concurrency = kv.max_concurrency(num_blocks, blocks)
     _context_notes(shape, best, cap, notes)
-    concurrency = kv.max_concurrency(num_blocks, blocks) if budget.available_kv > 0 else None
     _outcome_notes(starts, concurrency, batch, budget.available_kv, notes)
+    if allowed and not starts and budget.available_kv > 0:
+        notes.append(_kv_too_small(context_tokens, blocks * block_bytes, budget.available_kv, best))
     _sliding_note(shape, batch_tokens, context_tokens, settings.in_flight_batches, notes)
     return ServingCheck(
         engine="vllm", tp=tp, weights_gb=weights.vllm_weights_bytes(model.weights) / GB,
@@ -281,6 +288,14 @@ def _sliding_note(shape: ModelShape, batch_tokens: int, context_tokens: int, in_
     notes.append(Note(f"sliding-window layers reserve {tokens:,} tokens per request, not the "
                       f"{shape.sliding_window:,}-token window", "serving_sliding_reserve",
                       tokens=tokens, window=shape.sliding_window))
+
+
+def _kv_too_small(context_tokens: int, needed: float, available: float, best: int | None) -> Note:
+    """vLLM's start failure (kv_cache_planning.py:50-87): one request of max_model_len does not fit."""
+    return Note(f"one request of {context_tokens:,} tokens needs {needed / GIB:.2f} GiB of KV cache, "
+                f"{available / GIB:.2f} GiB available; the largest context that starts is {best or 0:,} tokens",
+                "serving_kv_too_small", tokens=context_tokens, needed_gib=needed / GIB,
+                available_gib=available / GIB, max_tokens=best or 0)
 
 
 def _outcome_notes(starts: bool, concurrency: float | None, batch: int, available: float,
@@ -326,7 +341,7 @@ def llama_cpp_check(model: ServingModel, gpu: Gpu, context_tokens: int, *, batch
     shape = model.shape
     notes = [Note(f"llama.cpp {LLAMA_CPP_COMMIT} rules, --fit margin {settings.fit_margin_mib} MiB",
                   "serving_engine_version", engine="llama.cpp", version=LLAMA_CPP_COMMIT)]
-    allowed = _common_notes(shape, 1, context_tokens, notes)
+    allowed = _common_notes(shape, 1, context_tokens, notes)  # a layer split: no KV head is split
     if settings.cache_type_v != "f16" and not settings.flash_attn:
         notes.append(Note("a quantized V cache needs flash attention", "serving_v_cache_needs_fa"))
         allowed = False

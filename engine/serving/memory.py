@@ -48,6 +48,8 @@ def batch_defaults(memory_mib: int, device_name: str, usage: str = "serve") -> t
     """(max_num_batched_tokens, max_num_seqs) vLLM picks for a card (arg_utils.py:2958-3006).
 
     The mid tier (>= 70 GiB) excludes A100s by name; usage "serve" is `vllm serve`, "llm" the Python LLM class.
+    vLLM compares the NVML total; the CUDA total of catalog cards is 0.5-0.7 GiB lower, which moves no card
+    across a tier (research §1 table). GB10 (compute capability 12.1, also excluded) is not a rental card.
     """
     tiers = SERVE_BATCH_TIERS if usage == "serve" else LLM_CLASS_BATCH_TIERS
     gib = memory_mib * MIB / GIB
