@@ -204,6 +204,15 @@ def test_from_precision_keeps_vocabulary_16_bit() -> None:
     assert bare.total_bytes == 35e9 and bare.embedding_bytes == 0
 
 
+def test_weights_at_a_sizing_precision() -> None:
+    fp8 = weights.weights_at_precision(70.554, "fp8", vocab_size=128256, hidden_size=8192)
+    assert fp8.body_bytes == pytest.approx((70.554e9 - 2 * 128256 * 8192) * 1)
+    assert fp8.embedding_bytes == 128256 * 8192 * 2
+    assert weights.weights_at_precision(7, "bf16").total_bytes == 14e9
+    with pytest.raises(ValueError):
+        weights.weights_at_precision(7, "int3")
+
+
 def test_weights_per_gpu_under_tp() -> None:
     parts = ResidentWeights(body_bytes=100.0, embedding_bytes=10.0 * 32000, lm_head_bytes=10.0 * 32000,
                             replicated_bytes=7.0, vocab_size=32000)

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 
 from engine.serving.constants import MXFP4_BITS, MXFP4_PADDING, VOCAB_PADDING
+from engine.sizing import PRECISION_BYTES
 
 # Embeddings and lm_head stay in the model dtype for AWQ, GPTQ, FP8 and MXFP4 checkpoints (research §4:
 # quantization/auto_awq.py:291-292, auto_gptq.py:198, fp8.py:177-210, mxfp4.py:91-113 quantize LinearBase only).
@@ -60,6 +61,15 @@ class ResidentWeights:
             lm_head_bytes=0.0 if tied else matrix * vocab_bytes,
             vocab_size=vocab_size,
         )
+
+
+def weights_at_precision(params_b: float, precision: str, *, vocab_size: int | None = None,
+                         hidden_size: int | None = None, tied: bool = False) -> ResidentWeights:
+    """ResidentWeights for an engine.sizing precision name (bf16, fp8, int4 ...; PRECISION_BYTES)."""
+    if precision not in PRECISION_BYTES:
+        raise ValueError(f"unknown precision {precision!r} (use one of {', '.join(PRECISION_BYTES)})")
+    return ResidentWeights.from_precision(params_b, PRECISION_BYTES[precision], vocab_size=vocab_size,
+                                          hidden_size=hidden_size, tied=tied)
 
 
 def padded_vocab(vocab_size: int) -> int:
