@@ -14,9 +14,17 @@ from dataclasses import dataclass, replace
 
 from engine.registry import ModelShape, default_registry
 from engine.serving import kv, memory, weights
-from engine.serving.check import BEFORE_0_20, Gpu, ServingModel, VllmBudget, vllm_check
+from engine.serving.check import (
+    BEFORE_0_20,
+    Gpu,
+    ServingCheck,
+    ServingModel,
+    VllmBudget,
+    vllm_check,
+)
 from engine.serving.constants import GIB, MIB
 from engine.serving.memory import ModelDims
+from engine.serving.reverse import typical_model
 from engine.serving.weights import ResidentWeights
 
 REGISTRY = default_registry()
@@ -221,6 +229,19 @@ def llama_31_8b_3090_rows() -> list[Row]:
             for tokens, logged in ((20000, 2.07), (29000, 2.99))]
 
 
+def llama_31_8b_3090_kv_rows() -> list[Row]:
+    """V0 prints "GPU blocks": 1952 from 3.81 GiB at 20k; 1478 blocks (23 648 tokens) at 29k hold no request."""
+    shape = _shape("llama-3.1-8b")
+    block = kv.bytes_per_block(shape, 1, "auto")
+    source = "https://github.com/vllm-project/vllm/issues/10517"
+    rows = []
+    for gib, logged, context in ((3.81, 1952, 20000), (2.89, 1478, 29000)):
+        blocks = kv.kv_blocks(_gib(gib), block)
+        rows.append(Row("llama-3.1-8b-rtx3090", source, f"KV blocks at {context}", logged, blocks,
+                        _rounding_percent(gib), f"logged {gib} GiB"))
+    return rows
+
+
 def gpt_oss_rows() -> list[Row]:
     g = GPT_OSS_120B
     attention = g["layers"] * g["hidden"] * (2 * g["heads"] * g["head_dim"] + 2 * g["kv_heads"] * g["head_dim"]) * 2
@@ -273,8 +294,43 @@ def llama_cpp_rows() -> list[Row]:
 def all_rows() -> list[Row]:
     return [*llama_31_8b_a100_rows(), *gemma_3_1b_rows(), *deepseek_v2_lite_rows(), *deepseek_v2_lite_needed_rows(),
             *qwen3_14b_rows(), *qwen3_235b_tp4_rows(), *fp8_kv_rows(), *llava_mistral_rows(),
-            *qwen25_72b_awq_rows(), *llama_31_8b_3090_rows(), *gpt_oss_rows(), *qwen25_7b_rtx4060_rows(),
-            *llama_cpp_rows()]
+            *qwen25_72b_awq_rows(), *llama_31_8b_3090_rows(), *llama_31_8b_3090_kv_rows(), *gpt_oss_rows(),
+            *qwen25_7b_rtx4060_rows(), *llama_cpp_rows()]
+
+
+# -- the issue's own figures (no log: what the check says) ------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    question: str
+    layout: str
+    check: ServingCheck
+
+
+def issue_figures() -> list[Figure]:
+    """Issue #11's examples on the catalog cards (A40 45 520 MiB, A100 80GB 81 920 MiB), vLLM 0.33.0 defaults."""
+    a40, a100 = Gpu("A40", 45520), Gpu("A100-SXM4-80GB", 81920)
+    llama_70b = ServingModel(_shape("llama-3.1-70b"), weights.weights_at_precision(
+        70.554, "int4", vocab_size=128256, hidden_size=8192), ModelDims(8192, 28672, 128256),
+        "hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4")
+    return [
+        Figure("70B at 4-bit, 32k", "1x A40", vllm_check(typical_model(70, 0.5), a40, 32768)),
+        Figure("Llama 3.1 70B AWQ, 32k", "1x A40", vllm_check(llama_70b, a40, 32768)),
+        Figure("Llama 3.1 70B AWQ, 128k", "1x A100 80GB", vllm_check(llama_70b, a100, 131072)),
+        Figure("Llama 3.1 70B AWQ, 128k", "2x A100 80GB", vllm_check(llama_70b, a100, 131072, tp=2)),
+    ]
+
+
+def render_figures(figures: list[Figure]) -> str:
+    lines = ["| question | layout | starts | max context (one request) | max concurrency | command |",
+             "| --- | --- | --- | ---: | ---: | --- |"]
+    for figure in figures:
+        check = figure.check
+        concurrency = "-" if check.max_concurrency is None else f"{check.max_concurrency:.2f}x"
+        context = "-" if check.max_context_tokens is None else f"{check.max_context_tokens:,}"
+        lines.append(f"| {figure.question} | {figure.layout} | {'yes' if check.starts else 'no'} | {context} | "
+                     f"{concurrency} | `{check.command}` |")
+    return "\n".join(lines)
 
 
 def _fmt(value: float) -> str:
@@ -296,3 +352,5 @@ def render_table(rows: list[Row]) -> str:
 
 if __name__ == "__main__":
     print(render_table(all_rows()))
+    print()
+    print(render_figures(issue_figures()))

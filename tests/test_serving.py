@@ -76,6 +76,13 @@ def test_datapoint_within_measured_error(row: dp.Row) -> None:
 def test_docs_carry_the_datapoints_table() -> None:
     docs = (ROOT / "docs" / "serving.md").read_text(encoding="utf-8")
     assert dp.render_table(ROWS) in docs, "regenerate with: python -m tests.serving_datapoints"
+    assert dp.render_figures(dp.issue_figures()) in docs, "regenerate with: python -m tests.serving_datapoints"
+
+
+def test_issue_figures() -> None:
+    """Issue #11: "70B at 4-bit, 32k -> 1x A40" and "Llama 3.1 70B AWQ at 128k -> 1x A100 80 GB" do not start."""
+    starts = [figure.check.starts for figure in dp.issue_figures()]
+    assert starts == [False, False, False, True]
 
 
 def test_exact_rows_are_exact_up_to_log_rounding() -> None:
@@ -281,19 +288,22 @@ def test_70b_at_4_bit_32k_does_not_start_on_one_a40() -> None:
     # llama.cpp keeps the input embedding on the host; with the 16-bit vocabulary of a real 4-bit checkpoint it
     # does not fit either (a bare 0.5 B/param for every weight would, by 0.1 GB: real GGUF bytes come from formats).
     llama = llama_cpp_check(llama_70b_awq(), A40, 32768, settings=LlamaCppSettings(quant="Q4_K_M"))
-    assert not llama.starts
+    assert not llama.starts and llama.max_context_tokens is not None
     assert any(note.code == "serving_fit_would_adjust" for note in llama.notes)
+    assert f" -c {llama.max_context_tokens} " in llama.command
 
 
 def test_llama_31_70b_awq_at_128k_does_not_start_on_one_a100_80gb() -> None:
-    check = vllm_check(llama_70b_awq(), A100_80, 131072, settings=VllmSettings(quantization="awq"))
+    check = vllm_check(llama_70b_awq(), A100_80, 131072)
     assert not check.starts
     assert check.max_concurrency is not None and check.max_concurrency < 1
     assert check.max_context_tokens is not None and 65536 < check.max_context_tokens < 131072
     too_small = next(note for note in check.notes if note.code == "serving_kv_too_small")
     assert too_small.values["max_tokens"] == check.max_context_tokens
     assert too_small.values["needed_gib"] == pytest.approx(131072 * 80 * 2 * 8 * 128 * 2 / GIB)
-    two = vllm_check(llama_70b_awq(), A100_80, 131072, tp=2, settings=VllmSettings(quantization="awq"))
+    assert f"--max-model-len {check.max_context_tokens} " in check.command  # a command that starts
+    assert any(note.code == "serving_command_reduced" for note in check.notes)
+    two = vllm_check(llama_70b_awq(), A100_80, 131072, tp=2)
     assert two.starts and two.max_context_tokens == 131072
 
 
@@ -388,9 +398,9 @@ def test_vllm_command() -> None:
         "vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size 2 --max-model-len 32768 "
         "--gpu-memory-utilization 0.92")
     full = command.vllm_command(None, tp=1, max_model_len=4096, gpu_memory_utilization=0.9, kv_cache_dtype="fp8",
-                                quantization="awq", max_num_seqs=8)
+                                quantization="fp8", max_num_seqs=8)
     assert full == ("vllm serve <your-model> --tensor-parallel-size 1 --max-model-len 4096 "
-                    "--gpu-memory-utilization 0.9 --kv-cache-dtype fp8 --quantization awq --max-num-seqs 8")
+                    "--gpu-memory-utilization 0.9 --kv-cache-dtype fp8 --quantization fp8 --max-num-seqs 8")
 
 
 def test_llama_cpp_command() -> None:

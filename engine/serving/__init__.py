@@ -11,11 +11,17 @@ from engine.serving.check import (
 )
 from engine.serving.kv import kv_bytes_per_token_per_gpu
 from engine.serving.memory import ModelDims
-from engine.serving.reverse import biggest_model_params_b, max_concurrency_at, max_context_for_layout
+from engine.serving.reverse import (
+    biggest_model_params_b,
+    launch_command,
+    max_concurrency_at,
+    max_context_for_layout,
+    serving_check,
+)
 from engine.serving.weights import ResidentWeights, weights_at_precision
 
 __all__ = [
     "BEFORE_0_20", "Gpu", "LlamaCppSettings", "ModelDims", "ResidentWeights", "ServingCheck", "ServingModel",
-    "VllmSettings", "biggest_model_params_b", "kv_bytes_per_token_per_gpu", "llama_cpp_check",
-    "max_concurrency_at", "max_context_for_layout", "vllm_check", "weights_at_precision",
+    "VllmSettings", "biggest_model_params_b", "kv_bytes_per_token_per_gpu", "launch_command", "llama_cpp_check",
+    "max_concurrency_at", "max_context_for_layout", "serving_check", "vllm_check", "weights_at_precision",
 ]

@@ -60,6 +60,8 @@ class VllmSettings:
 
     gpu_memory_utilization: float = GPU_MEMORY_UTILIZATION
     kv_cache_dtype: str = "auto"
+    # --quantization for on-the-fly quantization (fp8 of a bf16 checkpoint); AWQ/GPTQ/FP8/MXFP4 checkpoints are
+    # detected from their config.json, and naming "awq" there would pick the slower kernel over awq_marlin.
     quantization: str | None = None
     max_num_batched_tokens: int | None = None
     max_num_seqs: int | None = None
@@ -272,7 +274,8 @@ def vllm_check(model: ServingModel, gpu: Gpu, context_tokens: int, *, batch: int
         gpu_memory_utilization=settings.gpu_memory_utilization, max_num_batched_tokens=batch_tokens,
         starts=starts, max_context_tokens=best, max_concurrency=concurrency,
         command=command.vllm_command(
-            model.repo, tp=tp, max_model_len=context_tokens, gpu_memory_utilization=settings.gpu_memory_utilization,
+            model.repo, tp=tp, max_model_len=_launch_context(starts, context_tokens, best, notes),
+            gpu_memory_utilization=settings.gpu_memory_utilization,
             kv_cache_dtype=settings.kv_cache_dtype, quantization=settings.quantization,
             max_num_seqs=settings.max_num_seqs, max_num_batched_tokens=settings.max_num_batched_tokens,
             enforce_eager=settings.enforce_eager),
@@ -288,6 +291,15 @@ def _sliding_note(shape: ModelShape, batch_tokens: int, context_tokens: int, in_
     notes.append(Note(f"sliding-window layers reserve {tokens:,} tokens per request, not the "
                       f"{shape.sliding_window:,}-token window", "serving_sliding_reserve",
                       tokens=tokens, window=shape.sliding_window))
+
+
+def _launch_context(starts: bool, context_tokens: int, best: int | None, notes: list[Note]) -> int:
+    """The context the command launches: the one asked for, or the largest that starts (said in a note)."""
+    if starts or not best:
+        return context_tokens
+    notes.append(Note(f"the command uses the largest context that starts ({best:,} tokens, one request)",
+                      "serving_command_reduced", tokens=best))
+    return best
 
 
 def _kv_too_small(context_tokens: int, needed: float, available: float, best: int | None) -> Note:
@@ -382,7 +394,8 @@ def llama_cpp_check(model: ServingModel, gpu: Gpu, context_tokens: int, *, batch
         usable_gb_per_gpu=budget.usable / GB, gpu_memory_utilization=None, max_num_batched_tokens=None,
         starts=starts, max_context_tokens=best, max_concurrency=concurrency,
         command=command.llama_cpp_command(
-            model.repo, quant=settings.quant, n_ctx=n_ctx, devices=devices, slots=batch,
+            model.repo, quant=settings.quant, n_ctx=n_ctx if starts else _launch_context(starts, n_ctx, best, notes),
+            devices=devices, slots=batch if starts or not best else 1,
             cache_type_k=settings.cache_type_k, cache_type_v=settings.cache_type_v, flash_attn=settings.flash_attn),
         notes=tuple(notes),
     )

@@ -32,6 +32,14 @@ def serving_check(model: ServingModel, gpu: Gpu, context_tokens: int, *, engine:
     raise ValueError(f"unknown engine {engine!r} (use vllm or llama.cpp)")
 
 
+def launch_command(model: ServingModel, gpu: Gpu, context_tokens: int, *, engine: str = "vllm", tp: int = 1,
+                   batch: int = 1, vllm: VllmSettings | None = None,
+                   llama_cpp: LlamaCppSettings | None = None) -> str:
+    """The command that launches the layout (the check's own `command`; engine.serving.command words it)."""
+    return serving_check(model, gpu, context_tokens, engine=engine, tp=tp, batch=batch, vllm=vllm,
+                         llama_cpp=llama_cpp).command
+
+
 def max_context_for_layout(model: ServingModel, gpu: Gpu, *, engine: str = "vllm", tp: int = 1,
                            vllm: VllmSettings | None = None, llama_cpp: LlamaCppSettings | None = None) -> int | None:
     """The longest single request that starts (vLLM's `--max-model-len auto`), None when the weights do not fit.
