@@ -14,17 +14,11 @@ from dataclasses import dataclass, replace
 
 from engine.registry import ModelShape, default_registry
 from engine.serving import kv, memory, weights
-from engine.serving.check import (
-    BEFORE_0_20,
-    Gpu,
-    ServingCheck,
-    ServingModel,
-    VllmBudget,
-    vllm_check,
-)
 from engine.serving.constants import GIB, MIB
 from engine.serving.memory import ModelDims
+from engine.serving.outcome import Gpu, ServingCheck, ServingModel
 from engine.serving.reverse import typical_model
+from engine.serving.vllm import BEFORE_0_20, VllmBudget, vllm_check
 from engine.serving.weights import ResidentWeights
 
 REGISTRY = default_registry()

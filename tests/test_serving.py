@@ -30,9 +30,9 @@ from engine.serving import (
     vllm_check,
     weights,
 )
-from engine.serving.check import vllm_batch_limits
 from engine.serving.kv import ServingShapeError
 from engine.serving.reverse import serving_check, typical_model
+from engine.serving.vllm import vllm_batch_limits
 from tests import serving_datapoints as dp
 
 REGISTRY = default_registry()

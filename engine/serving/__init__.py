@@ -1,16 +1,8 @@
 """The serving check (issue #11): the request under a real engine, vLLM or llama.cpp, on a card or a set."""
-from engine.serving.check import (
-    BEFORE_0_20,
-    Gpu,
-    LlamaCppSettings,
-    ServingCheck,
-    ServingModel,
-    VllmSettings,
-    llama_cpp_check,
-    vllm_check,
-)
 from engine.serving.kv import kv_bytes_per_token_per_gpu
+from engine.serving.llama_cpp import LlamaCppSettings, llama_cpp_check
 from engine.serving.memory import ModelDims
+from engine.serving.outcome import Gpu, ServingCheck, ServingModel
 from engine.serving.reverse import (
     biggest_model_params_b,
     launch_command,
@@ -18,6 +10,7 @@ from engine.serving.reverse import (
     max_context_for_layout,
     serving_check,
 )
+from engine.serving.vllm import BEFORE_0_20, VllmSettings, vllm_check
 from engine.serving.weights import ResidentWeights, weights_at_precision
 
 __all__ = [
