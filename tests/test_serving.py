@@ -328,6 +328,17 @@ def test_tp_must_divide_the_heads() -> None:
     assert any(note.code == "serving_tp_heads" for note in check.notes)
 
 
+@pytest.mark.parametrize(("context", "batch", "gpus"), [(0, 1, 1), (-5, 1, 1), (4096, 0, 1), (4096, 1, 0),
+                                                       (4096, 1, 65), (20_000_000, 1, 1)])
+def test_bad_requests_are_value_errors(context: int, batch: int, gpus: int) -> None:
+    with pytest.raises(ValueError):
+        vllm_check(llama_70b_awq(), A100_80, context, batch=batch, tp=gpus)
+    with pytest.raises(ValueError):
+        llama_cpp_check(llama_70b_awq(), A100_80, context, batch=batch, devices=gpus)
+    with pytest.raises(ValueError):
+        Gpu("broken", 0)
+
+
 def test_context_over_the_model_maximum_is_refused() -> None:
     check = vllm_check(llama_70b_awq(), A100_80, 262144, tp=4)
     assert not check.starts

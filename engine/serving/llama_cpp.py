@@ -12,6 +12,7 @@ from engine.serving.outcome import (
     Gpu,
     ServingCheck,
     ServingModel,
+    check_request,
     context_allowed,
     context_cap,
     context_capped_note,
@@ -60,6 +61,7 @@ def llama_cpp_check(model: ServingModel, gpu: Gpu, context_tokens: int, *, batch
                     settings: LlamaCppSettings | None = None) -> ServingCheck:
     """llama-server with every layer on `devices` equal GPUs (-ngl 99, layer split), `batch` slots of the context."""
     settings = settings or LlamaCppSettings()
+    check_request(context_tokens, batch, devices)
     shape = model.shape
     notes = [Note(f"llama.cpp {LLAMA_CPP_COMMIT} rules, --fit margin {settings.fit_margin_mib} MiB",
                   "serving_engine_version", engine="llama.cpp", version=LLAMA_CPP_COMMIT)]

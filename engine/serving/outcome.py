@@ -22,6 +22,10 @@ class Gpu:
     name: str
     memory_mib: int
 
+    def __post_init__(self) -> None:
+        if self.memory_mib <= 0:
+            raise ValueError(f"{self.name}: memory_mib must be positive, not {self.memory_mib}")
+
     @classmethod
     def from_card(cls, card: Card) -> Gpu:
         if card.memory_mib is None:
@@ -103,6 +107,14 @@ def layout_refused(shape: ModelShape, tp: int, notes: list[Note]) -> bool:
     if problem is not None:
         notes.append(problem)
     return problem is not None
+
+
+def check_request(context_tokens: int, batch: int, gpus: int) -> None:
+    """A request the check can size, or a ValueError naming the bad value (callers answer with it, never crash)."""
+    for name, value, high in (("context", context_tokens, UNCAPPED_CONTEXT_TOKENS), ("batch", batch, 4096),
+                              ("GPU count", gpus, 64)):
+        if not 1 <= value <= high:
+            raise ValueError(f"{name} {value} is outside 1..{high:,}")
 
 
 def context_allowed(shape: ModelShape, tp: int, context_tokens: int, notes: list[Note]) -> bool:

@@ -20,6 +20,7 @@ from engine.serving.outcome import (
     Gpu,
     ServingCheck,
     ServingModel,
+    check_request,
     context_allowed,
     context_cap,
     context_capped_note,
@@ -125,6 +126,7 @@ def vllm_check(model: ServingModel, gpu: Gpu, context_tokens: int, *, batch: int
                settings: VllmSettings | None = None) -> ServingCheck:
     """vLLM on `tp` equal GPUs: its KV budget per GPU, blocks, concurrency and the largest context that starts."""
     settings = settings or VllmSettings()
+    check_request(context_tokens, batch, tp)
     shape = model.shape
     notes = [Note(f"vLLM {VLLM_VERSION} rules, gpu_memory_utilization {settings.gpu_memory_utilization:g}",
                   "serving_engine_version", engine="vllm", version=VLLM_VERSION)]
