@@ -176,6 +176,12 @@ def test_blocks_per_request_sliding_gets_one_extra_block() -> None:
 def test_unknown_attention_shape_is_a_typed_error() -> None:
     with pytest.raises(ServingShapeError):
         kv_bytes_per_token_per_gpu(shape("deepseek-v4-flash"), 1, "auto")
+    for model_id in ("deepseek-v4-flash", "flux.1-dev"):
+        model = ServingModel(shape(model_id), ResidentWeights.from_precision(12, 2))
+        with pytest.raises(ServingShapeError):
+            vllm_check(model, H100, 4096)
+        with pytest.raises(ServingShapeError):
+            llama_cpp_check(model, H100, 4096)
     with pytest.raises(ValueError):
         kv.kv_element_bytes("int3")
 

@@ -61,8 +61,8 @@ def llama_cpp_check(model: ServingModel, gpu: Gpu, context_tokens: int, *, batch
                     settings: LlamaCppSettings | None = None) -> ServingCheck:
     """llama-server with every layer on `devices` equal GPUs (-ngl 99, layer split), `batch` slots of the context."""
     settings = settings or LlamaCppSettings()
-    check_request(context_tokens, batch, devices)
     shape = model.shape
+    check_request(shape, context_tokens, batch, devices)
     notes = [Note(f"llama.cpp {LLAMA_CPP_COMMIT} rules, --fit margin {settings.fit_margin_mib} MiB",
                   "serving_engine_version", engine="llama.cpp", version=LLAMA_CPP_COMMIT)]
     allowed = context_allowed(shape, 1, context_tokens, notes)  # a layer split: no KV head is split

@@ -8,6 +8,7 @@ from catalog.schema import Card
 from engine.notes import Note
 from engine.registry import ModelShape
 from engine.serving.constants import GIB
+from engine.serving.kv import ServingShapeError
 from engine.serving.memory import ModelDims
 from engine.serving.weights import ResidentWeights
 
@@ -109,8 +110,13 @@ def layout_refused(shape: ModelShape, tp: int, notes: list[Note]) -> bool:
     return problem is not None
 
 
-def check_request(context_tokens: int, batch: int, gpus: int) -> None:
-    """A request the check can size, or a ValueError naming the bad value (callers answer with it, never crash)."""
+def check_request(shape: ModelShape, context_tokens: int, batch: int, gpus: int) -> None:
+    """A request the check can size, or a ValueError naming the bad value (callers answer with it, never crash).
+
+    A model without a published KV cache shape (DeepSeek V4's compressed cache) or without a KV cache at all
+    (FLUX) raises ServingShapeError."""
+    if not shape.kv_known:
+        raise ServingShapeError(f"the serving check cannot size {shape.name}: no published KV cache shape")
     for name, value, high in (("context", context_tokens, UNCAPPED_CONTEXT_TOKENS), ("batch", batch, 4096),
                               ("GPU count", gpus, 64)):
         if not 1 <= value <= high:

@@ -126,8 +126,8 @@ def vllm_check(model: ServingModel, gpu: Gpu, context_tokens: int, *, batch: int
                settings: VllmSettings | None = None) -> ServingCheck:
     """vLLM on `tp` equal GPUs: its KV budget per GPU, blocks, concurrency and the largest context that starts."""
     settings = settings or VllmSettings()
-    check_request(context_tokens, batch, tp)
     shape = model.shape
+    check_request(shape, context_tokens, batch, tp)
     notes = [Note(f"vLLM {VLLM_VERSION} rules, gpu_memory_utilization {settings.gpu_memory_utilization:g}",
                   "serving_engine_version", engine="vllm", version=VLLM_VERSION)]
     refused = layout_refused(shape, tp, notes)
