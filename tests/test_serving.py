@@ -173,6 +173,13 @@ def test_blocks_per_request_sliding_gets_one_extra_block() -> None:
     assert kv.blocks_per_request(gemma, 2048, 8192, in_flight_batches=1) == 128 + 6 * 129  # research §3.3
 
 
+def test_kv_cache_tokens_is_concurrency_times_context() -> None:
+    """kv_cache_utils.py:1120-1127 (0.33): int(max concurrency x max_model_len); llava log: 28 234 blocks at 4096."""
+    assert kv.kv_cache_tokens(28234, 256, 4096) == 451744
+    gemma = shape("gemma-3-1b")
+    assert kv.kv_cache_tokens(902, kv.blocks_per_request(gemma, 2048, 8192, 1), 2048) == 2048
+
+
 def test_unknown_attention_shape_is_a_typed_error() -> None:
     with pytest.raises(ServingShapeError):
         kv_bytes_per_token_per_gpu(shape("deepseek-v4-flash"), 1, "auto")
