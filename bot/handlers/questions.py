@@ -7,6 +7,7 @@ import re
 from telegram import Message, MessageEntity, Update
 from telegram.ext import MessageHandler, filters
 
+from bot.callbacks import AnswerButton
 from bot.context import CardfitApplication, CustomContext
 from bot.telegram_io import message_of, reply
 
@@ -30,9 +31,25 @@ def addressed_text(message: Message, bot_username: str | None, bot_id: int) -> s
     return None
 
 
+def answered_payload(message: Message, bot_id: int) -> str | None:
+    """When the message replies to one of the bot's answers: that answer's request, as its buttons carry it
+    (the callback data `f:<lang>:<payload>`, bot/callbacks.py), so a follow-up changes THAT answer."""
+    answered = message.reply_to_message
+    if answered is None or answered.from_user is None or answered.from_user.id != bot_id:
+        return None
+    keyboard = answered.reply_markup.inline_keyboard if answered.reply_markup else ()
+    for row in keyboard:
+        for button in row:
+            decoded = AnswerButton.decode(button.callback_data)
+            if decoded is not None:
+                return decoded.payload
+    return None
+
+
 async def private_text(update: Update, context: CustomContext) -> None:
     message = message_of(update)
-    await reply(message, await context.conversation.ask(context.caller, message.text or ""))
+    await reply(message, await context.conversation.ask(context.caller, message.text or "", chat_id=message.chat_id,
+                                                        answered=answered_payload(message, context.bot.id)))
 
 
 async def group_text(update: Update, context: CustomContext) -> None:
@@ -40,7 +57,9 @@ async def group_text(update: Update, context: CustomContext) -> None:
     text = addressed_text(message, context.bot.username, context.bot.id)
     if text is None:  # chatter among the members: not for the bot (and no caller was resolved for it)
         return
-    await reply(message, await context.conversation.ask(context.caller, text, shared=True))
+    # Whoever replies to an answer follows it up: the request travels with the answer, not with a user.
+    await reply(message, await context.conversation.ask(context.caller, text, shared=True, chat_id=message.chat_id,
+                                                        answered=answered_payload(message, context.bot.id)))
 
 
 async def unknown_command(update: Update, context: CustomContext) -> None:
