@@ -7,7 +7,7 @@ import re
 from telegram import Message, MessageEntity, Update
 from telegram.ext import MessageHandler, filters
 
-from bot.callbacks import AnswerButton
+from bot.callbacks import AnswerButton, CoinButton
 from bot.context import CardfitApplication, CustomContext
 from bot.telegram_io import message_of, reply
 
@@ -33,17 +33,19 @@ def addressed_text(message: Message, bot_username: str | None, bot_id: int) -> s
 
 def answered_payload(message: Message, bot_id: int) -> str | None:
     """When the message replies to one of the bot's answers: that answer's request, as its buttons carry it
-    (the callback data `f:<lang>:<payload>`, bot/callbacks.py), so a follow-up changes THAT answer."""
+    (bot/callbacks.py), so a follow-up changes THAT answer. The coin picker's button carries the answer's own
+    payload; failing that, the last answer button (Details/Less: the toggles before it carry variants)."""
     answered = message.reply_to_message
     if answered is None or answered.from_user is None or answered.from_user.id != bot_id:
         return None
     keyboard = answered.reply_markup.inline_keyboard if answered.reply_markup else ()
-    for row in keyboard:
-        for button in row:
-            decoded = AnswerButton.decode(button.callback_data)
-            if decoded is not None:
-                return decoded.payload
-    return None
+    data = [button.callback_data for row in keyboard for button in row]
+    for item in data:
+        coin = CoinButton.decode(item)
+        if coin is not None and coin.coin is None:
+            return coin.payload
+    shown = [button.payload for button in map(AnswerButton.decode, data) if button is not None]
+    return shown[-1] if shown else None
 
 
 async def private_text(update: Update, context: CustomContext) -> None:
