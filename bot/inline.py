@@ -3,22 +3,34 @@ card price, or the help; meant to be pasted into other chats, so never with the 
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from bot.caller import Caller
+from bot.caller import Caller, UserInfo
+from bot.catalog_service import CatalogHolder
 from bot.i18n import fmt_gb, fmt_usd, t
 from bot.render import localize, render_answer, render_compact, render_help, render_parse_error
+from bot.store import Preferences
 from engine.answer import Answer
 from engine.parse import parse
-
-if TYPE_CHECKING:
-    from bot.conversation import Conversation
+from engine.sizing import SizeRequest
 
 InlineResult = dict[str, str]  # id, title, description, text
 esc = html.escape
 
 
-def inline_results(conversation: Conversation, caller: Caller, query: str) -> tuple[list[InlineResult], bool]:
+class Answering(Protocol):
+    """What inline mode needs of the conversation (bot.conversation.Conversation)."""
+
+    @property
+    def catalogs(self) -> CatalogHolder: ...
+
+    def apply_preferences(self, request: SizeRequest, prefs: Preferences) -> set[str]: ...
+
+    def answer(self, request: SizeRequest, user: UserInfo, prefs: Preferences, *,
+               anonymous: bool = False) -> Answer: ...
+
+
+def inline_results(conversation: Answering, caller: Caller, query: str) -> tuple[list[InlineResult], bool]:
     """Inline results (id, title, description, text); True when preferences shaped them."""
     query = query[:256]
     prefs = caller.preferences
