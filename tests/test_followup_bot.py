@@ -70,6 +70,15 @@ async def test_a_count_without_a_card_goes_on_the_card_the_answer_showed(bot):
     assert "2x H100 PCIe" in text and "changed: GPU count 1 → 2" in text
 
 
+async def test_a_count_with_no_card_kept_or_shown_asks_which_card(bot):
+    await bot.send(USER, "1000B bf16")  # more than one host: the answer recommends no card
+    await bot.send(USER, "what about 2 cards?")
+    text = bot.last_text(USER)
+    assert "Which card should that be?" in text and "H100" in text
+    await bot.send(USER, "on 2x H200")
+    assert "changed: card" in bot.last_text(USER) and "2x H200" in bot.last_text(USER)
+
+
 async def test_a_reply_in_a_group_follows_up_that_answer(bot):
     await bot.send(1, f"@{BOT_USERNAME} 70B at 4-bit, 32k context", chat_type="group", chat_id=GROUP)
     first = bot.replies(GROUP)[-1]

@@ -1,5 +1,6 @@
 """Sizing questions as plain messages (private: all; groups: when addressed), and the list of commands for an
-unknown one. /size is a command of the table (bot/commands.py)."""
+unknown one. /size is a command of the table (bot/commands.py). Each chat keeps its last question for follow-ups
+("and in fp8?"); a message replying to one of the bot's answers follows up that answer."""
 from __future__ import annotations
 
 import re
