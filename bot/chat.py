@@ -68,7 +68,7 @@ async def dispatch(conversation: Conversation, user: UserInfo, line: str, pressa
         return result.reply or (Reply(result.notice) if result.notice else None)
     if text.startswith("/"):
         return await command(conversation, caller, text)
-    return await conversation.ask(caller, text)
+    return await conversation.ask(caller, text, chat_id=user.id)  # the terminal is one chat: its local user's
 
 
 async def run_chat(settings: Settings, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:

@@ -86,7 +86,8 @@ class Answer:
         asked = self.request
         request.update(assumed=self.assumed, ignored=list(asked.ignored), intent=self.intent, billing=self.billing,
                        coin=asked.coin, cheapest=asked.cheapest, count_implied=asked.count_implied,
-                       compare_card=asked.compare_card, card_vram_gb=asked.card_vram_gb)
+                       compare_card=asked.compare_card, card_vram_gb=asked.card_vram_gb,
+                       followup=asked.followup)
         data: dict[str, object] = {
             "request": request,
             "requirement": self.requirement.to_json() if self.requirement else None,

@@ -86,6 +86,7 @@ class SizeRequest:
     count_implied: bool = False  # gpu_count 1 read from an article ("a B200"): a card rented in sets takes its set
     compare_card: str | None = None
     card_vram_gb: float | None = None  # the card's own memory as written ("A100 40GB"), checked against the catalog
+    followup: bool = False  # a change to the question before it (engine.followup), not a question of its own
 
 
 @dataclass(slots=True)

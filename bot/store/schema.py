@@ -126,6 +126,21 @@ MIGRATIONS: list[tuple[int, str]] = [
         ALTER TABLE announcements_v6 RENAME TO announcements;
         """,
     ),
+    (
+        7,
+        # Follow-ups (issue #12): the last question's request per chat (a private chat's id is its user's), so
+        # "and in fp8?" changes it after a restart and on another replica; bot/store/contexts.py forgets a day-old
+        # one. payload: engine.payload's encoding when it fits 64 characters; request_json: always.
+        """
+        CREATE TABLE chat_context (
+            chat_id      INTEGER PRIMARY KEY,
+            payload      TEXT,
+            request_json TEXT NOT NULL,
+            updated_at   REAL NOT NULL
+        );
+        CREATE INDEX chat_context_by_age ON chat_context (updated_at);
+        """,
+    ),
 ]
 
 async def migrate(database: Database) -> int:

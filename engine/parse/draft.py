@@ -224,6 +224,12 @@ class Draft:
             or (self.intent == "price" and self.card is not None)
         )
 
+    def sets_anything(self) -> bool:
+        """Whether the text set any field at all: what a follow-up ("and in fp8?", "per day") changes."""
+        values = (self.model, self.params_b, self.precision, self.kv_precision, self.context_tokens, self.batch,
+                  self.workload, self.card, self.gpu_count, self.budget_gb, self.region, self.billing, self.coin)
+        return any(value is not None for value in values) or self.cheapest
+
     def list_leftovers(self, leftovers: Iterable[str]) -> None:
         """`ignored` without repeats, then the words no pass used (at most MAX_IGNORED entries, then a count)."""
         seen: set[str] = set()

@@ -1,10 +1,15 @@
-"""Reading one question: lex it, run the passes in order (region ids, models, cards, fields), build the result."""
+"""Reading one question: lex it, run the passes in order (region ids, models, cards, fields), build the result.
+
+Besides the request of a whole question, the result carries `partial`: the fields the text sets even when it is
+no whole question ("and in fp8?", "with 128k"), and `followup_cue` (engine.parse.cues), so a front end that
+keeps the question before can tell a change to it from a new one (engine.followup merges them)."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
 from engine.parse.cards import find_cards
+from engine.parse.cues import opens_with_cue
 from engine.parse.draft import Draft
 from engine.parse.errors import NOT_A_QUESTION, BadValue, ambiguous_error
 from engine.parse.fields import read_fields
@@ -30,6 +35,15 @@ class ParseResult:
     # Whether the text itself told the language (more German than English marker words, or the other way
     # round); False for "70B int4", where the bot should keep the user's own language.
     language_confident: bool = False
+    # The fields the text sets, also when it is no whole question ("and in fp8?"): the request for a whole
+    # question, a request without model or size for a change, None when it sets nothing (or a value is bad).
+    partial: SizeRequest | None = None
+    followup_cue: bool = False  # opens like a follow-up: "and ...", "what about ...", "und auf einer ..."
+
+    @property
+    def told_language(self) -> str | None:
+        """The language the text itself told, None when it told none ("70B int4": keep the user's own)."""
+        return self.language if self.language_confident else None
 
 
 def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
@@ -53,12 +67,14 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
     if draft.model is None and draft.ambiguous:
         return ParseResult(None, ambiguous_error(draft.ambiguous_span, draft.ambiguous), language, None, None,
                            confident)
-    if not draft.is_question():
-        return ParseResult(None, NOT_A_QUESTION, language, None, None, confident)
+    cue = opens_with_cue(scan.low)
     low, used = scan.low, scan.used
     draft.list_leftovers(low[index] for index in range(scan.n) if not used[index] and low[index] not in QUIET)
+    if not draft.is_question():
+        partial = draft.request() if draft.sets_anything() else None
+        return ParseResult(None, NOT_A_QUESTION, language, None, None, confident, partial, cue)
     request = draft.request()
-    return ParseResult(request, None, language, request.model, draft.model_note, confident)
+    return ParseResult(request, None, language, request.model, draft.model_note, confident, request, cue)
 
 
 def detect_language(text: str, low: list[str]) -> tuple[str, bool]:

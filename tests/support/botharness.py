@@ -118,7 +118,10 @@ class Harness:
         return {"id": user_id, "is_bot": False, "first_name": f"User{user_id}", "language_code": language_code}
 
     async def send(self, user_id: int, text: str, *, language_code: str = "en", chat_type: str = "private",
-                   chat_id: int | None = None, reply_to_bot: bool = False) -> Update:
+                   chat_id: int | None = None, reply_to_bot: bool = False,
+                   reply_markup: dict | None = None) -> Update:
+        """`reply_to_bot`: the message replies to one of the bot's; `reply_markup`: that message's keyboard
+        (as the bot sent it), which carries the answer's request."""
         entities = []
         if text.startswith("/"):
             entities.append({"type": "bot_command", "offset": 0, "length": len(text.split()[0])})
@@ -134,6 +137,8 @@ class Harness:
             message["reply_to_message"] = {"message_id": 1, "date": int(time.time()),
                                            "chat": message["chat"], "text": "earlier answer",
                                            "from": {"id": BOT_ID, "is_bot": True, "first_name": "Cardfit"}}
+            if reply_markup is not None:
+                message["reply_to_message"]["reply_markup"] = reply_markup
         return await self._process({"update_id": next(self._update_ids), "message": message})
 
     async def press(self, user_id: int, data: str, *, message_text: str = "answer", message_id: int = 1000,
