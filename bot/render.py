@@ -376,7 +376,7 @@ def clip(text: str, limit: int = TELEGRAM_LIMIT) -> str:
 
 
 _CLOSING_RESERVE = 40  # room for the closing tags: our replies nest at most <a><b><code> or <pre><code>
-_TAG = re.compile(r"<(/?)([a-zA-Z-]+)[^>]*>")
+_HTML_TAG = re.compile(r"<(/?)([a-zA-Z-]+)[^>]*>")
 
 
 def _safe_cut(text: str, at: int) -> int:
@@ -393,7 +393,7 @@ def _safe_cut(text: str, at: int) -> int:
 def _closing_tags(html_text: str) -> str:
     """The closing tags for the tags left open in `html_text`, innermost first."""
     stack: list[str] = []
-    for match in _TAG.finditer(html_text):
+    for match in _HTML_TAG.finditer(html_text):
         closing, name = match.group(1), match.group(2).lower()
         if not closing:
             stack.append(name)

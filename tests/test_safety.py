@@ -6,6 +6,7 @@ import pytest
 
 from bot.app import SEND_READ_TIMEOUT_S, build_application
 from bot.config import load_settings
+from bot.conversation import Conversation
 from tests.support.botharness import TOKEN, Harness, lost_response, network_error, read_timeout
 
 ADMIN = 42
@@ -60,3 +61,40 @@ async def test_an_edit_is_repeated_after_a_read_time_out(bot):
 def test_sends_wait_long_enough_for_a_slow_telegram(settings):
     application = build_application(settings)
     assert application.bot.request.read_timeout == SEND_READ_TIMEOUT_S >= 20
+
+
+# -- defect 11: no reply over Telegram's 4,096 characters -------------------------------------------------------
+
+LONG = "x" * 10_000
+
+
+@pytest.mark.parametrize("command", ["/set coin {}", "/set {} int4", "/card {}", "/subscribe {}",
+                                     "/subscribe {} below 2", "/compare A40 {}", "/compare {} {}"])
+async def test_a_10000_character_argument_is_quoted_cut(bot, command):
+    await bot.send(110, command.format(LONG, LONG))
+    text = bot.last_text(110)
+    assert len(text) < 1000 and "x" * 40 in text and "x" * 100 not in text and "…" in text
+
+
+async def test_the_unknown_card_answer_names_a_few_cards_not_all(bot, monkeypatch):
+    catalog = bot.app.bot_data["catalog"].catalog
+    many = [card.model_copy(update={"id": f"{card.id}-{n}", "name": f"{card.name} v{n}"})
+            for n in range(40) for card in catalog.cards[:1]]
+    big = catalog.model_copy(update={"cards": (*catalog.cards, *many)})
+    monkeypatch.setattr(Conversation, "catalog", property(lambda self: big))
+    await bot.send(111, "/card nonsense")
+    text = bot.last_text(111)
+    assert "/cards" in text and "more" in text and text.count(" v") <= 12
+
+
+async def test_every_reply_is_cut_to_telegrams_limit_with_balanced_html(bot, monkeypatch):
+    from bot.conversation import Reply
+
+    async def huge(caller):
+        return Reply("<b>" + "word &amp; " * 2000 + "</b>")
+
+    monkeypatch.setattr(bot.app.bot_data["services"].conversation, "help", huge)
+    await bot.send(112, "/help")
+    text = bot.last_text(112)
+    assert len(text) <= 4096 and text.count("<b>") == text.count("</b>") == 1
+    assert text.rstrip("\n…").endswith("</b>") and not text.rstrip("\n…</b>").endswith("&amp")
