@@ -3,11 +3,13 @@ group answers stay anonymous, a refused token is never printed, network noise re
 from __future__ import annotations
 
 import pytest
+from telegram.error import NetworkError
 
 from bot.app import SEND_READ_TIMEOUT_S, build_application
 from bot.config import load_settings
 from bot.conversation import Conversation
-from tests.support.botharness import TOKEN, Harness, lost_response, network_error, read_timeout
+from bot.handlers.errors import POLLING_SUMMARY_S
+from tests.support.botharness import BOT_USERNAME, TOKEN, Harness, lost_response, network_error, read_timeout
 
 ADMIN = 42
 
@@ -98,3 +100,73 @@ async def test_every_reply_is_cut_to_telegrams_limit_with_balanced_html(bot, mon
     text = bot.last_text(112)
     assert len(text) <= 4096 and text.count("<b>") == text.count("</b>") == 1
     assert text.rstrip("\n…").endswith("</b>") and not text.rstrip("\n…</b>").endswith("&amp")
+
+
+# -- defect 12: what is said in a group is nobody's ------------------------------------------------------------
+
+def urls(params: dict) -> list[str]:
+    return [b.get("url", "") for row in params.get("reply_markup", {}).get("inline_keyboard", []) for b in row]
+
+
+async def test_a_deep_link_in_a_group_carries_no_ref(bot):
+    await bot.send(120, f"/start@{BOT_USERNAME} Mllama-3_1-70bPi4C32k", chat_type="group", chat_id=-400)
+    reply = bot.replies(-400)[-1]
+    assert "1x A40" in reply["text"] and "&amp;ref=" not in reply["text"]
+    assert not any("ref=" in u for u in urls(reply))
+    await bot.send(120, "/start Mllama-3_1-70bPi4C32k")  # in private it does
+    assert any("ref=" in u for u in urls(bot.replies(120)[-1]))
+
+
+async def test_subscriptions_are_not_shown_to_a_group(bot):
+    await bot.send(121, "/subscribe A40 below 0.5")
+    await bot.send(121, "/subscriptions", chat_type="group", chat_id=-401)
+    text = bot.last_text(-401)
+    assert "private chat" in text and "A40" not in text
+    await bot.send(121, "/subscriptions")
+    assert "A40" in bot.last_text(121)
+
+
+async def test_a_group_that_refuses_the_bot_does_not_block_the_user(bot):
+    svc = bot.app.bot_data["services"]
+    await bot.send(122, "/subscribe A40")
+    bot.request.fail("sendMessage", 403, "Forbidden: bot was kicked from the group chat")
+    await bot.send(122, f"@{BOT_USERNAME} 7B bf16", chat_type="group", chat_id=-402)
+    assert not (await svc.store.get_preferences(122)).blocked
+    assert await svc.store.subscriptions(122)
+    bot.request.fail("sendMessage", 403, "Forbidden: bot was blocked by the user")
+    await bot.send(122, "7B bf16")  # the user's own chat refusing: that is a block
+    assert (await svc.store.get_preferences(122)).blocked
+
+
+# -- defect 13: noise for the admin, silence for the user ------------------------------------------------------
+
+def admin_texts(bot: Harness) -> list[str]:
+    return [p["text"] for p in bot.replies(ADMIN)]
+
+
+async def test_polling_network_errors_reach_the_admin_summarised(bot):
+    for _ in range(5):
+        await bot.app.process_error(None, NetworkError("Bad Gateway"))
+    [notice] = admin_texts(bot)
+    assert "Telegram unreachable" in notice and "1 network error" in notice and "<pre>" not in notice
+    bot.app.bot_data["polling_trouble"].last_notice -= POLLING_SUMMARY_S  # ten minutes later
+    await bot.app.process_error(None, NetworkError("Bad Gateway"))
+    assert len(admin_texts(bot)) == 2 and "5 network error" in admin_texts(bot)[-1]
+
+
+async def test_a_reply_lost_to_the_network_is_logged_with_context(bot, caplog):
+    bot.request.fail("sendMessage", exception=read_timeout())
+    await bot.send(130, "7B bf16")
+    assert not admin_texts(bot)  # network weather, not a bug: no traceback for the admin
+    assert not bot.replies(130)  # and no "could not send" into the chat the send may have reached
+    assert any("sendMessage to chat 130 failed" in r.getMessage() for r in caplog.records)
+
+
+async def test_a_failed_edit_tells_the_user(bot):
+    await bot.send(131, "70B int4")
+    fp8 = next(b for row in bot.replies(131)[-1]["reply_markup"]["inline_keyboard"] for b in row
+               if b["text"] == "FP8")
+    bot.request.fail("editMessageText", 400, "Bad Request: can't parse entities: unsupported start tag")
+    await bot.press(131, fp8["callback_data"])
+    assert "could not send my answer" in bot.last_text(131)
+    assert "Can&#x27;t parse entities" in admin_texts(bot)[-1]  # a refused text is our bug: the admin hears of it

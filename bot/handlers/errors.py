@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from telegram import Update
 from telegram.constants import ChatType
-from telegram.error import Forbidden, NetworkError, RetryAfter, TelegramError
+from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 
 from bot.context import CardfitApplication, CustomContext
 from bot.i18n import t
@@ -45,7 +45,7 @@ async def on_error(update: object, context: CustomContext) -> None:
     error = context.error
     if error is None or is_not_modified(error):
         return
-    if update is None and isinstance(error, NetworkError):
+    if update is None and _is_weather(error):
         await _polling_trouble(error, context)
         return
     if isinstance(error, Forbidden):
@@ -55,14 +55,21 @@ async def on_error(update: object, context: CustomContext) -> None:
     failed = failed_request(error)
     if failed is not None:
         summary += f", {failed[0]} to chat {failed[1]} failed"
-    if isinstance(error, NetworkError | RetryAfter) and failed is not None:
+    weather = _is_weather(error) and failed is not None
+    if weather:
         # Network weather, after the rate limiter's retries: logged, not a traceback for the admin.
         log.warning("gave up on a request while handling %s: %s: %s", summary, error.__class__.__name__, error)
     else:
         log.error("error while handling %s", summary, exc_info=error)
     await _tell_the_user(update, error, failed, context)
-    if not (isinstance(error, NetworkError | RetryAfter) and failed is not None):
+    if not weather:
         await _notify_admin(summary, error, context)
+
+
+def _is_weather(error: BaseException) -> bool:
+    """A failure of the network or of Telegram's capacity, not of our request (PTB's BadRequest is a
+    NetworkError too, but a refused request is our bug)."""
+    return isinstance(error, NetworkError | RetryAfter) and not isinstance(error, BadRequest)
 
 
 async def _forbidden(update: object, error: Forbidden, context: CustomContext) -> None:
