@@ -14,6 +14,7 @@ from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, Tele
 
 from bot.context import CardfitApplication, CustomContext
 from bot.i18n import t
+from bot.render import clip
 from bot.telegram_io import failed_request, is_not_modified, user_language
 
 log = logging.getLogger(__name__)
@@ -115,15 +116,17 @@ async def _notify_admin(summary: str, error: BaseException, context: CustomConte
     if settings is None or not settings.admin_ids:
         return
     trace = "".join(traceback.format_exception(type(error), error, error.__traceback__))
-    text = (f"⚠️ <b>Cardfit error</b>\n{html.escape(summary)}\n"
-            f"<pre>{html.escape(trace[-ADMIN_NOTICE_LIMIT:])}</pre>")
+    if settings.bot_token is not None:  # PTB quotes the token in some messages (InvalidToken)
+        trace = trace.replace(settings.bot_token.get_secret_value(), "***")
+    text = clip(f"⚠️ <b>Cardfit error</b>\n{html.escape(summary)}\n"
+                f"<pre>{html.escape(trace[-ADMIN_NOTICE_LIMIT:])}</pre>")
     try:
         await context.bot.send_message(settings.admin_ids[0], text)
     except TelegramError:
         log.warning("could not notify the admin about an error")
 
 
-async def _polling_trouble(error: NetworkError, context: CustomContext) -> None:
+async def _polling_trouble(error: BaseException, context: CustomContext) -> None:
     trouble: PollingTrouble = context.bot_data.setdefault("polling_trouble", PollingTrouble())
     due = trouble.record(time.monotonic(), time.time())
     log.warning("fetching updates failed: %s: %s", error.__class__.__name__, error)
