@@ -2,6 +2,8 @@
 group answers stay anonymous, a refused token is never printed, network noise reaches the admin summarised."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from telegram.error import NetworkError
 
@@ -9,6 +11,7 @@ from bot.app import SEND_READ_TIMEOUT_S, build_application
 from bot.config import load_settings
 from bot.conversation import Conversation
 from bot.handlers.errors import POLLING_SUMMARY_S
+from bot.render import clip
 from tests.support.botharness import BOT_USERNAME, TOKEN, Harness, lost_response, network_error, read_timeout
 
 ADMIN = 42
@@ -170,3 +173,37 @@ async def test_a_failed_edit_tells_the_user(bot):
     await bot.press(131, fp8["callback_data"])
     assert "could not send my answer" in bot.last_text(131)
     assert "Can&#x27;t parse entities" in admin_texts(bot)[-1]  # a refused text is our bug: the admin hears of it
+
+
+@pytest.mark.parametrize("text", [
+    "<pre>" + "a &amp; b\n" * 1000 + "</pre>",  # a tag across many lines: closed after the cut
+    "<b>" + "x" * 4000 + '</b> <a href="https://example.com/?a=1&amp;b=2">link</a>' + "y" * 200,  # no line break
+    "z" * 4090 + "&amp;&lt;&gt;" + "z" * 50,  # an entity at the limit: not split
+])
+def test_clip_cuts_at_a_safe_point_and_closes_tags(text):
+    clipped = clip(text)
+    assert len(clipped) <= 4096 and clipped.endswith("…")
+    for tag in ("pre", "b", "a"):
+        assert clipped.count(f"<{tag}") == clipped.count(f"</{tag}>")
+    assert re.sub(r"&(amp|lt|gt);", "", clipped).count("&") == 0 and clipped.count("<") == clipped.count(">")
+
+
+# -- defect 10: the token in nothing the process prints ---------------------------------------------------------
+
+def test_tracebacks_are_redacted_in_log_records_and_on_stderr(capsys):
+    import logging
+
+    from bot.cli import RedactSecrets
+
+    redact = RedactSecrets(["123456:SECRET-token-xyz"])
+    try:
+        raise RuntimeError("The token `123456:SECRET-token-xyz` was rejected by the server.")
+    except RuntimeError as exc:
+        error = exc
+        record = logging.LogRecord("x", logging.ERROR, __file__, 1, "failed", None, (type(exc), exc, exc.__traceback__))
+    redact.filter(record)
+    formatted = logging.Formatter().format(record)
+    assert "SECRET" not in formatted and "The token `***` was rejected" in formatted
+    redact.excepthook(type(error), error, error.__traceback__)
+    err = capsys.readouterr().err
+    assert "SECRET" not in err and "RuntimeError: The token `***`" in err
