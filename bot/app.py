@@ -20,6 +20,8 @@ from catalog.loader import load_catalog
 from engine.parse import parse
 
 log = logging.getLogger(__name__)
+SEND_READ_TIMEOUT_S = 25.0
+SEND_WRITE_TIMEOUT_S = 25.0
 
 
 def build_application(settings: Settings, *, request: BaseRequest | None = None,
@@ -42,6 +44,10 @@ def build_application(settings: Settings, *, request: BaseRequest | None = None,
     )
     if request is not None:
         builder = builder.request(request)
+    else:
+        # PTB waits 5 s for an answer; a busy Telegram takes longer, and a send that timed out while reading is
+        # not repeated (bot/telegram_io.py: it may have arrived): wait long enough not to give up on it.
+        builder = builder.read_timeout(SEND_READ_TIMEOUT_S).write_timeout(SEND_WRITE_TIMEOUT_S)
     if get_updates_request is not None:
         builder = builder.get_updates_request(get_updates_request)
     # PTB's builder does not carry the context type into its JobQueue's type: say what it is.

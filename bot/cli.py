@@ -6,7 +6,9 @@ import json
 import logging
 import math
 import sys
+import traceback
 from collections.abc import Sequence
+from types import TracebackType
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from bot.render import plain, render_answer, render_parse_error
@@ -225,18 +227,35 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 
 class RedactSecrets:
-    """A logging filter that replaces secrets (the bot token, the top-up key) in every record with '***'."""
+    """A logging filter that replaces secrets (the bot token, the top-up key) in every record with '***',
+    tracebacks included: a record's exc_info is formatted here, redacted, and kept as its exc_text."""
 
     def __init__(self, secrets: list[str]):
         self.secrets = [secret for secret in secrets if len(secret) >= 8]
 
+    def redact(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, "***")
+        return text
+
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
         if any(secret in message for secret in self.secrets):
-            for secret in self.secrets:
-                message = message.replace(secret, "***")
-            record.msg, record.args = message, None
+            record.msg, record.args = self.redact(message), None
+        if record.exc_info and record.exc_info[0] is not None:
+            # logging.Formatter prints exc_text as is when it is set: format the traceback once, redacted.
+            record.exc_text = self.redact("".join(traceback.format_exception(*record.exc_info)).rstrip("\n"))
+            record.exc_info = None
+        elif record.exc_text:
+            record.exc_text = self.redact(record.exc_text)
         return True
+
+    def excepthook(self, kind: type[BaseException], error: BaseException, trace: TracebackType | None) -> None:
+        """sys.excepthook: an uncaught exception is printed to stderr with the secrets replaced."""
+        sys.stderr.write(self.redact("".join(traceback.format_exception(kind, error, trace))))
+
+
+BOT_TOKEN_REFUSED = "the bot token was refused by Telegram (revoked or mistyped? get a new one from @BotFather)"
 
 
 def cmd_bot(args: argparse.Namespace) -> int:
@@ -251,10 +270,17 @@ def cmd_bot(args: argparse.Namespace) -> int:
                             settings.topup_secret.get_secret_value() if settings.topup_secret else ""])
     for handler in logging.getLogger().handlers:
         handler.addFilter(redact)  # whatever a library logs at DEBUG, the secrets never reach the log
+    sys.excepthook = redact.excepthook  # nor an uncaught exception's traceback on stderr
+    from telegram.error import InvalidToken
+
     from bot.app import build_application
 
     application = build_application(settings)
-    application.run_polling(allowed_updates=None, drop_pending_updates=False)
+    try:
+        application.run_polling(allowed_updates=None, drop_pending_updates=False)
+    except InvalidToken:
+        # PTB's message quotes the whole token ("The token `...` was rejected by the server"): never print it.
+        raise CliError(BOT_TOKEN_REFUSED) from None
     return EXIT_OK
 
 

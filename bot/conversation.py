@@ -49,6 +49,8 @@ esc = html.escape
 PRECISION_TOGGLES = (("bf16", "BF16"), ("fp8", "FP8"), ("int4", "INT4"))
 CONTEXT_TOGGLES = ((8192, "8k"), (32768, "32k"), (131072, "128k"))
 BILLING_PERIODS = ("hour", "day", "week", "month")
+ECHO_LIMIT = 64  # characters of a user's argument quoted back ("No card called …")
+CARD_NAMES_SHOWN = 12  # card names in an "unknown card" answer; /cards lists them all
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +135,7 @@ class Conversation:
                 self.with_preferences(previous, caller.preferences), caller.user, caller.preferences,
                 anonymous=True)), catalog=self.catalog)
             if followup.needs_card:
-                return Reply(t(lang, "followup.which_card", cards=self._card_names()))
+                return Reply(t(lang, "followup.which_card", cards=self._card_names(lang)))
             return await self._answer_question(caller, followup.request, text, lang, shared, chat_id)
         if result.request is None:
             return Reply(render_parse_error(lang, result.error or "not a sizing question"), self.example_buttons(lang))
@@ -284,11 +286,15 @@ class Conversation:
         lang = caller.language
         return Reply(t(lang, "help.unknown_command", command=esc(command[:32])) + "\n" + esc(t(lang, "help.commands")))
 
-    async def start(self, caller: Caller, payload: str | None) -> Reply:
-        """/start, optionally with a deep-link payload that is a question; a bad payload gets help."""
+    async def start(self, caller: Caller, payload: str | None, *, shared: bool = False) -> Reply:
+        """/start, optionally with a deep-link payload that is a question; a bad payload gets help. `shared`: in
+        a group (/start@bot PAYLOAD), where the answer's top-up link must carry nobody's reference."""
         if payload:
             try:
-                return await self.answer_payload(caller, payload, chat_id=caller.id)  # deep links open private chats
+                # A deep link opens the private chat, whose context it becomes; in a group (/start@bot PAYLOAD)
+                # the answer is anonymous and keeps no one's context.
+                return await self.answer_payload(caller, payload, anonymous=shared,
+                                                 chat_id=None if shared else caller.id)
             except PayloadError:
                 log.info("start payload rejected: %r", payload[:80])
         lang = caller.language
@@ -328,14 +334,14 @@ class Conversation:
         key, raw = args[0].lower(), " ".join(args[1:]).strip()
         spec = SETTINGS.get(key)
         if spec is None:
-            return Reply(t(lang, "settings.bad_key", key=esc(key)))
+            return Reply(t(lang, "settings.bad_key", key=echo(key)))
         if raw.lower() in ("default", "reset", "clear", "-", "standard"):
             cleared = caller.with_preferences(await self.store.set_preference(caller.id, spec.field, None))
             return Reply(t(cleared.language, "settings.cleared", key=esc(key)))
         value = spec.parse(raw, self.catalog)
         if value is None:
             hint = t(lang, spec.hint_key, **spec.hint_values(self.catalog))
-            return Reply(t(lang, "settings.bad_value", value=esc(raw), key=esc(key), hint=esc(hint)))
+            return Reply(t(lang, "settings.bad_value", value=echo(raw), key=esc(key), hint=esc(hint)))
         await self.store.set_preference(caller.id, spec.field, value)
         new_lang = str(value) if spec.field == "language" else lang
         if isinstance(value, int):
@@ -353,11 +359,16 @@ class Conversation:
             return Reply(t(lang, "card.usage"))
         card = self.catalog.card(name)
         if card is None:
-            return Reply(t(lang, "card.unknown", name=esc(name), names=self._card_names()))
+            return Reply(t(lang, "card.unknown", name=echo(name), names=self._card_names(lang)))
         return Reply(render_card(self.catalog, card, lang))
 
-    def _card_names(self) -> str:
-        return esc(", ".join(c.name for c in self.catalog.cards))
+    def _card_names(self, lang: str) -> str:
+        """The catalog's card names for an "unknown card" answer: the first few, then how many more /cards lists."""
+        names = [c.name for c in self.catalog.cards]
+        shown = esc(", ".join(names[:CARD_NAMES_SHOWN]))
+        if len(names) > CARD_NAMES_SHOWN:
+            shown += t(lang, "card.more", count=len(names) - CARD_NAMES_SHOWN)
+        return shown
 
     # compare() reads the preferences itself (its last question); it takes the user, not the caller.
     async def compare(self, user: UserInfo, args: list[str]) -> Reply:
@@ -368,8 +379,7 @@ class Conversation:
         if pair is None:
             return Reply(t(lang, "compare.usage"))
         if isinstance(pair, str):
-            names = esc(", ".join(c.name for c in self.catalog.cards))
-            return Reply(t(lang, "card.unknown", name=esc(pair), names=names))
+            return Reply(t(lang, "card.unknown", name=echo(pair), names=self._card_names(lang)))
         if not prefs.last_payload:
             return Reply(t(lang, "error.no_last_question"))
         try:
@@ -448,7 +458,7 @@ class Conversation:
         if card is None:
             if not words:
                 return Reply(t(lang, "subscribe.usage", unit=unit))
-            return Reply(t(lang, "card.unknown", name=esc(" ".join(words)), names=self._card_names()))
+            return Reply(t(lang, "card.unknown", name=echo(" ".join(words)), names=self._card_names(lang)))
         await self.store.subscribe(caller.id, card.id, below)
         below_text = t(lang, "subscribe.below", price=fmt_usd(lang, below), unit=unit) if below is not None else ""
         return Reply(t(lang, "subscribe.ok", card=esc(card.name), below=below_text))
@@ -461,8 +471,10 @@ class Conversation:
         removed = await self.store.unsubscribe(caller.id, card_id)
         return Reply(t(caller.language, "unsubscribe.ok", count=removed))
 
-    async def subscriptions(self, caller: Caller) -> Reply:
+    async def subscriptions(self, caller: Caller, *, shared: bool = False) -> Reply:
         lang = caller.language
+        if shared:  # someone's alerts are their own business, as their settings are
+            return Reply(t(lang, "subscriptions.private_only"))
         rows = await self.store.subscriptions(caller.id)
         if not rows:
             return Reply(t(lang, "subscriptions.none"))
@@ -493,6 +505,12 @@ class Conversation:
 
 
 # -- small helpers ------------------------------------------------------------------------------------------
+
+def echo(text: str, limit: int = ECHO_LIMIT) -> str:
+    """What the user typed, quoted back in an answer: cut to `limit` characters first, then HTML-escaped (a cut
+    after escaping could split an entity). A 10,000-character argument must not make the answer too long."""
+    return esc(text if len(text) <= limit else text[:limit - 1] + "…")
+
 
 def clip_with(body: str, tail: str, limit: int = 4096) -> str:
     """Append `tail` (a link that must survive) and keep the whole under Telegram's limit."""

@@ -363,11 +363,43 @@ def _hours_label(lang: str, hours: int, catalog: Catalog) -> str:
 
 
 def clip(text: str, limit: int = TELEGRAM_LIMIT) -> str:
-    """Keep a reply under Telegram's limit, cutting at a line boundary (never inside a tag)."""
+    """Keep a reply under Telegram's limit, cutting at a line boundary where there is one, never inside a tag or
+    an entity, and closing the tags the cut left open (Telegram refuses unbalanced HTML)."""
     if len(text) <= limit:
         return text
-    cut = text.rfind("\n", 0, limit - 2)
-    return text[: cut if cut > 0 else limit - 2].rstrip() + "\n…"
+    budget = limit - 2 - _CLOSING_RESERVE
+    cut = text.rfind("\n", 0, budget)
+    if cut <= 0:
+        cut = _safe_cut(text, budget)
+    head = text[:cut].rstrip()
+    return head + _closing_tags(head) + "\n…"
+
+
+_CLOSING_RESERVE = 40  # room for the closing tags: our replies nest at most <a><b><code> or <pre><code>
+_HTML_TAG = re.compile(r"<(/?)([a-zA-Z-]+)[^>]*>")
+
+
+def _safe_cut(text: str, at: int) -> int:
+    """The last position at or before `at` that is outside a tag and outside an entity such as &amp;."""
+    tag_open = text.rfind("<", 0, at)
+    if tag_open > text.rfind(">", 0, at):
+        at = tag_open
+    amp = text.rfind("&", max(0, at - 10), at)
+    if amp >= 0 and ";" not in text[amp:at]:
+        at = amp
+    return at
+
+
+def _closing_tags(html_text: str) -> str:
+    """The closing tags for the tags left open in `html_text`, innermost first."""
+    stack: list[str] = []
+    for match in _HTML_TAG.finditer(html_text):
+        closing, name = match.group(1), match.group(2).lower()
+        if not closing:
+            stack.append(name)
+        elif name in stack:
+            del stack[len(stack) - 1 - stack[::-1].index(name):]
+    return "".join(f"</{name}>" for name in reversed(stack))
 
 
 def render_parse_error(lang: str, error: str) -> str:

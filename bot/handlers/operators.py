@@ -12,6 +12,7 @@ from telegram.ext import CallbackQueryHandler
 from bot.callbacks import AnnouncementButton
 from bot.context import CardfitApplication, CustomContext
 from bot.i18n import t
+from bot.render import clip
 from bot.telegram_io import is_not_modified, query_of, show, user_id, user_language
 
 log = logging.getLogger(__name__)
@@ -40,7 +41,7 @@ async def announcement_button(update: Update, context: CustomContext) -> None:
             chat = context.settings.announce_chat or "-"
             if isinstance(query.message, Message):
                 await query.message.reply_text(t(user_language(update), "announce.post_failed",
-                                                 chat=html.escape(chat), error=html.escape(str(exc))))
+                                                 chat=html.escape(chat), error=html.escape(str(exc)[:300])))
             return
     else:
         text = await context.announcer.discard(button.announcement_id)
@@ -51,7 +52,7 @@ async def announcement_button(update: Update, context: CustomContext) -> None:
             if not is_not_modified(exc):  # a second tap: the keyboard is already gone, the reply still matters
                 raise
         if isinstance(query.message, Message):  # not one too old for the bot to reach
-            await query.message.reply_text(text)
+            await query.message.reply_text(clip(text))
 
 
 def register(application: CardfitApplication) -> None:

@@ -9,10 +9,11 @@ import itertools
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
+import httpx
 from telegram import Update
-from telegram.error import NetworkError
+from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
 from bot.app import build_application
@@ -21,6 +22,7 @@ from bot.config import Settings
 BOT_ID = 777000
 BOT_USERNAME = "CardfitTestBot"
 TOKEN = f"{BOT_ID}:TEST-token-not-real-0123456789"
+NetworkErrorT = TypeVar("NetworkErrorT", bound=NetworkError)
 
 
 @dataclass
@@ -169,4 +171,21 @@ class Harness:
 
 
 def network_error() -> NetworkError:
-    return NetworkError("httpx.ConnectError: connection dropped")
+    """What PTB's HTTPXRequest raises when the connection could not be made: the request never left."""
+    return _wrapped(NetworkError("httpx.ConnectError: connection refused"), httpx.ConnectError("refused"))
+
+
+def read_timeout() -> TimedOut:
+    """What PTB raises when the request was written and no answer came in time: it may have taken effect."""
+    return _wrapped(TimedOut(), httpx.ReadTimeout("timed out"))
+
+
+def lost_response() -> NetworkError:
+    """The connection closed after the request was written, before the answer: it may have taken effect."""
+    return _wrapped(NetworkError("httpx.RemoteProtocolError: Server disconnected without sending a response."),
+                    httpx.RemoteProtocolError("Server disconnected without sending a response."))
+
+
+def _wrapped(error: NetworkErrorT, cause: BaseException) -> NetworkErrorT:
+    error.__cause__ = cause  # as `raise ... from err` in telegram/request/_httpxrequest.py
+    return error
