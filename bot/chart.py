@@ -224,7 +224,9 @@ GROUP_GAP = 0.8
 
 
 def render_png(data: ChartData) -> bytes:
-    """The chart as PNG bytes. Safe in a worker thread: one Figure per call, no pyplot."""
+    """The chart as PNG bytes. Safe in a worker thread: one Figure and canvas per call, no pyplot (whose current
+    figure is global), and matplotlib keeps one FreeType font object per thread (font_manager.get_font passes
+    threading.get_ident() to its cache), so renders in parallel threads share no drawing state."""
     import io
 
     from matplotlib.backends.backend_agg import FigureCanvasAgg

@@ -173,6 +173,16 @@ def test_render_png_draws_the_usable_line():
     assert plain_png != with_line
 
 
+def test_renders_in_parallel_threads_give_the_same_png():
+    from concurrent.futures import ThreadPoolExecutor
+
+    datas = [chart_data(answer_for(model="llama-3.1-70b", precision="int4"), lang) for lang in ("en", "de")] * 3
+    alone = [render_png(data) for data in datas[:2]]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        together = list(pool.map(render_png, datas))
+    assert together == alone * 3
+
+
 # -- cold start -------------------------------------------------------------------------------------------------
 
 def test_cli_ask_and_the_bots_modules_never_import_matplotlib():
