@@ -211,7 +211,7 @@ def chart_path(directory: str | Path, data: ChartData) -> Path:
 # -- rendering (matplotlib, imported here only) -----------------------------------------------------------------
 
 COLOURS = {
-    "weights": "#4c72b0", "kv_cache": "#dd8452", "overhead": "#937860", "other": "#937860",
+    "weights": "#4c72b0", "kv_cache": "#dd8452", "overhead": "#937860", "other": "#bda68c",
     "optimizer": "#c44e52", "optimizer_upper": "#e8a0a2", "gradients": "#8172b3", "activations": "#55a868",
     "adapter": "#da8bc3", "capacity": "#2a9d8f", "short": "#c8c8c8",
 }
@@ -234,6 +234,7 @@ def render_png(data: ChartData) -> bytes:
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch, Rectangle
+    from matplotlib.transforms import blended_transform_factory
 
     layout = _Layout.of(data)
     units = layout.positions[-1] + 1.2 if layout.positions else 1.2
@@ -253,14 +254,13 @@ def render_png(data: ChartData) -> bytes:
     axes.add_collection(LineCollection(layout.need_lines, colors="#444444", linestyles="dashed", linewidths=0.9))
     if layout.usable_lines:
         axes.add_collection(LineCollection(layout.usable_lines, colors="#111111", linewidths=2.2))
+    below = blended_transform_factory(axes.transData, axes.transAxes)  # x in bars, y in the axes' height
     for x, bar in zip(layout.positions, data.bars, strict=True):
-        axes.annotate(bar.label, xy=(x, 0), xycoords=("data", "axes fraction"), xytext=(0, -4),
-                      textcoords="offset points", ha="center", va="top", fontsize=8)
+        axes.text(x, -0.015, bar.label, transform=below, ha="center", va="top", fontsize=8)
         axes.text(x, bar.total_gb, bar.value + (f"\n{data.legend['chosen']}" if bar.chosen else ""), ha="center",
                   va="bottom", fontsize=8, fontweight="bold" if bar.chosen else "normal")
     for x, group in zip(layout.group_centres, data.groups, strict=True):
-        axes.annotate(group.title, xy=(x, 1.0), xycoords=("data", "axes fraction"), ha="center", va="bottom",
-                      fontsize=9, color="#333333")
+        axes.text(x, 1.0, group.title, transform=below, ha="center", va="bottom", fontsize=9, color="#333333")
     top = max([bar.total_gb for bar in data.bars] + [bar.usable_gb or 0 for bar in data.bars] + [1.0]) * 1.18
     axes.set_xticks([])
     axes.set_xlim(-0.6, units - 0.6)
