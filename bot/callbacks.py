@@ -2,8 +2,9 @@
 
 The encodings are a contract with messages already sitting in chats, so they never change:
 ``f:<lang>:<payload>`` / ``d:<lang>:<payload>`` (an answer, short or with details), ``k:<lang>:<coin>:<payload>``
-(a coin, or ``pick`` for the picker), ``x:<n>:<lang>`` (a help example), ``ann:<post|discard>:<id>``. Telegram
-caps callback data at 64 bytes; a button whose data would not fit is left out. `matches()` is what a handler is
+(a coin, or ``pick`` for the picker), ``c:<lang>:<payload>`` (the answer's chart), ``x:<n>:<lang>`` (a help
+example), ``ann:<post|discard>:<id>``. Telegram caps callback data at 64 bytes; a button whose data would not fit
+is left out. `matches()` is what a handler is
 registered with (PTB's ``pattern=``): the kind by its prefix, so a malformed value of that kind still reaches its
 handler and gets that kind's notice. The pattern follows PTB's examples/arbitrarycallbackdatabot.py: data that
 does not decode is answered, never acted on.
@@ -79,6 +80,29 @@ class CoinButton:
         if lang not in LANGUAGES:
             return None
         return cls(lang, None if coin == PICK else coin, payload)
+
+
+@dataclass(frozen=True, slots=True)
+class ChartButton:
+    """Send the chart of an encoded request's answer as a picture (bot/chart.py); `lang` as for AnswerButton."""
+
+    lang: str
+    payload: str
+    invalid_notice: ClassVar[str] = "error.stale"
+
+    def encode(self) -> str:
+        return f"c:{self.lang}:{self.payload}"
+
+    @staticmethod
+    def matches(data: object) -> bool:
+        return _answerable(data, ("c:",))
+
+    @classmethod
+    def decode(cls, data: object) -> ChartButton | None:
+        if not isinstance(data, str) or not cls.matches(data):
+            return None
+        lang, _, payload = data[2:].partition(":")
+        return cls(lang, payload) if lang in LANGUAGES and payload else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -74,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     size.add_argument("--lang", choices=("en", "de"), default="en")
     size.add_argument("--details", action="store_true", help="show every component's arithmetic")
     size.add_argument("--json", action="store_true")
+    size.add_argument("--chart", metavar="FILE.png", help="also write the answer's chart as a PNG")
 
     ask = sub.add_parser("ask", help="answer a question in your own words (English or German)")
     ask.add_argument("--catalog", default="gpurenthub", help="bundled catalog name or YAML path")
@@ -135,7 +136,20 @@ def cmd_size(args: argparse.Namespace) -> int:
         gpu_count=args.count if args.card else None, region=args.region.upper() if args.region else None,
     )
     answer = build_answer(request, catalog, billing=args.billing, coin=args.coin)
+    if args.chart and not answer.error:
+        write_chart(answer, args.lang, args.chart)
     return print_answer(answer, args.json, args.lang, details=args.details)
+
+
+def write_chart(answer: Answer, lang: str, path: str) -> None:
+    """--chart FILE.png: matplotlib is imported here only, so no other command pays for it."""
+    from bot.chart import chart_data, render_png
+
+    try:
+        with open(path, "wb") as handle:
+            handle.write(render_png(chart_data(answer, lang)))
+    except OSError as exc:
+        raise CliError(f"cannot write the chart to {path}: {exc.strerror or exc}") from None
 
 
 def print_answer(answer: Answer, as_json: bool, lang: str = "en", *, details: bool = False) -> int:

@@ -32,6 +32,7 @@ class Settings(BaseSettings):
     rate_limit_window_s: float = Field(default=10.0, gt=0)
     catalog_watch_s: float = Field(default=60.0, gt=0)
     send_rate_per_s: float = Field(default=30.0, gt=0, description="overall outgoing messages per second")
+    chart_dir: str = Field(default="var", description="where the terminal chat writes a chart button's PNG")
 
     @field_validator("bot_token")
     @classmethod

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from bot.callbacks import AnswerButton, CoinButton, ExampleButton, within_limit
+from bot.callbacks import AnswerButton, ChartButton, CoinButton, ExampleButton, within_limit
 from bot.caller import Caller, UserInfo
 from bot.catalog_service import CatalogHolder, ReloadOutcome
 from bot.config import Settings
@@ -203,6 +203,8 @@ class Conversation:
                             data=within_limit(CoinButton(lang, None, payload).encode())),
                      Button(t(lang, "button.less" if details else "button.details"),
                             data=within_limit(AnswerButton(not details, lang, payload).encode()))]
+            if answer.requirement is not None:  # a sizing answer: its picture (bot/chart.py)
+                tools.append(Button(t(lang, "chart.button"), data=within_limit(ChartButton(lang, payload).encode())))
             rows.append([b for b in tools if b.data])
         return [row for row in rows if row]
 

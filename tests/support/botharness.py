@@ -72,6 +72,8 @@ class RecordingRequest(BaseRequest):
                     params[key] = json.loads(value)
                 except (TypeError, ValueError):
                     params[key] = value
+            for key, (_, content, _) in request_data.multipart_data.items():  # an upload (sendPhoto): its bytes
+                params[key] = content
         queued = self.failures.get(api_method)
         if queued:
             failure = queued.pop(0)
@@ -87,10 +89,14 @@ class RecordingRequest(BaseRequest):
         if method == "getMe":
             return {"id": BOT_ID, "is_bot": True, "first_name": "Cardfit", "username": BOT_USERNAME,
                     "can_join_groups": True, "can_read_all_group_messages": False, "supports_inline_queries": True}
-        if method in ("sendMessage", "editMessageText"):
+        if method in ("sendMessage", "editMessageText", "sendPhoto"):
             message = {"message_id": params.get("message_id") or next(self._message_ids), "date": int(time.time()),
                        "chat": {"id": params.get("chat_id", 0), "type": "private"}, "text": params.get("text", ""),
                        "from": {"id": BOT_ID, "is_bot": True, "first_name": "Cardfit"}}
+            if method == "sendPhoto":
+                message.pop("text")
+                message["photo"] = [{"file_id": "photo-1", "file_unique_id": "p1", "width": 900, "height": 480}]
+                message["caption"] = params.get("caption", "")
             if "reply_markup" in params:
                 message["reply_markup"] = params["reply_markup"]
             return message
