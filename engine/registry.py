@@ -14,6 +14,7 @@ from catalog.names import normalize_name
 
 REGISTRY_DIR = Path(__file__).resolve().parent / "data" / "models"
 LANGUAGE_KINDS = ("llm", "vlm")  # decode token by token with a KV cache; diffusion/text-encoder/speech do not
+_DTYPE_NAMES = {"bfloat16": "BF16", "float16": "FP16", "float32": "FP32"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +132,25 @@ class ModelShape:
         if self.is_mla:
             return True
         return self.kv_heads is not None and self.head_dim is not None
+
+    @property
+    def weights_format(self) -> str | None:
+        """The format the model is released in: a natively quantized one (FP8, MXFP4) or the config's dtype."""
+        if self.published_format:
+            return self.published_format.upper()
+        return _DTYPE_NAMES.get(self.torch_dtype or "", self.torch_dtype.upper() if self.torch_dtype else None)
+
+    def listing(self) -> dict[str, object]:
+        """The model as `cardfit models --json` lists it (plain data; front ends word it)."""
+        published = self.published_weights
+        return {
+            "id": self.id, "name": self.name, "family": self.family, "generation": self.generation, "kind": self.kind,
+            "hf_id": self.hf_id, "hf_ids": list(self.hf_ids), "params_b": self.params_b,
+            "params_exact_b": self.params_exact_b, "active_params_b": self.active_params_b,
+            "context_max": self.context_max, "weights_format": self.weights_format,
+            "published_weights": {"format": published.format, "gb": published.gb} if published else None,
+            "quantized": [{"hf_id": repo.hf_id, "quant": repo.quant, "gb": repo.gb} for repo in self.quantized],
+        }
 
     def summary(self) -> ShapeSummary:
         """The attention shape as data (what the KV cache formula multiplies); front ends word it."""
