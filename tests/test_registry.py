@@ -12,6 +12,7 @@ from bot.cli import main
 from catalog.loader import load_catalog
 from catalog.names import normalize_name
 from engine.answer import build_answer
+from engine.parse import parse
 from engine.registry import REGISTRY_DIR, build_registry, default_registry, load_entries
 from engine.sizing import SizeRequest, kv_cache
 
@@ -200,3 +201,19 @@ def test_cardfit_models_json_and_no_match(capsys):
     assert "no model matches 'zzz-unknown'" in capsys.readouterr().out
     assert main(["models", "--json", "--search", "zzz-unknown"]) == 0
     assert json.loads(capsys.readouterr().out) == []
+
+
+# -- the new names reach the parser (issue #10's quoted defects) -----------------------------------------------
+
+@pytest.mark.parametrize("text, model_id", [
+    ("deepseek r1 distill qwen 7b", "deepseek-r1-distill-qwen-7b"),  # was DeepSeek-R1 671B
+    ("deepseek-r1-distill-qwen-32b in 4 bit", "deepseek-r1-distill-qwen-32b"),
+    ("Phi-3-medium-128k", "phi-3-medium-128k"),  # was Phi-3 Mini 4K
+    ("Qwen3-Coder-30B-A3B-Instruct", "qwen3-coder-30b-a3b"),  # was Qwen2.5 Coder 32B
+    ("qwen2.5 vl 7b", "qwen2.5-vl-7b"),  # was Qwen2.5 7B
+    ("llama 4 maverick at fp8", "llama-4-maverick"),
+    ("Qwen/Qwen2.5-72B-Instruct on two 4090s", "qwen2.5-72b"),
+])
+def test_new_registry_names_are_read_exactly(text, model_id, bundled_vocabulary):
+    result = parse(text, bundled_vocabulary)
+    assert result.matched_model == model_id and result.model_note is None, text
