@@ -94,6 +94,7 @@ class ModelShape:
     attention_chunk_size: int | None = None  # Llama 4 chunked local attention (also its sliding_window cap)
     indexer_cache: IndexerCache | None = None
     context_note: str = ""
+    note: str = ""  # what else a reader of this entry should know (the research's caveats)
     published_format: str | None = None  # natively quantized format even where its size was not read
     quantized: tuple[QuantizedRepo, ...] = ()
 
@@ -372,6 +373,7 @@ def _shape_from_entry(entry: dict[str, Any]) -> ModelShape:
         attention_chunk_size=_optional_int(entry.get("attention_chunk_size")),
         indexer_cache=_indexer(entry),
         context_note=str(entry.get("context_note") or ""),
+        note=str(entry.get("note") or ""),
         published_format=published_format,
         quantized=_quantized(entry),
     )
