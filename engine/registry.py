@@ -410,9 +410,9 @@ def build_registry(entries: list[dict[str, Any]]) -> Registry:
                     quantized_by_key[normalize_name(key)] = (model, repo)
     for model in models:
         for variant in model.variants:
-            other = by_key.get(normalize_name(variant))
-            if other is not None:
-                raise ValueError(f"model registry: variant {variant!r} of {model.id} is a name of {other.id}")
+            named_model = by_key.get(normalize_name(variant))
+            if named_model is not None:
+                raise ValueError(f"model registry: variant {variant!r} of {model.id} is a name of {named_model.id}")
     return Registry(models, by_key, quantized_by_key)
 
 
