@@ -75,8 +75,9 @@ class ModelShape:
     published_weights: PublishedWeights | None = None
     context_max: int | None = None
     aliases: tuple[str, ...] = ()
-    # Other releases with this exact shape ("DeepSeek-V3.1" for DeepSeek-V3): the parser sizes them as this
-    # model and says so; they are no aliases (Registry.get does not know them).
+    # Other releases with this exact shape that have no entry of their own (a registry without DeepSeek-V3.1
+    # could list it under DeepSeek-V3): the parser sizes them as this model and says so; they are no aliases
+    # (Registry.get does not know them). The bundled entries list none today: each release has its own entry.
     variants: tuple[str, ...] = ()
     source: str = ""
     typical_size_b: float | None = None  # set for a seed "typical shape" standing in for a bare size

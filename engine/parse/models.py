@@ -20,8 +20,9 @@ Model matching (registry ids, names and aliases, compared the way `catalog.names
 Both only ever match a model whose names agree with the whole name as typed (`engine.parse.names`): "deepseek r1"
 in "deepseek r1 distill qwen 7b", "v3" in "whisper large v3", "phi-3" in "phi-3 medium" are no match; a family
 word ("mistral") with a distinguishing word ("large") is the model of that family that has it.
-3. Same-shape releases: a registry entry's `variants` ("DeepSeek-V3.1" of DeepSeek-V3) match like names and are
-   sized as the entry, with the note model_variant "DeepSeek-V3.1 sized as DeepSeek-V3 (same architecture)".
+3. Same-shape releases: a registry entry's `variants` (releases without an entry of their own, e.g. "DeepSeek-V3.1"
+   in a registry that lists only DeepSeek-V3) match like names and are sized as the entry, with the note
+   model_variant "DeepSeek-V3.1 sized as DeepSeek-V3 (same architecture)".
 4. Unknown names: a family word (the registry's, or words.UNLISTED_FAMILIES: "kimi", "glm") with more name after
    it that no model agrees with is a model nobody knows (`resolve_unknown`): with a size in the text it is sized
    as a generic model of that size (note unknown_model_sized); without one the parser asks for the size, naming

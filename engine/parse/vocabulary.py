@@ -65,7 +65,7 @@ class ModelNames:
         # What each model's names are made of ("qwen", "2.5", "coder", "32b"): a typed name must agree with it
         self.pieces: Mapping[str, frozenset[str]] = {
             model.id: name_pieces((*_names(model), model.family)) for model in registry.models}
-        # Other releases of the same shape ("DeepSeek-V3.1"): flat key -> (model, the release's name)
+        # Other releases of the same shape without an entry of their own: flat key -> (model, the release's name)
         self.variants: Mapping[str, tuple[ModelShape, str]] = _variant_names(registry)
         self.variant_pieces: Mapping[str, frozenset[str]] = {
             name: name_pieces((name,)) for _model, name in self.variants.values()}
