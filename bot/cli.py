@@ -93,6 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
     announce.add_argument("--lang", choices=("en", "de"), default="en")
     sub.add_parser("health", help="exit 0 when configuration, catalog and store are usable (Docker HEALTHCHECK)")
 
+    models = sub.add_parser("models", help="list the models the registry knows (id, params, context, formats)")
+    models.add_argument("--search", metavar="TEXT", nargs="+",
+                        help="only models whose names or repo ids contain every word")
+    models.add_argument("--json", action="store_true")
+    models.set_defaults(handler=cmd_models)
+
     catalog = sub.add_parser("catalog", help="catalog tools")
     catalog_sub = catalog.add_subparsers(dest="catalog_command", required=True, parser_class=_Parser)
     check = catalog_sub.add_parser("check", help="validate a catalog YAML file")
@@ -160,6 +166,32 @@ def print_answer(answer: Answer, as_json: bool, lang: str = "en", *, details: bo
     if answer.error:
         print(f"cardfit: {answer.error}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    return EXIT_OK
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    """`cardfit models [--search TEXT] [--json]`: the registry's models, one line each (or a JSON list)."""
+    from engine.registry import default_registry
+
+    registry = default_registry()
+    text = " ".join(args.search or ())
+    found = registry.search(text) if text else registry.models
+    if args.json:
+        print(json.dumps([model.listing() for model in found], ensure_ascii=False))
+        return EXIT_OK
+    if not found:
+        print(f"no model matches {text!r}; `cardfit models` lists all {len(registry)}")
+        return EXIT_OK
+    for model in found:
+        formats = [model.weights_format or "-"]
+        if model.published_weights:
+            formats[0] += f" {model.published_weights.gb:g} GB"
+        for repo in model.quantized:
+            quant = repo.quant.upper().replace("GGUF_", "GGUF ")
+            formats.append(f"{quant} {repo.gb:g} GB" if repo.gb else quant)
+        context = f"{model.context_max:,}" if model.context_max else "-"
+        print(f"{model.id:<30} {model.name:<34} {model.params_b:>8g}B {context:>10}  {', '.join(formats)}")
+    print(f"{len(found)} of {len(registry)} models")
     return EXIT_OK
 
 

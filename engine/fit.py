@@ -244,7 +244,7 @@ def _layout(card: Card, count: int, requirement: Requirement, resolved: Resolved
 
 def _decodes(resolved: ResolvedRequest) -> bool:
     """Token-by-token decoding (and so a decode ceiling) is an LLM inference thing; FLUX denoises instead."""
-    return resolved.workload == "inference" and resolved.shape.kind == "llm"
+    return resolved.workload == "inference" and resolved.shape.is_language_model
 
 
 def _needs_fp8_hardware(resolved: ResolvedRequest) -> bool:

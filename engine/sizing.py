@@ -439,7 +439,7 @@ def _frozen_base(resolved: ResolvedRequest) -> Component:
 
 
 def _kv_unknown(shape: ModelShape) -> tuple[Note, ...]:
-    if shape.kind != "llm":
+    if not shape.is_language_model:
         return ()  # a diffusion transformer has no KV cache: nothing is missing
     return (Note(f"KV cache not included: the attention shape of {shape.name} is not published", "kv_unknown",
                  model=shape.name),)
