@@ -228,3 +228,25 @@ def default_registry() -> Registry:
     with REGISTRY_PATH.open(encoding="utf-8") as handle:
         data = yaml.safe_load(handle)
     return build_registry(data["models"])
+
+
+@lru_cache(maxsize=1)
+def _hf_repos() -> dict[str, str]:
+    """Registry id -> the `hf_repo` of its bundled entry (Contract v2 `hf_id`; ModelShape does not carry it)."""
+    with REGISTRY_PATH.open(encoding="utf-8") as handle:
+        data = yaml.safe_load(handle)
+    return {str(entry["id"]): str(entry["hf_repo"]) for entry in data["models"] if entry.get("hf_repo")}
+
+
+def hf_repo(model_id: str) -> str | None:
+    """The Hugging Face repo of a bundled registry model, or None."""
+    return _hf_repos().get(model_id)
+
+
+def find_hf_repo(registry: Registry, repo_id: str) -> ModelShape | None:
+    """A model by its Hugging Face repo id ("meta-llama/Llama-3.1-70B-Instruct"), case-insensitively."""
+    wanted = repo_id.strip().lower()
+    for model_id, repo in _hf_repos().items():
+        if repo.lower() == wanted:
+            return registry.get(model_id)
+    return None
