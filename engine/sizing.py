@@ -232,7 +232,7 @@ def resolve(request: SizeRequest, policy: SizingPolicy, registry: Registry | Non
     precision, weight_bytes = _resolve_precision(request, shape, workload, policy, notes)
     if quant is not None:  # the named format, not the published one, is what the weights are sized in
         precision, weight_bytes = precision if request.precision else quant.label.lower(), quant.bits_per_weight / 8
-        notes[:] = [note for note in notes if note.code != "published"]
+        notes[:] = [note for note in notes if note.code not in ("published", "default_precision")]
     notes.extend(weights_notes(shape, params_b, precision if workload == "inference" else "", quant))
     kv_precision = _resolve_kv_precision(request, policy)
     sequence_matters = _sequence_matters(request, shape, workload, policy)
