@@ -6,7 +6,7 @@ count at the format's body bits, and a note says the embedding and output matric
 """
 from __future__ import annotations
 
-from engine.formats import EXL2_DEFAULT_BPW, WeightFormat, canonical_format
+from engine.formats import EXL2_DEFAULT_BPW, WeightFormat, canonical_format, normalize_format
 from engine.formula import fmt_gb, fmt_num
 from engine.notes import Note
 from engine.registry import ModelShape
@@ -63,8 +63,9 @@ def real_4bit_note(shape: ModelShape, params_b: float) -> Note:
     """For a plain "4-bit"/"int4" answer (the seed's 0.5 B): what a real 4-bit checkpoint of the model weighs."""
     gguf, awq = (find_format(name) for name, _engine in REAL_4BIT)
     gguf_gb, awq_gb = quant_weights_gb(params_b, gguf), quant_weights_gb(params_b, awq)
-    return Note(f"a real 4-bit checkpoint of {shape.name} weighs more than 0.5 B per parameter: {gguf.label} "
-                f"{fmt_gb(gguf_gb)} (llama.cpp), {awq.label} {fmt_gb(awq_gb)} (vLLM)", "real_4bit",
+    return Note(f"a real 4-bit checkpoint of {shape.name} weighs more than 0.5 B per parameter: about {gguf.label} "
+                f"{fmt_gb(gguf_gb)} (llama.cpp) or {awq.label} {fmt_gb(awq_gb)} (vLLM), embedding matrices "
+                "approximated", "real_4bit",
                 model=shape.name, gguf=gguf.label, gguf_gb=gguf_gb, awq=awq.label, awq_gb=awq_gb)
 
 
@@ -79,6 +80,20 @@ def request_format(name: str | None, workload: str, notes: list[Note]) -> Weight
                           format=fmt.label, workload=workload))
         return None
     return fmt
+
+
+def quant_precision(plain: str | None, shape: ModelShape, fmt: WeightFormat,
+                    notes: list[Note]) -> tuple[str, float | None]:
+    """The precision and bytes per parameter of weights in a named format (`plain`: the seed precision the user's
+    word also was). A model published in that very format keeps its published size (bytes None, as in
+    engine.sizing); otherwise the default-precision and published notes no longer apply."""
+    notes[:] = [note for note in notes if note.code not in ("published", "default_precision")]
+    published = shape.published_weights
+    if published is not None and normalize_format(published.format) == normalize_format(fmt.name):
+        notes.append(Note(f"weights as published: {fmt_gb(published.gb)} ({published.format.upper()})",
+                          "published", weights_gb=published.gb, format=published.format.upper()))
+        return published.format, None
+    return plain or fmt.label.lower(), fmt.bits_per_weight / 8
 
 
 def weights_notes(shape: ModelShape, params_b: float, precision: str, fmt: WeightFormat | None) -> list[Note]:

@@ -13,7 +13,7 @@ from catalog.schema import SizingPolicy
 from engine.formats import WeightFormat
 from engine.formula import FormulaValue, english_formula, fmt_gb, fmt_num
 from engine.notes import Note
-from engine.quant import UnknownFormat, quant_name, quant_weights_gb, request_format, weights_notes
+from engine.quant import UnknownFormat, quant_name, quant_precision, quant_weights_gb, request_format, weights_notes
 from engine.registry import ModelShape, Registry, default_registry, hf_repo, typical_shape
 
 GB = 1e9
@@ -230,10 +230,10 @@ def resolve(request: SizeRequest, policy: SizingPolicy, registry: Registry | Non
     except UnknownFormat as exc:
         raise SizingError(str(exc)) from None
     precision, weight_bytes = _resolve_precision(request, shape, workload, policy, notes)
-    if quant is not None:  # the named format, not the published one, is what the weights are sized in
-        precision, weight_bytes = precision if request.precision else quant.label.lower(), quant.bits_per_weight / 8
-        notes[:] = [note for note in notes if note.code not in ("published", "default_precision")]
-    notes.extend(weights_notes(shape, params_b, precision if workload == "inference" else "", quant))
+    if quant is not None:
+        precision, weight_bytes = quant_precision(request.precision and precision, shape, quant, notes)
+    notes.extend(weights_notes(shape, params_b, precision if workload == "inference" else "",
+                               quant if weight_bytes is not None else None))
     kv_precision = _resolve_kv_precision(request, policy)
     sequence_matters = _sequence_matters(request, shape, workload, policy)
     context_tokens, batch = _resolve_sequence(request, shape, workload, policy, sequence_matters, notes)
@@ -438,7 +438,7 @@ def kv_bytes_per_token(shape: ModelShape, kv_bytes: float = 2) -> float | None:
 
 def _weights(resolved: ResolvedRequest) -> Component:
     shape = resolved.shape
-    if resolved.quant is not None:  # engine.quant: the format's real bits, scales included (docs/formats.md)
+    if resolved.quant is not None and resolved.weight_bytes is not None:  # real bits, scales included (engine.quant)
         gb = quant_weights_gb(resolved.params_b, resolved.quant)
         return Component.of("weights", gb, "weights_quant", params=resolved.params_b,
                             bits=resolved.quant.bits_per_weight, format=resolved.quant.label, weights_gb=gb)

@@ -157,3 +157,14 @@ def test_canonical_names_resolve_back():
     for name in ("q4_k_m", "awq", "bnb_nf4", "mxfp4", "fp8_dynamic"):
         fmt = canonical_format(name)
         assert fmt is not None and fmt.name == name
+
+
+def test_a_model_published_in_the_named_format_keeps_its_published_size():
+    shape = default_registry().get("gpt-oss-120b")
+    assert shape is not None and shape.published_weights is not None
+    answer = _asked("gpt-oss-120b in MXFP4")
+    weights = answer.requirement.component("weights")
+    assert (weights.code, weights.gb) == ("weights_published", shape.published_weights.gb)
+    assert answer.to_json()["request"]["quant"] == "mxfp4"
+    other = _asked("gpt-oss-120b Q4_K_M")
+    assert other.requirement.component("weights").gb == pytest.approx(shape.params_b * 4.803 / 8)
