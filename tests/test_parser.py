@@ -965,3 +965,14 @@ def test_ordinary_words_after_a_family_word_are_no_model(bundled_vocabulary):
     # a count after a model name is a count, not a version
     result = parse("deepseek r1 8 h200", bundled_vocabulary)
     assert result.matched_model == "deepseek-r1" and result.request.gpu_count == 8
+
+
+@pytest.mark.parametrize("text, precision, quant, ignored", [
+    # a format and a precision are one value: the first one named wins, the other is listed (issue #10)
+    ("70B bf16 q5_k_m", "bf16", None, ["q5_k_m"]), ("70B q5_k_m bf16", None, "q5_k_m", ["bf16"]),
+    ("70B q4_k_m q5_k_m", "int4", "q4_k_m", ["q5_k_m"]), ("70B int4 awq", "int4", "awq", []),
+    ("70B awq bf16", "int4", "awq", ["bf16"]),
+])
+def test_format_and_precision_first_one_wins(text, precision, quant, ignored, bundled_vocabulary):
+    request = parse(text, bundled_vocabulary).request
+    assert (request.precision, request.quant, request.ignored) == (precision, quant, ignored)

@@ -144,6 +144,9 @@ class Draft:
     def set_precision(self, value: str, written: str, note: str | None) -> None:
         if value == UNSIZED:
             raise BadValue(precision_error(shown(written)))
+        if self.quant is not None and self.precision is None:  # "q5_k_m ... bf16": the format came first
+            self.ignored.append(written.lower())
+            return
         if self.precision is None:
             self.precision = value
             if note:
@@ -152,15 +155,17 @@ class Draft:
             self.ignored.append(written.lower())
 
     def set_format(self, precision: str | None, quant: str, written: str, note: str | None = None) -> None:
-        """A named format ('Q4_K_M', 'awq'); `precision` the seed precision the word also is (awq: int4), or None."""
+        """A named format ('Q4_K_M', 'awq'); `precision` the seed precision the word also is (awq: int4), or None.
+        Format and precision are one value: a format after another format or another precision is ignored."""
+        if self.quant is not None or (self.precision is not None and self.precision != precision):
+            if self.quant != quant:
+                self.ignored.append(written.lower())
+            return
+        self.quant = quant
         if precision is not None:
-            self.set_precision(precision, written, None)
-        if self.quant is None:
-            self.quant = quant
-            if note:
-                self.assumed.append(note)
-        elif self.quant != quant:
-            self.ignored.append(written.lower())
+            self.precision = precision
+        if note:
+            self.assumed.append(note)
 
     def set_kv_precision(self, value: str, written: str) -> None:
         if value not in KV_PRECISION_BYTES:
