@@ -16,6 +16,8 @@ from catalog.loader import CatalogError, LoadedCatalog, load_catalog
 from catalog.schema import Catalog
 from engine.answer import Answer, build_answer
 from engine.parse import Vocabulary, parse
+from engine.quant import canonical_quant
+from engine.registry import default_registry, find_hf_repo
 from engine.sizing import WORKLOADS, SizeRequest
 
 if TYPE_CHECKING:
@@ -59,9 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     size = sub.add_parser("size", help="size a model from flags")
     size.add_argument("--catalog", default="gpurenthub", help="bundled catalog name or YAML path")
     what = size.add_mutually_exclusive_group(required=True)
-    what.add_argument("--model", help="registry id, e.g. llama-3.1-70b")
+    what.add_argument("--model", help="registry id or Hugging Face repo, e.g. llama-3.1-70b, meta-llama/Llama-3.1-70B")
     what.add_argument("--params", type=_number, help="parameters in billions, e.g. 70")
     size.add_argument("--precision")
+    size.add_argument("--quant", help="weight format with its real size: q4_k_m, q8_0, iq4_xs, awq, gptq, exl2:4.65, "
+                                      "nf4, fp8, mxfp4, nvfp4 (docs/formats.md)")
     size.add_argument("--kv-precision")
     size.add_argument("--context", type=_positive_int)
     size.add_argument("--batch", type=_positive_int)
@@ -136,10 +140,15 @@ def cmd_size(args: argparse.Namespace) -> int:
                        f"({'use ' + ', '.join(regions) if regions else 'it publishes no regions'})")
     if args.coin and args.coin.upper() not in catalog.coins:
         raise CliError(f"{catalog.provider} does not take {args.coin!r} (use {', '.join(catalog.coins)})")
+    quant = canonical_quant(args.quant) if args.quant else None
+    if args.quant and quant is None:
+        raise CliError(f"unknown weight format {args.quant!r} (e.g. q4_k_m, q8_0, iq4_xs, awq, gptq, exl2:4.65, nf4, "
+                       "fp8, mxfp4, nvfp4)")
     request = SizeRequest(
-        model=args.model, params_b=args.params, precision=args.precision, kv_precision=args.kv_precision,
+        model=_model_id(args.model), params_b=args.params, precision=args.precision, kv_precision=args.kv_precision,
         context_tokens=args.context, batch=args.batch, workload=args.workload, card=args.card,
         gpu_count=args.count if args.card else None, region=args.region.upper() if args.region else None,
+        quant=quant,
     )
     answer = build_answer(request, catalog, billing=args.billing, coin=args.coin)
     if args.chart and not answer.error:
@@ -156,6 +165,18 @@ def write_chart(answer: Answer, lang: str, path: str) -> None:
             handle.write(render_png(chart_data(answer, lang)))
     except OSError as exc:
         raise CliError(f"cannot write the chart to {path}: {exc.strerror or exc}") from None
+
+
+def _model_id(model: str | None) -> str | None:
+    """--model as a registry id or alias, else as a Hugging Face repo id (case-insensitive); else as given (the
+    engine then says it does not know it)."""
+    if not model:
+        return model
+    registry = default_registry()
+    if registry.get(model) is not None:
+        return model
+    found = find_hf_repo(registry, model)
+    return found.id if found is not None else model
 
 
 def print_answer(answer: Answer, as_json: bool, lang: str = "en", *, details: bool = False) -> int:

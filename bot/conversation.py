@@ -184,7 +184,8 @@ class Conversation:
         resolved = answer.resolved
         if payload and resolved is not None:
             if resolved.workload in ("inference", "lora"):
-                rows.append(_toggle_row(request, "precision", PRECISION_TOGGLES, resolved.precision, details, lang))
+                current = resolved.precision if resolved.quant is None else None  # a named format is no toggle
+                rows.append(_toggle_row(request, "precision", PRECISION_TOGGLES, current, details, lang))
             if resolved.workload == "inference":
                 rows.append(_toggle_row(request, "context_tokens", CONTEXT_TOGGLES, resolved.context_tokens, details,
                                         lang))
@@ -536,6 +537,8 @@ def _toggle_row(request: SizeRequest, field_name: str, options: Sequence[tuple[A
                 details: bool, lang: str) -> list[Button]:
     row = []
     variant = copy.copy(request)  # one shallow copy, its field set per option: the payload reads fields only
+    if field_name == "precision":
+        variant.quant = None  # a precision button replaces a named format (issue #10), else it would change nothing
     for value, label in options:
         setattr(variant, field_name, value)
         payload = _try_encode(variant)

@@ -28,7 +28,8 @@ def _vram(lang: str, layout: Layout) -> str:
 
 
 def _precision_label(resolved: ResolvedRequest) -> str:
-    return resolved.precision.upper()
+    """The weights' precision, or the named format they are sized in ("Q4_K_M", "EXL2 4.65bpw"; issue #10)."""
+    return resolved.quant.label if resolved.quant is not None else resolved.precision.upper()
 
 
 def localize(lang: str, note: str, *, resolved: ResolvedRequest | None = None) -> str:

@@ -439,3 +439,15 @@ def load_entries(directory: Path = REGISTRY_DIR) -> list[dict[str, Any]]:
 def default_registry() -> Registry:
     """The bundled registry, read once (DESIGN: the engine reads its bundled data at import/first use only)."""
     return build_registry(load_entries())
+
+
+def hf_repo(model_id: str) -> str | None:
+    """The Hugging Face repo of a bundled registry model (Contract v2 `hf_id`), or None."""
+    shape = default_registry().get(model_id)
+    return shape.hf_id if shape is not None and shape.hf_id else None
+
+
+def find_hf_repo(registry: Registry, repo_id: str) -> ModelShape | None:
+    """A model by its Hugging Face repo id ("meta-llama/Llama-3.1-70B-Instruct"), case-insensitively: the registry
+    indexes hf_id, hf_ids and published quantized repos."""
+    return registry.get(repo_id)

@@ -32,7 +32,7 @@ CORPUS = yaml.safe_load(CORPUS_PATH.read_text(encoding="utf-8"))["cases"]
 REQUEST_FIELDS = (
     "model", "params_b", "precision", "kv_precision", "context_tokens", "batch", "workload", "card", "gpu_count",
     "memory_budget_gb", "region", "intent", "billing", "coin", "cheapest", "count_implied", "compare_card",
-    "card_vram_gb",
+    "card_vram_gb", "quant",
 )
 EXPECT_KEYS = set(REQUEST_FIELDS) | {"language", "error", "model_note", "notes", "error_code"}
 # A case about a model the registry may list later: `expect` is the answer without it (an honest "unknown"),
@@ -231,20 +231,19 @@ def test_second_card_and_conflicting_precision_are_reported(bundled_vocabulary):
     assert "a100" in result.request.ignored
 
 
-def test_unknown_quantization_is_an_error_not_a_default(bundled_vocabulary):
-    # q5_k_m used to fall back to the default BF16 with only an "ignored" entry: now the user is told
-    result = parse("70B q5_k_m", bundled_vocabulary)
+def test_a_width_no_format_has_is_an_error_not_a_default(bundled_vocabulary):
+    # q5_k_m is a format since issue #10 (test_named_formats_set_quant); a width nobody stores stays an error
+    result = parse("70B 5bit", bundled_vocabulary)
     assert result.request is None
-    assert result.error == "q5_k_m is not a precision Cardfit sizes: use fp32, bf16, fp16, fp8, int8 or int4"
-    assert (result.error.code, result.error.values) == ("parse_precision", {"written": "q5_k_m"})
+    assert result.error == "5bit is not a precision Cardfit sizes: use fp32, bf16, fp16, fp8, int8 or int4"
+    assert (result.error.code, result.error.values) == ("parse_precision", {"written": "5bit"})
 
 
 @pytest.mark.parametrize("text, written", [
-    ("70B 3-bit", "3-bit"), ("70B 2 bit", "2 bit"), ("70B 5bit", "5bit"), ("70B 6 Bit", "6 Bit"),
-    ("70B exl2 4.5bpw", "4.5bpw"), ("70B 4.65 bpw", "4.65 bpw"), ("70B q3_k_s", "q3_k_s"), ("70B q2_k", "q2_k"),
-    ("70B Q6_K", "Q6_K"), ("70B q5_0", "q5_0"), ("70B iq2_xxs", "iq2_xxs"), ("70B fp6", "fp6"), ("70B FP6", "FP6"),
+    # issue #10: 3-bit, 2 bit, 4.5bpw, 4.65 bpw, q3_k_s, q2_k, Q6_K, q5_0, iq2_xxs and 1.58 bit are formats now
+    ("70B 5bit", "5bit"), ("70B 6 Bit", "6 Bit"), ("70B 4.5 bit", "4.5 bit"), ("70B fp6", "fp6"), ("70B FP6", "FP6"),
     ("70B int2", "int2"), ("70B mxfp6", "mxfp6"), ("70B float64", "float64"), ("70B int 3", "int 3"),
-    ("70B 1.58 bit", "1.58 bit"), ("70B w2a16", "w2a16"), ("Llama 3.1 70B in 3-bit", "3-bit"),
+    ("70B w2a16", "w2a16"), ("Llama 3.1 70B in 5-bit", "5-bit"),
 ])
 def test_unsized_precisions_are_errors(text, written, bundled_vocabulary):
     result = parse(text, bundled_vocabulary)
@@ -295,6 +294,42 @@ def test_fp4_is_sized_as_4_bit_with_a_note(bundled_vocabulary):
     request = parse("70B in MXFP4", bundled_vocabulary).request
     assert request.precision == "int4"
     assert any("MXFP4" in entry for entry in request.assumed)
+    assert request.quant == "mxfp4"  # issue #10: and sized with its real 4.25 bits
+
+
+@pytest.mark.parametrize("text, quant, precision", [
+    # the quoted defects of issue #10: each one used to be refused or sized at 0.5 B
+    ("Llama 3.1 70B Q4_K_M", "q4_k_m", "int4"), ("70B q5_k_m", "q5_k_m", None), ("70B Q6_K", "q6_k", None),
+    ("70B 2-bit", "q2_k", None), ("70B 3-bit", "q3_k_m", None), ("70B 3 bit", "q3_k_m", None),
+    ("70B 1.58 bit", "iq1_s", None), ("70B 1.58-bit", "iq1_s", None), ("70B EXL2 4.65bpw", "exl2:4.65", None),
+    ("70B 4.65 bpw", "exl2:4.65", None), ("70B 4.65bpw exl2", "exl2:4.65", None), ("70B exl2", "exl2:4.125", None),
+    ("70B iq4_xs", "iq4_xs", "int4"), ("70B q3_k_s", "q3_k_s", None), ("70B q2_k", "q2_k", None),
+    ("70B q5_0", "q5_0", None), ("70B iq2_xxs", "iq2_xxs", None), ("70B q8_0", "q8_0", "int8"),
+    ("70B awq", "awq", "int4"), ("70B gptq", "gptq", "int4"), ("70B gptq int8", "gptq_int8", "int8"),
+    ("70B nf4", "bnb_nf4", "int4"), ("70B bnb 4bit", "bnb_nf4", "int4"), ("70B bnb 8bit", "bnb_int8", "int8"),
+    ("70B mxfp4", "mxfp4", "int4"), ("70B nvfp4", "nvfp4", "int4"), ("70B w4a16", "w4a16", "int4"),
+    ("llama3.1:70b-instruct-q4_K_M", "q4_k_m", "int4"), ("qwen2.5:72b-instruct-q5_K_M", "q5_k_m", None),
+])
+def test_named_formats_set_quant(text, quant, precision, bundled_vocabulary):
+    result = parse(text, bundled_vocabulary)
+    assert result.request is not None, result.error
+    assert (result.request.quant, result.request.precision) == (quant, precision)
+    assert result.request.ignored == []
+
+
+@pytest.mark.parametrize("text, precision", [
+    ("70B int4", "int4"), ("70B 4-bit", "int4"), ("70B 4bit", "int4"), ("70B q4", "int4"), ("70B q8", "int8"),
+    ("70B 8-bit", "int8"), ("70B fp8", "fp8"), ("70B int8", "int8"), ("70B bf16", "bf16"), ("70B fp32", "fp32"),
+    ("70B 4bpw", "int4"), ("70B 8.0 bpw", "int8"), ("70B 16-bit", "bf16"),
+])
+def test_seed_precisions_stay_precisions(text, precision, bundled_vocabulary):
+    request = parse(text, bundled_vocabulary).request
+    assert request is not None and (request.precision, request.quant) == (precision, None)
+
+
+def test_bnb_alone_is_still_the_coin(bundled_vocabulary):
+    request = parse("70B, pay in BNB", bundled_vocabulary).request
+    assert request is not None and request.coin == "BNB" and request.quant is None
 
 
 def test_gib_budget_is_converted_and_noted(bundled_vocabulary):
@@ -693,7 +728,7 @@ def test_region_names_can_be_given():
     ("70B on 100 GPUs", "parse_gpu_count_range", {"written": "100", "max_count": 64}),
     ("70B on 1.5 GPUs", "parse_gpu_count_whole", {"written": "1.5"}),
     ("70B in 0 GB", "parse_budget_range", {"written": "0 GB"}),
-    ("70B 3-bit", "parse_precision", {"written": "3-bit"}),
+    ("70B 5-bit", "parse_precision", {"written": "5-bit"}),
 ])
 def test_errors_are_notes_with_codes_and_values(text, code, values, bundled_vocabulary):
     error = parse(text, bundled_vocabulary).error
@@ -716,7 +751,7 @@ def test_ambiguous_with_many_candidates_says_how_many_more():
 
 def test_every_error_code_is_reachable_and_listed(bundled_vocabulary):
     texts = ["-7B", "llama 3.1", "70b context 0", "70B 20M", "70b batch 0", "70B on 0x H100", "70B on 1.5 GPUs",
-             "70B in 0 GB", "70B 3-bit", "deepseek v2.5", "Baichuan 2", "Llama 5 17B-16E", "0.0000001B"]
+             "70B in 0 GB", "70B 5-bit", "deepseek v2.5", "Baichuan 2", "Llama 5 17B-16E", "0.0000001B"]
     codes = {parse(text, bundled_vocabulary).error.code for text in texts}
     codes.add("parse_ambiguous_more")  # test_ambiguous_with_many_candidates_says_how_many_more
     assert codes == ERROR_CODES
@@ -962,3 +997,14 @@ def test_ordinary_words_after_a_family_word_are_no_model(bundled_vocabulary):
     # a count after a model name is a count, not a version
     result = parse("deepseek r1 8 h200", bundled_vocabulary)
     assert result.matched_model == "deepseek-r1" and result.request.gpu_count == 8
+
+
+@pytest.mark.parametrize("text, precision, quant, ignored", [
+    # a format and a precision are one value: the first one named wins, the other is listed (issue #10)
+    ("70B bf16 q5_k_m", "bf16", None, ["q5_k_m"]), ("70B q5_k_m bf16", None, "q5_k_m", ["bf16"]),
+    ("70B q4_k_m q5_k_m", "int4", "q4_k_m", ["q5_k_m"]), ("70B int4 awq", "int4", "awq", []),
+    ("70B awq bf16", "int4", "awq", ["bf16"]),
+])
+def test_format_and_precision_first_one_wins(text, precision, quant, ignored, bundled_vocabulary):
+    request = parse(text, bundled_vocabulary).request
+    assert (request.precision, request.quant, request.ignored) == (precision, quant, ignored)
