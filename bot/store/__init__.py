@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.store.alerts import ALERT_OUTCOMES, AlertProgress, AlertRepository, QueuedAlert
-from bot.store.announcements import AnnouncedVersion, Announcement, AnnouncementRepository
+from bot.store.announcements import AnnouncedVersion, Announcement, AnnouncementRepository, PartState
 from bot.store.database import Database
 from bot.store.schema import MIGRATIONS, migrate, split_sql_script
 from bot.store.subscriptions import Subscriber, Subscription, SubscriptionRepository
@@ -12,7 +12,7 @@ from bot.store.users import PREFERENCE_FIELDS, Preferences, UserRepository
 
 __all__ = [
     "ALERT_OUTCOMES", "MIGRATIONS", "PREFERENCE_FIELDS", "AlertProgress", "AnnouncedVersion", "Announcement",
-    "Preferences", "QueuedAlert", "Store", "Subscriber", "Subscription", "split_sql_script",
+    "PartState", "Preferences", "QueuedAlert", "Store", "Subscriber", "Subscription", "split_sql_script",
 ]
 
 
