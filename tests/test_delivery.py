@@ -245,6 +245,46 @@ async def test_a_file_still_being_written_is_not_taken(tmp_path, catalog_file):
         await store.close()
 
 
+async def test_rewriting_the_file_in_place_while_the_watch_job_polls_posts_each_edit_once(tmp_path, catalog_file):
+    """The issue's measurement: six in-place rewrites, written in chunks, while the watch job polls. Without the
+    settle delay (catalog_settle_s=0) this run posted 15-26 announcements here, several falsely "no longer
+    offered", and held dozens of previews; with it, exactly one post per edit."""
+    settings = make_settings(tmp_path, catalog_file, announce_auto=True, catalog_settle_s=0.3)
+    store = await Store.open(settings.db)
+    sender = Sender()
+    holder = CatalogHolder(load_catalog(str(catalog_file)))
+    announcer = Announcer(settings, holder, store, sender)
+    writing = True
+
+    async def watch():
+        while writing:
+            await announcer.check()
+            await asyncio.sleep(0.01)
+
+    try:
+        await announcer.ensure_baseline()
+        poller = asyncio.create_task(watch())
+        for price in (231, 232, 233, 234, 235, 236):
+            edit(catalog_file, set_price("a40", price))
+            lines = catalog_file.read_bytes().split(b"\n")
+            with catalog_file.open("r+b") as handle:  # in place, twelve lines at a time, as a slow writer saves
+                handle.truncate(0)
+                for start in range(0, len(lines), 12):
+                    handle.write(b"\n".join(lines[start:start + 12]) + (b"\n" if start + 12 < len(lines) else b""))
+                    handle.flush()
+                    await asyncio.sleep(0.02)
+            await asyncio.sleep(0.8)  # settle delay + a parse: this edit is posted before the next begins
+        writing = False
+        await poller
+        posts = sender.to(CHANNEL)
+        assert len(posts) == 6 and not [post for post in posts if "No longer offered" in post]
+        assert [f"→ ${price}/month" in post for post, price in zip(posts, range(231, 237), strict=True)] == [True] * 6
+    finally:
+        writing = False
+        await announcer.stop()
+        await store.close()
+
+
 async def test_a_version_that_removes_over_a_third_of_the_cards_waits_for_an_admin_even_with_auto(tmp_path,
                                                                                                  catalog_file):
     settings = make_settings(tmp_path, catalog_file, announce_auto=True)
