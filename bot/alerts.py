@@ -150,9 +150,10 @@ class AlertDelivery:
                         continue  # taken by another sender meanwhile
                     try:
                         status, error = await self._send_alert(alert.user_id, alert.text)
-                    except asyncio.CancelledError:
-                        # Cancelled without an answer: only a forced stop after stop()'s grace period gets here
-                        # (a graceful one lets the send finish); the alert goes back to the queue.
+                    except (asyncio.CancelledError, Exception):
+                        # Cancelled without an answer (a forced stop after stop()'s grace period; a graceful one
+                        # lets the send finish) or not a Telegram answer at all (the HTTP client already shut
+                        # down): the alert goes back to the queue.
                         await self.store.release_alert(alert.id)
                         raise
                     if status is None:
