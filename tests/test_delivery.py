@@ -218,7 +218,7 @@ def valid_prefix(raw: bytes) -> bytes:
 
 
 async def test_a_file_still_being_written_is_not_taken(tmp_path, catalog_file):
-    settings = make_settings(tmp_path, catalog_file, announce_auto=True, catalog_settle_s=0.3)
+    settings = make_settings(tmp_path, catalog_file, announce_auto=True, catalog_settle_s=0.8)
     store = await Store.open(settings.db)
     sender = Sender()
     holder = CatalogHolder(load_catalog(str(catalog_file)))
@@ -229,8 +229,8 @@ async def test_a_file_still_being_written_is_not_taken(tmp_path, catalog_file):
         full = catalog_file.read_bytes()
         catalog_file.write_bytes(valid_prefix(full))  # a writer half-way through rewriting the file in place
 
-        async def finish_writing():
-            await asyncio.sleep(0.1)
+        async def finish_writing():  # well after the first read, well before the second
+            await asyncio.sleep(0.3)
             catalog_file.write_bytes(full)
 
         outcome, _ = await asyncio.gather(announcer.check(), finish_writing())
