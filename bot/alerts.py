@@ -1,15 +1,23 @@
 """Price-alert delivery: which subscribers an announced change reaches (and in which words), the queue, the sends
-one after another under the rate limiter, and the progress message for the admin."""
+one after another under the rate limiter, and the progress message for the admin.
+
+Delivery rule (README "Robustness"): at most once. An alert is claimed ('sending', committed) before its send
+and gets its outcome after; one found 'sending' at a start was cut off between the two and becomes 'unknown':
+counted in the progress message, never resent, since Telegram has no idempotency key to make a resend safe.
+"""
 from __future__ import annotations
 
 import asyncio
 import html
 import logging
+import os
+import signal
 import time
+from collections import Counter
 from typing import Any, Protocol
 
 from telegram import InlineKeyboardMarkup
-from telegram.error import Forbidden, RetryAfter, TelegramError
+from telegram.error import Forbidden, RetryAfter, TelegramError, TimedOut
 
 from bot.config import Settings
 from bot.i18n import fmt_number, fmt_usd, t
@@ -21,6 +29,25 @@ log = logging.getLogger(__name__)
 esc = html.escape
 PROGRESS_EVERY_S = 3.0
 BATCH = 200
+# Test-only (tests/test_crash_delivery.py): CARDFIT_TEST_CRASH_AT=<point>[:<n>] makes the process SIGKILL itself
+# at the n-th (default first) pass of crash_point(<point>): "alert" right after an alert's send and before its
+# record, "part" likewise for a channel part, "announced" after an announcement is recorded and before its
+# preview. Unset in production, where crash_point is one dictionary lookup.
+CRASH_ENV = "CARDFIT_TEST_CRASH_AT"
+_crash_passes: Counter[str] = Counter()
+
+
+def crash_point(name: str) -> None:
+    wanted = os.environ.get(CRASH_ENV)
+    if not wanted:
+        return
+    point, _, nth = wanted.partition(":")
+    if point != name:
+        return
+    _crash_passes[name] += 1
+    if _crash_passes[name] == (int(nth) if nth.isdigit() else 1):
+        log.warning("test crash point %s reached: killing the process", name)
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 class Sender(Protocol):
@@ -83,6 +110,7 @@ class AlertDelivery:
         self.lang = lang
         self._deliver_lock = asyncio.Lock()
         self._delivery: asyncio.Task[dict[int, AlertProgress]] | None = None
+        self._stopping = False
 
     async def queue(self, announcement_id: int, diff: CatalogDiff, catalog: Catalog) -> int:
         """Queue the alerts one posted announcement triggers; returns how many were newly queued."""
@@ -109,7 +137,6 @@ class AlertDelivery:
     async def deliver(self) -> dict[int, AlertProgress]:
         """Send queued alerts one after another under the rate limiter; every outcome is stored at once."""
         async with self._deliver_lock:
-            progress_messages: dict[int, int] = {}  # announcement id -> the admin's progress message id
             last_edit: dict[int, float] = {}
             touched: set[int] = set()
             while True:
@@ -117,17 +144,30 @@ class AlertDelivery:
                 if not batch:
                     break
                 for alert in batch:
-                    status, error = await self._send_alert(alert.user_id, alert.text)
+                    if self._stopping:
+                        return {aid: await self.store.alert_progress(aid) for aid in touched}
+                    if not await self.store.claim_alert(alert.id):
+                        continue  # taken by another sender meanwhile
+                    try:
+                        status, error = await self._send_alert(alert.user_id, alert.text)
+                    except (asyncio.CancelledError, Exception):
+                        # Cancelled without an answer (a forced stop after stop()'s grace period; a graceful one
+                        # lets the send finish) or not a Telegram answer at all (the HTTP client already shut
+                        # down): the alert goes back to the queue.
+                        await self.store.release_alert(alert.id)
+                        raise
                     if status is None:
-                        continue  # still queued (rate limited): picked up again by the next batch
+                        await self.store.release_alert(alert.id)  # refused: certainly not sent, try again
+                        continue
+                    crash_point("alert")
                     await self.store.mark_alert(alert.id, status, error)
                     touched.add(alert.announcement_id)
                     now = time.monotonic()
                     if now - last_edit.get(alert.announcement_id, 0.0) >= PROGRESS_EVERY_S:
                         last_edit[alert.announcement_id] = now
-                        await self._progress(alert.announcement_id, progress_messages)
+                        await self._progress(alert.announcement_id)
             for announcement_id in touched:
-                await self._progress(announcement_id, progress_messages)
+                await self._progress(announcement_id)
             return {aid: await self.store.alert_progress(aid) for aid in touched}
 
     async def _send_alert(self, user_id: int, text: str) -> tuple[str | None, str | None]:
@@ -141,37 +181,58 @@ class AlertDelivery:
             wait = exc.retry_after
             await asyncio.sleep((wait.total_seconds() if hasattr(wait, "total_seconds") else float(wait)) + 0.5)
             return None, None
+        except TimedOut as exc:
+            # The request may have reached Telegram and only the answer was lost: the user may have it.
+            log.warning("alert to %s timed out; its delivery is unknown and it is not resent", user_id)
+            return "unknown", str(exc)[:200]
         except TelegramError as exc:
             log.warning("alert to %s failed: %s", user_id, exc)
             return "failed", str(exc)[:200]
 
-    async def _progress(self, announcement_id: int, messages: dict[int, int]) -> None:
+    async def _progress(self, announcement_id: int) -> None:
+        """Send or edit the admin's progress message; its id is stored, so a restart edits the same message."""
         if not self.settings.admin_ids:
             return
         counts = await self.store.alert_progress(announcement_id)
         text = t(self.lang, "alert.progress", id=announcement_id, sent=f"{counts['sent']:,}",
                  total=f"{counts['total']:,}", failed=counts["failed"], blocked=counts["blocked"])
-        admin = self.settings.admin_ids[0]
+        unknown = await self.store.alert_unknown(announcement_id)
+        if unknown:
+            text += t(self.lang, "alert.progress_unknown", unknown=f"{unknown:,}")
+        known = await self.store.progress_message(announcement_id)
         try:
-            if announcement_id in messages:
-                await self.sender.edit_message_text(text, chat_id=admin, message_id=messages[announcement_id])
+            if known is not None:
+                await self.sender.edit_message_text(text, chat_id=known[0], message_id=known[1])
             else:
+                admin = self.settings.admin_ids[0]
                 message = await self.sender.send_message(admin, text)
-                messages[announcement_id] = message.message_id
+                await self.store.save_progress_message(announcement_id, admin, message.message_id)
         except TelegramError as exc:
             if "not modified" not in str(exc).lower():
                 log.warning("progress message failed: %s", exc)
 
     async def resume(self) -> None:
-        """After a restart: deliver what is still queued."""
+        """After a restart: count the alerts cut off between send and record as unknown (never resent), show
+        that in their progress messages, and deliver what is still queued."""
+        for announcement_id, count in (await self.store.settle_interrupted_alerts()).items():
+            log.warning("%d alert(s) of announcement %s were interrupted between send and record: counted as "
+                        "unknown, not resent", count, announcement_id)
+            await self._progress(announcement_id)
         if await self.store.next_alerts(1):
             self.start_delivery()
 
-    async def stop(self) -> None:
-        """Cancel alert delivery (at shutdown); queued alerts stay queued and resume at the next start."""
-        if self._delivery is not None and not self._delivery.done():
-            self._delivery.cancel()
+    async def stop(self, grace_s: float = 10.0) -> None:
+        """Stop alert delivery (at shutdown): the send in flight may finish (up to `grace_s`), so a graceful stop
+        cuts no send off; queued alerts stay queued and resume at the next start."""
+        self._stopping = True
+        task = self._delivery
+        if task is None or task.done():
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(task), grace_s)
+        except (TimeoutError, asyncio.CancelledError, Exception):  # noqa: BLE001 - shutting down; the cause was logged
+            task.cancel()
             try:
-                await self._delivery
+                await task
             except (asyncio.CancelledError, Exception):  # noqa: BLE001 - shutting down; the cause was logged
                 pass

@@ -40,6 +40,7 @@ def build_application(settings: Settings, *, request: BaseRequest | None = None,
         .rate_limiter(ResilientRateLimiter(max_retries=5, messages_per_s=settings.send_rate_per_s))
         .concurrent_updates(64)
         .post_init(_post_init)
+        .post_stop(_post_stop)
         .post_shutdown(_post_shutdown)
     )
     if request is not None:
@@ -99,6 +100,14 @@ async def _watch_catalog(context: CustomContext) -> None:
     outcome = await context.announcer.check()
     if outcome.status not in ("unchanged", "invalid"):
         log.info("catalog watch: %s", outcome.status)
+
+
+async def _post_stop(application: CardfitApplication) -> None:
+    """Stop alert delivery while the bot can still send: the alert in flight finishes instead of being cut off
+    (post_shutdown comes after PTB has closed the HTTP client)."""
+    services: Services | None = application.bot_data.get("services")
+    if services is not None:
+        await services.announcer.stop()
 
 
 async def _post_shutdown(application: CardfitApplication) -> None:

@@ -386,7 +386,8 @@ def cmd_announce(args: argparse.Namespace) -> int:
     async def last_text() -> str | None:
         store = await Store.open(settings.db)
         try:
-            return await store.last_announced_text(loaded.catalog.id)
+            last = await store.last_posted()  # of any catalog id, as the bot diffs (a renamed id is a change)
+            return last.catalog_text if last is not None else None
         finally:
             await store.close()
 

@@ -31,6 +31,9 @@ class Settings(BaseSettings):
     rate_limit_messages: int = Field(default=8, ge=1, description="questions per user per rate window")
     rate_limit_window_s: float = Field(default=10.0, gt=0)
     catalog_watch_s: float = Field(default=60.0, gt=0)
+    # A changed catalog file is taken only when it reads the same twice this far apart: a file rewritten in
+    # place is half-written for a moment, and a byte-prefix of a catalog is often a valid, shorter catalog.
+    catalog_settle_s: float = Field(default=1.0, ge=0, le=60, description="seconds a changed file must hold still")
     send_rate_per_s: float = Field(default=30.0, gt=0, description="overall outgoing messages per second")
     chart_dir: str = Field(default="var", description="where the terminal chat writes a chart button's PNG")
 

@@ -40,3 +40,11 @@ def bundled_vocabulary() -> Vocabulary:
     """Every bundled catalog's cards and region names with the bundled registry: the parser tests' phrasings name
     cards of both providers."""
     return Vocabulary.build(default_registry(), bundled_cards(), bundled_region_names())
+
+
+@pytest.fixture(autouse=True)
+def _catalog_settles_at_once(monkeypatch):
+    """A reload takes a changed file without the production settle delay (1 s), so the suite stays fast; the
+    tests of the delay set `catalog_settle_s` themselves. A real `cardfit bot` process in the e2e tests gets
+    its own environment."""
+    monkeypatch.setenv("CARDFIT_CATALOG_SETTLE_S", "0")

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.store.alerts import ALERT_OUTCOMES, AlertProgress, AlertRepository, QueuedAlert
-from bot.store.announcements import AnnouncedVersion, Announcement, AnnouncementRepository
+from bot.store.announcements import AnnouncedVersion, Announcement, AnnouncementRepository, PartState
 from bot.store.contexts import CONTEXT_TTL_S, ChatContextRepository
 from bot.store.database import Database
 from bot.store.schema import MIGRATIONS, migrate, split_sql_script
@@ -13,8 +13,8 @@ from bot.store.users import PREFERENCE_FIELDS, Preferences, UserRepository
 
 __all__ = [
     "ALERT_OUTCOMES", "CONTEXT_TTL_S", "MIGRATIONS", "PREFERENCE_FIELDS", "AlertProgress", "AnnouncedVersion",
-    "Announcement", "ChatContextRepository", "Preferences", "QueuedAlert", "Store", "Subscriber", "Subscription",
-    "split_sql_script",
+    "Announcement", "ChatContextRepository", "PartState", "Preferences", "QueuedAlert", "Store", "Subscriber",
+    "Subscription", "split_sql_script",
 ]
 
 

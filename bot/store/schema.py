@@ -141,6 +141,56 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE INDEX chat_context_by_age ON chat_context (updated_at);
         """,
     ),
+    (
+        8,
+        # Delivery intents (issue #15): a send's fate is recorded before the send, so a restart can tell "never
+        # sent" from "sent, not recorded" and never repeats the second kind silently. alerts gains the 'sending'
+        # and 'unknown' states; a channel part can be an 'intent' without a message id; the admin's alert
+        # progress message is remembered; a pending announcement records whether its preview went out. The
+        # CHECK constraints change, so both tables are rebuilt (see migration 6); plain SQL that PostgreSQL also
+        # runs: no SQLite-only function, BIGINT for Telegram's 52-bit chat ids.
+        """
+        CREATE TABLE alerts_v8 (
+            id              INTEGER PRIMARY KEY,
+            announcement_id INTEGER NOT NULL REFERENCES announcements (id) ON DELETE CASCADE,
+            user_id         INTEGER NOT NULL,
+            text            TEXT NOT NULL CHECK (length(text) > 0),
+            status          TEXT NOT NULL DEFAULT 'queued'
+                            CHECK (status IN ('queued', 'sending', 'sent', 'failed', 'blocked', 'unknown')),
+            error           TEXT,
+            created_at      REAL NOT NULL,
+            sent_at         REAL,
+            UNIQUE (announcement_id, user_id)
+        );
+        INSERT INTO alerts_v8 (id, announcement_id, user_id, text, status, error, created_at, sent_at)
+        SELECT id, announcement_id, user_id, text, status, error, created_at, sent_at FROM alerts;
+        DROP TABLE alerts;
+        ALTER TABLE alerts_v8 RENAME TO alerts;
+        CREATE INDEX alerts_by_status ON alerts (status, id);
+        CREATE TABLE announcement_parts_v8 (
+            announcement_id INTEGER NOT NULL REFERENCES announcements (id) ON DELETE CASCADE,
+            part            INTEGER NOT NULL CHECK (part >= 0),
+            state           TEXT NOT NULL DEFAULT 'sent' CHECK (state IN ('intent', 'sent', 'confirmed')),
+            message_id      BIGINT,  -- NULL while an intent, and for a part an admin confirmed by hand
+            asked_at        REAL,  -- when an admin was asked about an intent whose fate is unknown
+            sent_at         REAL,
+            PRIMARY KEY (announcement_id, part)
+        );
+        INSERT INTO announcement_parts_v8 (announcement_id, part, state, message_id, sent_at)
+        SELECT announcement_id, part, 'sent', message_id, sent_at FROM announcement_parts;
+        DROP TABLE announcement_parts;
+        ALTER TABLE announcement_parts_v8 RENAME TO announcement_parts;
+        CREATE TABLE alert_progress_messages (
+            announcement_id INTEGER PRIMARY KEY REFERENCES announcements (id) ON DELETE CASCADE,
+            chat_id         BIGINT NOT NULL,
+            message_id      BIGINT NOT NULL
+        );
+        ALTER TABLE announcements ADD COLUMN preview_sent_at REAL;
+        ALTER TABLE announcements ADD COLUMN needs_confirmation INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE announcements ADD COLUMN admin_note TEXT;
+        UPDATE announcements SET preview_sent_at = created_at;  -- the code before 8 previewed at once
+        """,
+    ),
 ]
 
 async def migrate(database: Database) -> int:
