@@ -32,6 +32,10 @@ class Settings(BaseSettings):
     rate_limit_window_s: float = Field(default=10.0, gt=0)
     catalog_watch_s: float = Field(default=60.0, gt=0)
     send_rate_per_s: float = Field(default=30.0, gt=0, description="overall outgoing messages per second")
+    # Any Hugging Face model (issue #10): an org/name the registry does not know is looked up on the Hub
+    # (HF_ENDPOINT and HF_HUB_OFFLINE are huggingface_hub's own settings and are honoured as they are).
+    hf_lookup: bool = Field(default=True, description="look up unknown org/name models on the Hugging Face Hub")
+    hf_timeout_s: float = Field(default=5.0, gt=0, le=60, description="the whole Hub lookup, seconds")
 
     @field_validator("bot_token")
     @classmethod

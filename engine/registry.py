@@ -169,6 +169,13 @@ class Registry:
     def __len__(self) -> int:
         return len(self.models)
 
+    def with_models(self, *shapes: ModelShape) -> Registry:
+        """This registry and `shapes` (a model looked up for one question: engine.hub); theirs win a name."""
+        by_key = dict(self.by_key)
+        for shape in shapes:
+            by_key[normalize_name(shape.id)] = shape
+        return Registry((*self.models, *shapes), by_key)
+
 
 def _shape_from_entry(entry: dict[str, Any]) -> ModelShape:
     mla = entry.get("mla") or {}
