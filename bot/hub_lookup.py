@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from pydantic import TypeAdapter
+
 from bot.store.hub_models import HubEntry, HubModelRepository
 from engine.hub import HubShape, shape_from_hub
 from engine.notes import Note
@@ -77,9 +79,9 @@ def _fetch(repo_id: str, endpoint: str, timeout_s: float) -> HubEntry:
         metadata = HfApi(endpoint=endpoint).get_safetensors_metadata(repo_id, timeout=timeout_s)
     except GatedRepoError:  # a RepositoryNotFoundError too: first
         return HubEntry(repo_id, "gated", None, None)
-    except (RepositoryNotFoundError, RevisionNotFoundError, EntryNotFoundError, NotASafetensorsRepoError):
+    except (RepositoryNotFoundError, RevisionNotFoundError, EntryNotFoundError):
         return HubEntry(repo_id, "missing", None, None)
-    except SafetensorsParsingError:
+    except (NotASafetensorsRepoError, SafetensorsParsingError):  # no weights whose size can be read
         return HubEntry(repo_id, "unreadable", None, None)
     except HfHubHTTPError as error:
         status = error.response.status_code if error.response is not None else None
@@ -111,16 +113,28 @@ class HubLookup:
         self.enabled = enabled
         self.timeout_s = timeout_s
         self._in_flight: dict[str, asyncio.Future[HubResult]] = {}  # one fetch per repo at a time
+        self._kept: dict[str, HubEntry] = {}  # without a store (the CLI): what this process was told
+
+    @classmethod
+    def from_env(cls, store: HubModelRepository | None = None) -> HubLookup:
+        """For the CLI, which runs without the bot's settings: CARDFIT_HF_LOOKUP and CARDFIT_HF_TIMEOUT_S as
+        bot/config.py reads them (pydantic's bool: 0/1, true/false, on/off, yes/no)."""
+        enabled = TypeAdapter(bool).validate_python(os.environ.get("CARDFIT_HF_LOOKUP", "1").strip() or "1")
+        timeout = TypeAdapter(float).validate_python(os.environ.get("CARDFIT_HF_TIMEOUT_S", "5").strip() or "5")
+        return cls(store, enabled=enabled, timeout_s=timeout if 0 < timeout <= 60 else 5.0)
+
+    def lookup_sync(self, repo_id: str) -> HubResult:
+        """`lookup` from synchronous code (the CLI), on a loop of its own."""
+        return asyncio.run(self.lookup(repo_id))
 
     async def lookup(self, repo_id: str) -> HubResult:
         if not self.enabled:
             return HubResult("disabled", repo_id)
         if REPO_ID_RE.fullmatch(repo_id) is None or ".." in repo_id:
             return HubResult("missing", repo_id)
-        if self.store is not None:
-            kept = await self.store.hub_entry(repo_id)
-            if kept is not None:
-                return _result(kept)
+        kept = await self.store.hub_entry(repo_id) if self.store is not None else self._kept.get(repo_id)
+        if kept is not None:
+            return _result(kept)
         if _offline():
             return HubResult("offline", repo_id)
         pending = self._in_flight.get(repo_id)
@@ -148,11 +162,13 @@ class HubLookup:
             return HubResult("offline", repo_id)
         if self.store is not None:
             await self.store.keep_hub_entry(entry)
+        else:
+            self._kept[repo_id] = entry
         return _result(entry)
 
 
 def hub_note(hub: HubResult) -> Note | None:
-    """What the answer says about the lookup; None when there was none to say (disabled)."""
+    """What the answer says about the lookup (bot/locales note.hub_*); None when there was none (disabled)."""
     repo = hub.repo_id
     if hub.status == "found" and hub.hub is not None:
         shape = hub.hub.shape
@@ -160,12 +176,20 @@ def hub_note(hub: HubResult) -> Note | None:
                     "hub_found", repo=repo, params=round(shape.params_b, 3), format=hub.hub.format)
     if hub.status == "disabled":
         return None
-    return Note(f"{repo}: {_STATUS_WORDS[hub.status]} on the Hugging Face Hub; sized from the size in its name",
-                f"hub_{hub.status}", repo=repo)
+    return Note(f"{hub_status(hub)}; sized from the size in its name", f"hub_{hub.status}", repo=repo)
 
 
-_STATUS_WORDS = {"gated": "gated (it needs a sign-in)", "missing": "not found", "unreadable": "no readable config",
-                 "offline": "no answer"}
+def hub_status(hub: HubResult) -> str:
+    """Why the Hub gave no shape, in English: "acme/x is gated on the Hugging Face Hub (it needs a sign-in)"."""
+    return _STATUS_WORDS.get(hub.status, "{repo}: {status}").format(repo=hub.repo_id, status=hub.status)
+
+
+_STATUS_WORDS = {
+    "gated": "{repo} is gated on the Hugging Face Hub (it needs a sign-in)",
+    "missing": "{repo} is not on the Hugging Face Hub",
+    "unreadable": "{repo} on the Hugging Face Hub has no config.json and safetensors weights I can read",
+    "offline": "the Hugging Face Hub did not answer for {repo}",
+}
 
 
 def hub_question(text: str, result: ParseResult, hub: HubResult, vocabulary: Vocabulary) -> ParseResult:

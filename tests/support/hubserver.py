@@ -16,6 +16,7 @@ import asyncio
 import hashlib
 import json
 import struct
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +45,11 @@ MIXTRAL_8X7B = {  # mistralai/Mixtral-8x7B-v0.1 config.json
     "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
     "num_local_experts": 8, "num_experts_per_tok": 2, "vocab_size": 32000, "max_position_embeddings": 32768,
     "sliding_window": None, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+}
+SMOLLM2_17B = {  # HuggingFaceTB/SmolLM2-1.7B config.json: a model the registry does not list (1,711,376,384 params)
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 2048, "intermediate_size": 8192,
+    "num_hidden_layers": 24, "num_attention_heads": 32, "num_key_value_heads": 32, "vocab_size": 49152,
+    "max_position_embeddings": 8192, "tie_word_embeddings": True, "rope_theta": 130000, "torch_dtype": "bfloat16",
 }
 DEEPSEEK_V3 = {  # deepseek-ai/DeepSeek-V3 config.json (MLA, 256 routed experts, FP8 weights)
     "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": 7168,
@@ -204,3 +210,23 @@ class HubServer:
             headers["Content-Length"] = str(len(body))
             return web.Response(status=status, headers=headers)
         return web.Response(status=status, headers=headers, body=body)
+
+
+class ThreadedHubServer:
+    """A HubServer on a loop of its own thread, for synchronous callers (the CLI runs its own asyncio.run)."""
+
+    def __init__(self, repos: dict[str, Repo]) -> None:
+        self.server = HubServer(repos)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+
+    def __enter__(self) -> HubServer:
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self.server.__aenter__(), self._loop).result(10)
+        return self.server
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.run_coroutine_threadsafe(self.server.__aexit__(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()
