@@ -200,13 +200,17 @@ def hub_question(text: str, result: ParseResult, hub: HubResult, vocabulary: Voc
     if note is None or hub.status != "found" or hub.hub is None:
         if note is not None and result.request is not None:
             result.request.assumed.insert(0, note)
+            # the note names the repository: its words are no longer "not understood"
+            words = set(re.split(r"[/_.\-]+", hub.repo_id.lower()))
+            result.request.ignored = [entry for entry in result.request.ignored if entry not in words]
         return result
     start = text.find(hub.repo_id)
     rest = parse(text[:start] + " " + text[start + len(hub.repo_id):], vocabulary) if start >= 0 else result
     if rest.request is None and rest.error != NOT_A_QUESTION:
         return replace(result, request=None, error=rest.error)  # "batch 0" is still nonsense
     base = rest.request or rest.partial or SizeRequest()
-    request = replace(base, model=hub.repo_id, params_b=None, assumed=[note, *base.assumed], ignored=list(base.ignored))
+    ignored = [*base.ignored, *([base.model] if base.model else [])]  # one model per question: the one typed first
+    request = replace(base, model=hub.repo_id, params_b=None, assumed=[note, *base.assumed], ignored=ignored)
     return replace(result, request=request, error=None, matched_model=hub.repo_id, partial=request)
 
 

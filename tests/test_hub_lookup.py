@@ -191,7 +191,8 @@ async def test_bot_falls_back_to_the_size_in_the_name(hub, settings):
         await bot.send(USER, "acme/Nothing-7B in int4", language_code="de")
         german = bot.last_text(USER)
     assert "acme/Nothing-7B gibt es auf dem Hugging Face Hub nicht" in german
-    assert "acme/Secret-13B is gated on the Hugging Face Hub" in gated and "13B" in gated
+    assert "acme/Secret-13B is gated on the Hugging Face Hub" in gated and "<b>13B</b>" in gated
+    assert "typical 13B shape" in gated and "Not understood" not in gated
     assert "acme/Nothing-7B is not on the Hugging Face Hub; sized from the size in its name" in missing
 
 
