@@ -40,6 +40,7 @@ def _repos() -> dict[str, Repo]:
         SMOL: single_file_repo(SMOLLM2_17B, llama_tensors(SMOLLM2_17B)),
         "Qwen/Qwen2.5-0.5B": single_file_repo(QWEN25_05B, llama_tensors(QWEN25_05B)),
         "mistralai/Mixtral-8x7B-v0.1": sharded_repo(MIXTRAL_8X7B, llama_tensors(MIXTRAL_8X7B), 3),
+        "acme/Qwen-Tiny": single_file_repo(QWEN25_05B, llama_tensors(QWEN25_05B)),  # no size in the name
         "acme/Secret-13B": Repo(error=(401, "GatedRepo")),
         "acme/Private-7B": Repo(error=(403, "")),
         "acme/NoWeights-3B": Repo({"config.json": json.dumps(SMOLLM2_17B).encode()}),
@@ -175,6 +176,15 @@ async def test_bot_sizes_a_hub_model_and_asks_the_hub_once(hub, settings):
 
 
 async def test_bot_sizes_a_model_whose_name_has_no_size(hub, settings):
+    async with Harness(settings) as bot:
+        await bot.send(USER, "acme/Qwen-Tiny with 32k context")  # the parser alone would ask for the size
+        text = bot.last_text(USER)
+        assert "looked up on the Hugging Face Hub: acme/Qwen-Tiny (0.5B params, BF16)" in text  # 494M, rounded
+        assert "32,768 tokens" in text
+        assert hub.asked("acme/Qwen-Tiny") == 1
+
+
+async def test_bot_leaves_registry_models_alone(hub, settings):
     async with Harness(settings) as bot:
         await bot.send(USER, "Qwen/Qwen2.5-0.5B at 32k")  # the registry's qwen2.5-0.5b, typed as its repo id
         assert "looked up" not in bot.last_text(USER)
