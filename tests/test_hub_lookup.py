@@ -43,6 +43,7 @@ def _repos() -> dict[str, Repo]:
         "acme/Qwen-Tiny": single_file_repo(QWEN25_05B, llama_tensors(QWEN25_05B)),  # no size in the name
         "acme/Secret-13B": Repo(error=(401, "GatedRepo")),
         "acme/Private-7B": Repo(error=(403, "")),
+        "acme/Down-7B": Repo(error=(503, "")),
         "acme/NoWeights-3B": Repo({"config.json": json.dumps(SMOLLM2_17B).encode()}),
         "acme/Broken-1B": Repo({"config.json": b"{not json", "model.safetensors": safetensors_header({})}),
     }
@@ -106,6 +107,11 @@ async def test_timeout_is_offline_and_not_kept(monkeypatch, store):
         result = await HubLookup(store, timeout_s=0.3).lookup(SMOL)
     assert result.status == "offline"
     assert await store.hub_entry(SMOL) is None  # the next question asks again
+
+
+async def test_a_hub_error_is_offline_and_not_kept(hub, store):
+    assert (await HubLookup(store).lookup("acme/Down-7B")).status == "offline"
+    assert await store.hub_entry("acme/Down-7B") is None
 
 
 async def test_no_network_is_offline(monkeypatch, store):
