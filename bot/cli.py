@@ -8,9 +8,11 @@ import math
 import sys
 import traceback
 from collections.abc import Sequence
+from functools import lru_cache
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from bot.hub_lookup import HubLookup, hub_note, hub_question, hub_status
 from bot.render import plain, render_answer, render_parse_error
 from catalog.loader import CatalogError, LoadedCatalog, load_catalog
 from catalog.schema import Catalog
@@ -150,7 +152,16 @@ def cmd_size(args: argparse.Namespace) -> int:
         gpu_count=args.count if args.card else None, region=args.region.upper() if args.region else None,
         quant=quant,
     )
-    answer = build_answer(request, catalog, billing=args.billing, coin=args.coin)
+    registry = None
+    if args.model and "/" in args.model and default_registry().get(args.model) is None and _hub_lookup().enabled:
+        hub = _hub_lookup().lookup_sync(args.model)
+        note = hub_note(hub)
+        if hub.hub is not None and note is not None:
+            registry = default_registry().with_models(hub.hub.shape)
+            request.assumed.append(note)
+        elif note is not None:  # no size in a bare --model to fall back to: say why the model is unknown
+            print(f"cardfit: {hub_status(hub)}", file=sys.stderr)
+    answer = build_answer(request, catalog, registry=registry, billing=args.billing, coin=args.coin)
     if args.chart and not answer.error:
         write_chart(answer, args.lang, args.chart)
     return print_answer(answer, args.json, args.lang, details=args.details)
@@ -230,9 +241,22 @@ def ask_answer(text: str, catalog: Catalog, vocabulary: Vocabulary) -> tuple[Ans
     """(answer, parse error, language) for one question; pure, no preferences. `vocabulary`: the catalog's
     (Vocabulary.of_catalog), built once per run."""
     result = parse(text, vocabulary)
+    registry = None
+    if result.hub_candidate is not None:  # an org/name the registry does not know: ask the Hub (bot/hub_lookup.py)
+        lookup = _hub_lookup()
+        if lookup.enabled:
+            hub = lookup.lookup_sync(result.hub_candidate)
+            result = hub_question(text, result, hub, vocabulary)
+            registry = default_registry().with_models(hub.hub.shape) if hub.hub is not None else None
     if result.request is None:
         return None, result.error or "not a sizing question", result.language
-    return build_answer(result.request, catalog), None, result.language
+    return build_answer(result.request, catalog, registry=registry), None, result.language
+
+
+@lru_cache(maxsize=1)
+def _hub_lookup() -> HubLookup:
+    """One per run: a batch on stdin asks the Hub once per repository."""
+    return HubLookup.from_env()
 
 
 def _ask_json(text: str, catalog: Catalog, vocabulary: Vocabulary) -> dict[str, Any]:

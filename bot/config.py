@@ -36,6 +36,10 @@ class Settings(BaseSettings):
     catalog_settle_s: float = Field(default=1.0, ge=0, le=60, description="seconds a changed file must hold still")
     send_rate_per_s: float = Field(default=30.0, gt=0, description="overall outgoing messages per second")
     chart_dir: str = Field(default="var", description="where the terminal chat writes a chart button's PNG")
+    # Any Hugging Face model (issue #10): an org/name the registry does not know is looked up on the Hub
+    # (HF_ENDPOINT and HF_HUB_OFFLINE are huggingface_hub's own settings and are honoured as they are).
+    hf_lookup: bool = Field(default=True, description="look up unknown org/name models on the Hugging Face Hub")
+    hf_timeout_s: float = Field(default=5.0, gt=0, le=60, description="the whole Hub lookup, seconds")
 
     @field_validator("bot_token")
     @classmethod

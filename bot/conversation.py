@@ -17,6 +17,7 @@ from bot.callbacks import AnswerButton, ChartButton, CoinButton, ExampleButton, 
 from bot.caller import Caller, UserInfo
 from bot.catalog_service import CatalogHolder, ReloadOutcome
 from bot.config import Settings
+from bot.hub_lookup import HubLookup, hub_question, hub_registry
 from bot.i18n import fmt_gb, fmt_number, fmt_usd, normalize_language, t
 from bot.inline import InlineResult, inline_results
 from bot.render import (
@@ -39,6 +40,7 @@ from engine.followup import apply_followup, delta_of, shown_of
 from engine.notes import Note
 from engine.parse import parse
 from engine.payload import PayloadError, decode_request, encode_request
+from engine.registry import Registry
 from engine.sizing import SizeRequest, SizingError, resolve, size
 
 __all__ = ["Button", "CallbackResult", "CatalogHolder", "Conversation", "InlineResult", "Reply", "UserInfo"]
@@ -84,6 +86,7 @@ class Conversation:
         self.catalogs = catalogs
         self.store = store
         self.reloader = reloader
+        self.hub = HubLookup(store, enabled=settings.hf_lookup, timeout_s=settings.hf_timeout_s)
 
     # -- helpers -----------------------------------------------------------------------------------------
 
@@ -114,9 +117,10 @@ class Conversation:
                                for name in sorted(filled))
         return filled
 
-    def answer(self, request: SizeRequest, user: UserInfo, prefs: Preferences, *, anonymous: bool = False) -> Answer:
+    def answer(self, request: SizeRequest, user: UserInfo, prefs: Preferences, *, anonymous: bool = False,
+               registry: Registry | None = None) -> Answer:
         return build_answer(request, self.catalog, user_id=None if anonymous else user.id,
-                            topup_secret=self._secret(), billing=prefs.billing, coin=prefs.coin)
+                            topup_secret=self._secret(), billing=prefs.billing, coin=prefs.coin, registry=registry)
 
     # -- questions ---------------------------------------------------------------------------------------
 
@@ -127,6 +131,9 @@ class Conversation:
         question a follow-up ("and in fp8?") changes, and that keeps this one (None: keep nothing).
         `answered`: the payload of the bot's answer this message replies to: a follow-up changes that one."""
         result = parse(text, self.catalogs.vocabulary)
+        if result.hub_candidate is not None and self.hub.enabled:  # an org/name the registry does not know
+            hub = await self.hub.lookup(result.hub_candidate)
+            result = hub_question(text, result, hub, self.catalogs.vocabulary)
         lang = caller.language_for(result.told_language)
         delta = delta_of(result)
         previous = await self._previous(chat_id, answered) if delta is not None else None
@@ -155,7 +162,8 @@ class Conversation:
         prefs = caller.preferences
         kept = copy.copy(request)  # as the user set it: their settings are filled in again at each answer
         request = self.with_preferences(request, prefs)
-        answer = self.answer(request, caller.user, prefs, anonymous=shared)
+        answer = self.answer(request, caller.user, prefs, anonymous=shared,
+                             registry=await hub_registry(request, self.hub))
         payload = _try_encode(request)
         if answer.error is None:
             await self.store.remember_question(caller.id, text[:500], payload, caller.telegram_language)

@@ -276,6 +276,13 @@ class Registry:
     def __len__(self) -> int:
         return len(self.models)
 
+    def with_models(self, *shapes: ModelShape) -> Registry:
+        """This registry and `shapes` (a model looked up for one question: engine.hub); theirs win a name."""
+        by_key = dict(self.by_key)
+        for shape in shapes:
+            by_key[normalize_name(shape.id)] = shape
+        return Registry((*self.models, *shapes), by_key)
+
 
 def _haystack(model: ModelShape) -> str:
     names = (model.id, model.name, model.family, model.generation, *model.aliases, *_repo_ids(model))

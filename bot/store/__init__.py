@@ -7,18 +7,20 @@ from bot.store.alerts import ALERT_OUTCOMES, AlertProgress, AlertRepository, Que
 from bot.store.announcements import AnnouncedVersion, Announcement, AnnouncementRepository, PartState
 from bot.store.contexts import CONTEXT_TTL_S, ChatContextRepository
 from bot.store.database import Database
+from bot.store.hub_models import HubEntry, HubModelRepository
 from bot.store.schema import MIGRATIONS, migrate, split_sql_script
 from bot.store.subscriptions import Subscriber, Subscription, SubscriptionRepository
 from bot.store.users import PREFERENCE_FIELDS, Preferences, UserRepository
 
 __all__ = [
     "ALERT_OUTCOMES", "CONTEXT_TTL_S", "MIGRATIONS", "PREFERENCE_FIELDS", "AlertProgress", "AnnouncedVersion",
-    "Announcement", "ChatContextRepository", "PartState", "Preferences", "QueuedAlert", "Store", "Subscriber",
-    "Subscription", "split_sql_script",
+    "Announcement", "ChatContextRepository", "HubEntry", "PartState", "Preferences", "QueuedAlert", "Store",
+    "Subscriber", "Subscription", "split_sql_script",
 ]
 
 
-class Store(UserRepository, AnnouncementRepository, SubscriptionRepository, AlertRepository, ChatContextRepository):
+class Store(UserRepository, AnnouncementRepository, SubscriptionRepository, AlertRepository, ChatContextRepository,
+            HubModelRepository):
     """The repositories over one Database: `await Store.open(path)` connects and migrates, `close()` closes."""
 
     def __init__(self, database: Database, schema_version: int) -> None:

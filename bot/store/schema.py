@@ -191,6 +191,23 @@ MIGRATIONS: list[tuple[int, str]] = [
         UPDATE announcements SET preview_sent_at = created_at;  -- the code before 8 previewed at once
         """,
     ),
+    (
+        10,
+        # Any Hugging Face model (issue #10): what the Hub said about a repository the registry does not know,
+        # shared by replicas; bot/store/hub_models.py reads a row until it expires (found: days; errors: an hour).
+        # status: found | gated | missing | unreadable; config_json and counts_json (parameters per safetensors
+        # dtype) only when found, so a newer engine re-reads the shape from them.
+        """
+        CREATE TABLE hub_models (
+            repo_id     TEXT PRIMARY KEY,
+            status      TEXT NOT NULL CHECK (status IN ('found', 'gated', 'missing', 'unreadable')),
+            config_json TEXT,
+            counts_json TEXT,
+            fetched_at  REAL NOT NULL,
+            expires_at  REAL NOT NULL
+        );
+        """,
+    ),
 ]
 
 async def migrate(database: Database) -> int:
