@@ -14,6 +14,7 @@ from catalog.loader import CatalogError, LoadedCatalog, load_catalog
 from catalog.schema import Catalog
 from engine.answer import Answer, build_answer
 from engine.parse import Vocabulary, parse
+from engine.serving_answer import ENGINES, ServingOptions
 from engine.sizing import WORKLOADS, SizeRequest
 
 if TYPE_CHECKING:
@@ -72,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     size.add_argument("--lang", choices=("en", "de"), default="en")
     size.add_argument("--details", action="store_true", help="show every component's arithmetic")
     size.add_argument("--json", action="store_true")
+    _add_serving_flags(size)
 
     ask = sub.add_parser("ask", help="answer a question in your own words (English or German)")
     ask.add_argument("--catalog", default="gpurenthub", help="bundled catalog name or YAML path")
@@ -117,6 +119,24 @@ def _load(catalog: str) -> LoadedCatalog:
         raise CliError(str(exc)) from None
 
 
+def _add_serving_flags(size: argparse.ArgumentParser) -> None:
+    """The serving check's options (issue #11, DESIGN.md "Contract v2")."""
+    size.add_argument("--engine", choices=ENGINES, help="serving check engine (default: llama.cpp for GGUF, else vllm)")
+    size.add_argument("--tp", type=_positive_int, help="serving check on N GPUs of the fit's card (no --card/--count)")
+    size.add_argument("--max-num-batched-tokens", type=_positive_int, help="vLLM's --max-num-batched-tokens")
+    size.add_argument("--gpu-memory-utilization", type=_number, help="vLLM's share of GPU memory, e.g. 0.9")
+
+
+def _serving_options(args: argparse.Namespace) -> ServingOptions:
+    if args.tp is not None and args.card:
+        raise CliError("--tp applies to the fit's card; with --card use --count")
+    try:
+        return ServingOptions(engine=args.engine, tp=args.tp, max_num_batched_tokens=args.max_num_batched_tokens,
+                              gpu_memory_utilization=args.gpu_memory_utilization)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+
+
 def cmd_size(args: argparse.Namespace) -> int:
     catalog = _load(args.catalog).catalog
     if args.count is not None and not args.card:
@@ -132,7 +152,7 @@ def cmd_size(args: argparse.Namespace) -> int:
         context_tokens=args.context, batch=args.batch, workload=args.workload, card=args.card,
         gpu_count=args.count if args.card else None, region=args.region.upper() if args.region else None,
     )
-    answer = build_answer(request, catalog, billing=args.billing, coin=args.coin)
+    answer = build_answer(request, catalog, billing=args.billing, coin=args.coin, serving=_serving_options(args))
     return print_answer(answer, args.json, args.lang, details=args.details)
 
 

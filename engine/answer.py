@@ -18,6 +18,8 @@ from engine.fit import (
 )
 from engine.notes import Note
 from engine.registry import Registry
+from engine.serving import ServingCheck
+from engine.serving_answer import ServingOptions, ServingReview
 from engine.sizing import Requirement, ResolvedRequest, SizeRequest, SizingError, resolve, size
 from engine.topup import billing_hours, period_prices, resolve_coin, topup_amount_usd, topup_url
 
@@ -41,6 +43,7 @@ class Answer:
     billing: str | None = None  # the period prices and top-up are for: the question's, else the user's setting
     compare: list[CardComparison] | None = None  # intent "compare": each named card's layout, in the order named
     notes: list[Note] = field(default_factory=list)  # what building the answer noted (a coin not taken)
+    review: ServingReview | None = None  # the serving check of the fit and of every layout shown (issue #11)
 
     @property
     def intent(self) -> str:
@@ -71,7 +74,33 @@ class Answer:
         if self.selection is not None:
             notes.extend(self.selection.notes)
         notes.extend(self.notes)
+        if self.review is not None:
+            notes.extend(self.review.notes)
         return notes
+
+    @property
+    def serving_layout(self) -> tuple[Card, int] | None:
+        """The card and count the JSON `serving` describes: the fit's, or its card at `--tp` GPUs when no card
+        or count was named."""
+        fit = self.fit
+        if fit is None or self.review is None:
+            return None
+        tp = self.review.options.tp
+        named = self.resolved is not None and (self.resolved.card or self.resolved.gpu_count)
+        return (fit.card, tp) if tp and not named else (fit.card, fit.count)
+
+    @property
+    def serving(self) -> ServingCheck | None:
+        where = self.serving_layout
+        return self.review.check(*where) if self.review is not None and where is not None else None
+
+    @property
+    def serving_fallback(self) -> Layout | None:
+        """When the engine would not start on the fit: the cheapest layout that passes the rule and the check."""
+        fit, where = self.fit, self.serving_layout
+        if self.review is None or fit is None or where != (fit.card, fit.count):
+            return None
+        return self.review.passing(fit)
 
     def budget(self) -> dict[str, float | bool] | None:
         if self.resolved is None or self.resolved.memory_budget_gb is None or self.requirement is None:
@@ -81,6 +110,7 @@ class Answer:
                 "spare_gb": budget - self.requirement.total_gb}
 
     def to_json(self) -> dict[str, object]:
+        serving, fallback = self.serving, self.serving_fallback  # first: their notes join `assumed`
         selection = self.selection
         request = self.resolved.to_json() if self.resolved else _raw_request_json(self.request)
         asked = self.request
@@ -104,6 +134,8 @@ class Answer:
         budget = self.budget()
         if budget is not None:
             data["budget"] = budget
+        data["serving"] = serving.to_json() if serving is not None else None
+        data["serving_fallback"] = fallback.to_json(self.catalog) if fallback is not None else None
         return data
 
 
@@ -124,8 +156,10 @@ def build_answer(
     topup_secret: str | None = None,
     billing: str | None = None,
     coin: str | None = None,
+    serving: ServingOptions | None = None,
 ) -> Answer:
-    """`billing`, `coin`: the user's settings; a period or coin named in the question wins over them."""
+    """`billing`, `coin`: the user's settings; a period or coin named in the question wins over them.
+    `serving`: the engine and its options for the serving check (default: chosen by the format)."""
     answer = Answer(catalog=catalog, request=request, billing=request.billing or billing or catalog.default_billing)
     if request.intent == "price":
         answer.selection = _price_selection(request, catalog)
@@ -148,6 +182,8 @@ def build_answer(
                 best = min(valid, key=lambda layout: layout.monthly_usd)
                 answer.selection = Selection(fit=best, reason=f"cheaper of the cards compared: {best.label}",
                                              recommended=best, notes=answer.selection.notes)
+        answer.review = ServingReview.of(resolved, requirement, catalog, serving)
+        _ = answer.serving  # checked now, so its notes are there for every reader of `assumed`
     _topup(answer, user_id, topup_secret, coin)
     return answer
 

@@ -155,6 +155,12 @@ def max_model_len_for_blocks(shape: ModelShape, num_blocks: int, max_num_batched
                              in_flight_batches: int = IN_FLIGHT_BATCHES) -> int | None:
     """The longest request whose blocks fit in `num_blocks` (estimate_max_model_len, kv_cache_planning.py:97-148:
     a binary search; a dense model gets num_blocks x 16)."""
+    groups = layer_groups(shape)
+    if not groups.sliding:
+        # Full attention only: blocks = groups x cdiv(L, 16) <= num_blocks has the closed form the search finds.
+        tokens = min(cap, num_blocks // max(groups.full, 1) * BLOCK_SIZE)
+        return tokens if tokens >= 1 else None
+
     def fits(tokens: int) -> bool:
         return blocks_per_request(shape, tokens, max_num_batched_tokens, in_flight_batches) <= num_blocks
 
