@@ -143,7 +143,9 @@ class ServingReview:
                                  engine=self.engine, tp=count, batch=self.resolved.batch, vllm=vllm,
                                  llama_cpp=llama_cpp)
         except (ServingShapeError, ValueError) as exc:
-            if not any(note.code == "serving_unavailable" for note in self.notes):
+            # A model without a published KV shape already carries sizing's kv_unknown note: said once.
+            said = isinstance(exc, ServingShapeError) and any(n.code == "kv_unknown" for n in self.requirement.notes)
+            if not said and not any(note.code == "serving_unavailable" for note in self.notes):
                 self.notes.append(Note(f"no serving check: {exc}", "serving_unavailable", reason=str(exc)))
             return None
 

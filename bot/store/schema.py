@@ -126,6 +126,13 @@ MIGRATIONS: list[tuple[int, str]] = [
         ALTER TABLE announcements_v6 RENAME TO announcements;
         """,
     ),
+    (
+        9,
+        # The serving check's engine (issue #11, /set engine): vllm | llama.cpp, NULL = chosen by the format.
+        """
+        ALTER TABLE users ADD COLUMN engine TEXT;
+        """,
+    ),
 ]
 
 async def migrate(database: Database) -> int:
