@@ -5,7 +5,7 @@ import html
 import re
 
 from bot.i18n import fmt_gb, fmt_number, fmt_tokens, fmt_usd, localize_digits, t
-from bot.render_serving import alternative_mark, fit_serving_lines
+from bot.render_serving import alternative_mark, capacity_lines, fit_serving_lines
 from catalog.schema import Card, Catalog
 from engine.advice import PrecisionHint
 from engine.answer import Answer
@@ -204,6 +204,8 @@ def render_answer(answer: Answer, lang: str, *, details: bool = False, max_alter
         return t(lang, "error.value", message=esc(answer.error))
     if answer.intent == "price":
         return render_price(answer, lang)
+    if answer.intent == "biggest_model":
+        return clip("\n".join([*capacity_lines(answer, lang), *_notes_lines(answer, lang)]))
     if answer.compare is not None:
         return render_compare(answer, lang)
     return _render_size(answer, lang, details, max_alternatives)
@@ -213,6 +215,7 @@ def _render_size(answer: Answer, lang: str, details: bool, max_alternatives: int
     assert answer.requirement is not None and answer.selection is not None and answer.resolved is not None
     lines = render_request(answer, lang)
     lines.append("")
+    lines.extend(capacity_lines(answer, lang))  # a reverse question: its answer first (issue #11)
     selection = answer.selection
     fit = selection.fit
     requirement = answer.requirement

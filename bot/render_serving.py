@@ -6,7 +6,7 @@ import html
 import math
 from collections.abc import Callable
 
-from bot.i18n import fmt_gb, fmt_tokens, fmt_usd, t
+from bot.i18n import fmt_gb, fmt_number, fmt_tokens, fmt_usd, t
 from engine.answer import Answer
 from engine.fit import Layout
 from engine.notes import Note
@@ -107,3 +107,34 @@ def launch_reply(answer: Answer, lang: str) -> str:
     if not check.starts:
         text += "\n" + t(lang, "serving.launch_reduced")
     return text
+
+
+def _value(lang: str, value: float | None, unit: str) -> str:
+    if value is None:
+        return t(lang, "capacity.none")
+    return fmt_number(lang, value, None if unit == "b" else 0) + ("B" if unit == "b" else "")
+
+
+def capacity_lines(answer: Answer, lang: str) -> list[str]:
+    """A reverse question's answer first: the rule's value and the engine's, for the layout they were computed for."""
+    capacity = answer.capacity
+    if capacity is None:
+        return []
+    layout = _layout_label(capacity.count, capacity.card)
+    engine = ENGINE_NAMES.get(capacity.engine, capacity.engine)
+    context = short_context(lang, capacity.context_tokens) if capacity.context_tokens else ""
+    if capacity.kind == "max_context":
+        line = t(lang, "capacity.max_context", layout=layout, engine=engine,
+                 rule=_value(lang, capacity.rule_value, "tokens"),
+                 serving=_value(lang, capacity.serving_value, "tokens"))
+        if capacity.capped and capacity.serving_value is not None:
+            line += t(lang, "capacity.capped", tokens=fmt_tokens(lang, int(capacity.serving_value)))
+        return [line]
+    if capacity.kind == "max_batch":
+        return [t(lang, "capacity.max_batch", layout=layout, engine=engine, context=context,
+                  rule=_value(lang, capacity.rule_value, "n"), serving=_value(lang, capacity.serving_value, "n"))]
+    line = t(lang, "capacity.biggest", layout=layout, engine=engine, context=context,
+             rule=_value(lang, capacity.rule_value, "b"), serving=_value(lang, capacity.serving_value, "b"))
+    if capacity.models:
+        line += t(lang, "capacity.models", models=esc(", ".join(capacity.models)))
+    return [line]

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from catalog.schema import Card, Catalog
 from engine.advice import CardComparison, PrecisionHint, compare_cards, precision_hint
+from engine.capacity import Capacity, biggest_model, sequence_capacity
 from engine.fit import (
     Layout,
     Selection,
@@ -44,6 +45,7 @@ class Answer:
     compare: list[CardComparison] | None = None  # intent "compare": each named card's layout, in the order named
     notes: list[Note] = field(default_factory=list)  # what building the answer noted (a coin not taken)
     review: ServingReview | None = None  # the serving check of the fit and of every layout shown (issue #11)
+    capacity: Capacity | None = None  # a reverse question's answer (intents max_context, max_batch, biggest_model)
 
     @property
     def intent(self) -> str:
@@ -136,6 +138,7 @@ class Answer:
             data["budget"] = budget
         data["serving"] = serving.to_json() if serving is not None else None
         data["serving_fallback"] = fallback.to_json(self.catalog) if fallback is not None else None
+        data["capacity"] = self.capacity.to_json() if self.capacity is not None else None
         return data
 
 
@@ -163,6 +166,8 @@ def build_answer(
     answer = Answer(catalog=catalog, request=request, billing=request.billing or billing or catalog.default_billing)
     if request.intent == "price":
         answer.selection = _price_selection(request, catalog)
+    elif request.intent == "biggest_model":
+        return _biggest_model(answer, serving, registry)
     else:
         try:
             resolved = _named_card(request, resolve(request, catalog.sizing, registry), catalog)
@@ -184,7 +189,42 @@ def build_answer(
                                              recommended=best, notes=answer.selection.notes)
         answer.review = ServingReview.of(resolved, requirement, catalog, serving)
         _ = answer.serving  # checked now, so its notes are there for every reader of `assumed`
+        if request.intent in ("max_context", "max_batch"):
+            answer.capacity = _sequence_capacity(answer, resolved, requirement)
     _topup(answer, user_id, topup_secret, coin)
+    return answer
+
+
+def _capacity_layout(answer: Answer, resolved: ResolvedRequest) -> tuple[Card, int] | None:
+    """The layout a reverse question is about: the card named (at its count, else one), else the fit."""
+    if resolved.card is not None:
+        card = _rented_card(resolved.card, answer.request.card_vram_gb, answer.catalog)
+        if card is not None:
+            return card, resolved.gpu_count or 1
+    fit = answer.fit
+    return (fit.card, fit.count) if fit is not None else None
+
+
+def _sequence_capacity(answer: Answer, resolved: ResolvedRequest, requirement: Requirement) -> Capacity | None:
+    layout = _capacity_layout(answer, resolved)
+    if layout is None:
+        return None
+    return sequence_capacity(answer.intent, resolved, requirement, answer.review, *layout)
+
+
+def _biggest_model(answer: Answer, serving: ServingOptions | None, registry: Registry | None) -> Answer:
+    """'The biggest model on a 4090 / in 48 GB': no model to size, the layout's capacity instead."""
+    request, catalog = answer.request, answer.catalog
+    card = None
+    if request.card is not None:
+        card = _rented_card(request.card, request.card_vram_gb, catalog)
+        if card is None:
+            answer.error = str(unknown_card_note(catalog, _written_card(request)))
+            return answer
+    try:
+        answer.capacity = biggest_model(request, catalog, card, request.gpu_count or 1, serving, registry)
+    except SizingError as exc:
+        answer.error = str(exc)
     return answer
 
 

@@ -111,7 +111,8 @@ class ServingReview:
         options = options or ServingOptions()
         return cls(resolved, requirement, catalog, options, engine_for(resolved, options))
 
-    def _settings(self) -> tuple[VllmSettings | None, LlamaCppSettings | None]:
+    def settings(self) -> tuple[VllmSettings | None, LlamaCppSettings | None]:
+        """The engine's options for this answer: the user's, the KV precision mapped, the GGUF type named."""
         kv = self.resolved.kv_precision
         if self.engine == "llama.cpp":
             cache = LLAMA_CPP_KV_TYPE.get(kv, "f16")
@@ -124,6 +125,15 @@ class ServingReview:
             kv_cache_dtype=VLLM_KV_DTYPE.get(kv, "auto"), quantization=_quantization(self.resolved),
             max_num_batched_tokens=options.max_num_batched_tokens), None
 
+    def model(self) -> ServingModel | None:
+        """The model as the check reads it; None (noted once, by check()) when it cannot be read."""
+        if self._model is None:
+            try:
+                self._model = serving_model(self.resolved)
+            except ValueError:
+                return None
+        return self._model
+
     def check(self, card: Card, count: int) -> ServingCheck | None:
         """The check of `count` x `card`; None (and a note, once) when it cannot be made."""
         key = (card.id, count)
@@ -135,7 +145,7 @@ class ServingReview:
         return self.check(layout.card, layout.count) if layout is not None else None
 
     def _run(self, card: Card, count: int) -> ServingCheck | None:
-        vllm, llama_cpp = self._settings()
+        vllm, llama_cpp = self.settings()
         try:
             if self._model is None:
                 self._model = serving_model(self.resolved)

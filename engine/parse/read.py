@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from engine.parse.capacity import find_capacity_intent
 from engine.parse.cards import find_cards
 from engine.parse.draft import Draft
 from engine.parse.errors import NOT_A_QUESTION, BadValue, ambiguous_error
@@ -48,6 +49,7 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
         resolve_ambiguous(draft, vocabulary.models)
         resolve_unknown(draft, vocabulary.models)
         decide_intent(scan, draft)
+        find_capacity_intent(scan, draft)
     except BadValue as bad:
         return ParseResult(None, bad.note, language, None, None, confident)
     if draft.model is None and draft.ambiguous:
