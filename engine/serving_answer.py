@@ -18,13 +18,15 @@ from engine.serving import (
     VllmSettings,
     serving_check,
 )
-from engine.serving.constants import GPU_MEMORY_UTILIZATION
+from engine.serving.constants import GPU_MEMORY_UTILIZATION, MIB
 from engine.sizing import GB, PRECISION_BYTES, Requirement, ResolvedRequest
 
 ENGINES = ("vllm", "llama.cpp")
 # KV cache precision as each engine names it: vLLM stores "auto" (the model dtype) or fp8 (1 byte, int8 has no
 # cache dtype of its own there: vllm/config/cache.py CacheDType); llama.cpp's 8-bit cache type is q8_0.
 VLLM_KV_DTYPE = {"fp32": "auto", "fp16": "auto", "bf16": "auto", "fp8": "fp8", "int8": "fp8"}
+# A failing check with one of these notes fails on every layout: no search for one that passes.
+NOWHERE = ("serving_context_over_max", "serving_v_cache_needs_fa")
 LLAMA_CPP_KV_TYPE = {"fp32": "f16", "fp16": "f16", "bf16": "f16", "fp8": "q8_0", "int8": "q8_0"}
 
 
@@ -167,10 +169,25 @@ class ServingReview:
             return None
         if not self._searched:
             self._searched = True
-            self._passing = self._cheapest_passing()
+            if not any(note.code in NOWHERE for note in check.notes):
+                self._passing = self._cheapest_passing(self._lower_bound_gb(check, failing.count))
         return self._passing
 
-    def _cheapest_passing(self) -> Layout | None:
+    def _lower_bound_gb(self, check: ServingCheck, count: int) -> float:
+        """What the whole set must hold at least, whatever the count: the weights, and the KV cache the start
+        needs (vLLM: one request; llama.cpp: every slot) when the failing check was on one GPU (on a set,
+        replicated KV heads make its per-GPU figure no lower bound)."""
+        if count != 1:
+            return check.weights_gb
+        requests = self.resolved.batch if self.engine == "vllm" else 1
+        return check.weights_gb + check.kv_gb_per_gpu / requests
+
+    def _share_gb(self, card: Card) -> float:
+        """One card's memory under the engine's share (vLLM's gpu_memory_utilization; llama.cpp: all of it)."""
+        share = 1.0 if self.engine == "llama.cpp" else (self.options.gpu_memory_utilization or GPU_MEMORY_UTILIZATION)
+        return (card.memory_mib or 0) * MIB * share / GB
+
+    def _cheapest_passing(self, lower_bound_gb: float) -> Layout | None:
         catalog, total = self.catalog, self.requirement.total_gb
         # Price order over what can hold the total at all; the rule is evaluated only on those, the engine
         # check only on layouts the rule accepts.
@@ -178,6 +195,8 @@ class ServingReview:
         options = sorted(((catalog.set_price_usd(card, n)[1], n, card.id, card) for card in catalog.cards
                           for n in sizes if card.vram_gb * n >= total), key=lambda option: option[:3])
         for _, count, _, card in options:
+            if self._share_gb(card) * count < lower_bound_gb:
+                continue  # cannot start: the weights (and one request's KV cache) alone exceed the engine's share
             layout = evaluate_layout(card, count, self.requirement, self.resolved, catalog)
             if not layout.valid:
                 continue
