@@ -120,7 +120,8 @@ def capacity_lines(answer: Answer, lang: str) -> list[str]:
     capacity = answer.capacity
     if capacity is None:
         return []
-    layout = _layout_label(capacity.count, capacity.card)
+    layout = fmt_gb(lang, capacity.budget_gb, None) if capacity.budget_gb else _layout_label(capacity.count,
+                                                                                             capacity.card)
     engine = ENGINE_NAMES.get(capacity.engine, capacity.engine)
     context = short_context(lang, capacity.context_tokens) if capacity.context_tokens else ""
     if capacity.kind == "max_context":
@@ -134,6 +135,7 @@ def capacity_lines(answer: Answer, lang: str) -> list[str]:
         return [t(lang, "capacity.max_batch", layout=layout, engine=engine, context=context,
                   rule=_value(lang, capacity.rule_value, "n"), serving=_value(lang, capacity.serving_value, "n"))]
     line = t(lang, "capacity.biggest", layout=layout, engine=engine, context=context,
+             precision=esc((capacity.precision or "").upper()),
              rule=_value(lang, capacity.rule_value, "b"), serving=_value(lang, capacity.serving_value, "b"))
     if capacity.models:
         line += t(lang, "capacity.models", models=esc(", ".join(capacity.models)))

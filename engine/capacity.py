@@ -42,6 +42,8 @@ class Capacity:
     engine: str
     models: tuple[str, ...] = ()
     capped: bool = False
+    precision: str | None = None  # biggest_model: the precision the sizes are for (the user's or the default)
+    budget_gb: float | None = None  # biggest_model "in 48 GB": a memory budget, no card
 
     def to_json(self) -> dict[str, object]:
         return {"kind": self.kind, "card": self.card, "count": self.count, "context_tokens": self.context_tokens,
@@ -141,4 +143,5 @@ def biggest_model(request: SizeRequest, catalog: Catalog, card: Card | None, cou
     shapes = sorted((shape for shape in (registry or default_registry()) if shape.kind == "llm"
                      and limit is not None and shape.params_b <= limit), key=lambda shape: -shape.params_b)
     return Capacity("biggest_model", label, count, context, None, rule, serving, engine,
-                    tuple(shape.name for shape in shapes[:MODELS_SHOWN]))
+                    tuple(shape.name for shape in shapes[:MODELS_SHOWN]), precision=precision,
+                    budget_gb=None if card is not None else vram_gb)
