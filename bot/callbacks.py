@@ -3,7 +3,8 @@
 The encodings are a contract with messages already sitting in chats, so they never change:
 ``f:<lang>:<payload>`` / ``d:<lang>:<payload>`` (an answer, short or with details), ``k:<lang>:<coin>:<payload>``
 (a coin, or ``pick`` for the picker), ``c:<lang>:<payload>`` (the answer's chart), ``x:<n>:<lang>`` (a help
-example), ``ann:<post|discard>:<id>``, ``annp:<again|there>:<id>:<part>`` (a channel part whose fate is unknown).
+example), ``ann:<post|discard>:<id>``, ``annp:<again|there>:<id>:<part>`` (a channel part whose fate is unknown),
+``l:<lang>:<payload>`` (the answer's launch command, issue #11).
 Telegram caps callback data at 64 bytes; a button whose data would not fit is left out. `matches()` is what a handler is
 registered with (PTB's ``pattern=``): the kind by its prefix, so a malformed value of that kind still reaches its
 handler and gets that kind's notice. The pattern follows PTB's examples/arbitrarycallbackdatabot.py: data that
@@ -99,6 +100,29 @@ class ChartButton:
 
     @classmethod
     def decode(cls, data: object) -> ChartButton | None:
+        if not isinstance(data, str) or not cls.matches(data):
+            return None
+        lang, _, payload = data[2:].partition(":")
+        return cls(lang, payload) if lang in LANGUAGES and payload else None
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchButton:
+    """Show the launch command of an encoded request's layout (the serving check's `command`)."""
+
+    lang: str
+    payload: str
+    invalid_notice: ClassVar[str] = "error.stale"
+
+    def encode(self) -> str:
+        return f"l:{self.lang}:{self.payload}"
+
+    @staticmethod
+    def matches(data: object) -> bool:
+        return _answerable(data, ("l:",))
+
+    @classmethod
+    def decode(cls, data: object) -> LaunchButton | None:
         if not isinstance(data, str) or not cls.matches(data):
             return None
         lang, _, payload = data[2:].partition(":")

@@ -20,6 +20,7 @@ from engine.answer import Answer, build_answer
 from engine.parse import Vocabulary, parse
 from engine.quant import canonical_quant
 from engine.registry import default_registry, find_hf_repo
+from engine.serving_answer import ENGINES, ServingOptions
 from engine.sizing import WORKLOADS, SizeRequest
 
 if TYPE_CHECKING:
@@ -81,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     size.add_argument("--details", action="store_true", help="show every component's arithmetic")
     size.add_argument("--json", action="store_true")
     size.add_argument("--chart", metavar="FILE.png", help="also write the answer's chart as a PNG")
+    _add_serving_flags(size)
 
     ask = sub.add_parser("ask", help="answer a question in your own words (English or German)")
     ask.add_argument("--catalog", default="gpurenthub", help="bundled catalog name or YAML path")
@@ -132,6 +134,24 @@ def _load(catalog: str) -> LoadedCatalog:
         raise CliError(str(exc)) from None
 
 
+def _add_serving_flags(size: argparse.ArgumentParser) -> None:
+    """The serving check's options (issue #11, DESIGN.md "Contract v2")."""
+    size.add_argument("--engine", choices=ENGINES, help="serving check engine (default: llama.cpp for GGUF, else vllm)")
+    size.add_argument("--tp", type=_positive_int, help="serving check on N GPUs of the fit's card (no --card/--count)")
+    size.add_argument("--max-num-batched-tokens", type=_positive_int, help="vLLM's --max-num-batched-tokens")
+    size.add_argument("--gpu-memory-utilization", type=_number, help="vLLM's share of GPU memory, e.g. 0.9")
+
+
+def _serving_options(args: argparse.Namespace) -> ServingOptions:
+    if args.tp is not None and args.card:
+        raise CliError("--tp applies to the fit's card; with --card use --count")
+    try:
+        return ServingOptions(engine=args.engine, tp=args.tp, max_num_batched_tokens=args.max_num_batched_tokens,
+                              gpu_memory_utilization=args.gpu_memory_utilization)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+
+
 def cmd_size(args: argparse.Namespace) -> int:
     catalog = _load(args.catalog).catalog
     if args.count is not None and not args.card:
@@ -161,7 +181,8 @@ def cmd_size(args: argparse.Namespace) -> int:
             request.assumed.append(note)
         elif note is not None:  # no size in a bare --model to fall back to: say why the model is unknown
             print(f"cardfit: {hub_status(hub)}", file=sys.stderr)
-    answer = build_answer(request, catalog, registry=registry, billing=args.billing, coin=args.coin)
+    answer = build_answer(request, catalog, registry=registry, billing=args.billing, coin=args.coin,
+                          serving=_serving_options(args))
     if args.chart and not answer.error:
         write_chart(answer, args.lang, args.chart)
     return print_answer(answer, args.json, args.lang, details=args.details)

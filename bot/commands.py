@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Generic, Protocol, TypeVar
 
-from bot.callbacks import AnswerButton, CoinButton, ExampleButton
+from bot.callbacks import AnswerButton, CoinButton, ExampleButton, LaunchButton
 from bot.caller import Caller
 from bot.config import Settings
 from bot.conversation import CallbackResult, Conversation, Reply
+from bot.launch import press_launch
 
 
 class Scope(IntEnum):
@@ -118,6 +119,7 @@ BUTTONS: tuple[ButtonRoute[Any], ...] = (
     ButtonRoute(AnswerButton, Conversation.press_answer),
     ButtonRoute(CoinButton, Conversation.press_coin),
     ButtonRoute(ExampleButton, Conversation.press_example),
+    ButtonRoute(LaunchButton, press_launch),
 )
 
 

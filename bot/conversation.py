@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from bot.callbacks import AnswerButton, ChartButton, CoinButton, ExampleButton, within_limit
+from bot.callbacks import AnswerButton, ChartButton, CoinButton, ExampleButton, LaunchButton, within_limit
 from bot.caller import Caller, UserInfo
 from bot.catalog_service import CatalogHolder, ReloadOutcome
 from bot.config import Settings
@@ -41,6 +41,7 @@ from engine.notes import Note
 from engine.parse import parse
 from engine.payload import PayloadError, decode_request, encode_request
 from engine.registry import Registry
+from engine.serving_answer import ENGINES, ServingOptions
 from engine.sizing import SizeRequest, SizingError, resolve, size
 
 __all__ = ["Button", "CallbackResult", "CatalogHolder", "Conversation", "InlineResult", "Reply", "UserInfo"]
@@ -119,8 +120,10 @@ class Conversation:
 
     def answer(self, request: SizeRequest, user: UserInfo, prefs: Preferences, *, anonymous: bool = False,
                registry: Registry | None = None) -> Answer:
+        engine = prefs.engine if prefs.engine in ENGINES else None  # /set engine (issue #11)
         return build_answer(request, self.catalog, user_id=None if anonymous else user.id,
-                            topup_secret=self._secret(), billing=prefs.billing, coin=prefs.coin, registry=registry)
+                            topup_secret=self._secret(), billing=prefs.billing, coin=prefs.coin, registry=registry,
+                            serving=ServingOptions(engine=engine))
 
     # -- questions ---------------------------------------------------------------------------------------
 
@@ -214,6 +217,8 @@ class Conversation:
                             data=within_limit(AnswerButton(not details, lang, payload).encode()))]
             if answer.requirement is not None:  # a sizing answer: its picture (bot/chart.py)
                 tools.append(Button(t(lang, "chart.button"), data=within_limit(ChartButton(lang, payload).encode())))
+            if answer.serving is not None:  # issue #11: the launch command (bot/launch.py)
+                tools.append(Button(t(lang, "button.launch"), data=within_limit(LaunchButton(lang, payload).encode())))
             rows.append([b for b in tools if b.data])
         return [row for row in rows if row]
 
@@ -332,6 +337,7 @@ class Conversation:
             "coin": prefs.coin or f"{self.catalog.default_coin} ({t(lang, 'default_marker')})",
             "billing": prefs.billing or f"{self.catalog.default_billing} ({t(lang, 'default_marker')})",
             "region": prefs.region or unset,
+            "engine": prefs.engine or unset,
         }
         lines = [t(lang, "settings.title")]
         lines += [t(lang, "settings.line", key=key, value=esc(value)) for key, value in values.items()]

@@ -5,6 +5,7 @@ import html
 import re
 
 from bot.i18n import fmt_gb, fmt_number, fmt_tokens, fmt_usd, localize_digits, t
+from bot.render_serving import alternative_mark, capacity_lines, fit_serving_lines
 from catalog.schema import Card, Catalog
 from engine.advice import PrecisionHint
 from engine.answer import Answer
@@ -204,6 +205,8 @@ def render_answer(answer: Answer, lang: str, *, details: bool = False, max_alter
         return t(lang, "error.value", message=esc(answer.error))
     if answer.intent == "price":
         return render_price(answer, lang)
+    if answer.intent == "biggest_model":
+        return clip("\n".join([*capacity_lines(answer, lang), *_notes_lines(answer, lang)]))
     if answer.compare is not None:
         return render_compare(answer, lang)
     return _render_size(answer, lang, details, max_alternatives)
@@ -213,6 +216,7 @@ def _render_size(answer: Answer, lang: str, details: bool, max_alternatives: int
     assert answer.requirement is not None and answer.selection is not None and answer.resolved is not None
     lines = render_request(answer, lang)
     lines.append("")
+    lines.extend(capacity_lines(answer, lang))  # a reverse question: its answer first (issue #11)
     selection = answer.selection
     fit = selection.fit
     requirement = answer.requirement
@@ -231,6 +235,7 @@ def _render_size(answer: Answer, lang: str, details: bool, max_alternatives: int
             if answer.hint is not None:
                 # The hint line carries the narrower precision's figure; "Memory needed" stays the one asked for.
                 lines.append(_hint_line(lang, answer.hint))
+        lines.extend(_serving_lines(answer, fit, lang, details))
     lines.extend(render_requirement(requirement, lang, details))
     if budget is not None:
         if budget["fits"]:
@@ -251,12 +256,14 @@ def _render_size(answer: Answer, lang: str, details: bool, max_alternatives: int
                            hourly=fmt_usd(lang, recommended.hourly_usd)))
     elif fit is not None:
         lines.extend(_fit_lines(answer, fit, lang, details))
+        lines.extend(_serving_lines(answer, fit, lang, details))
         if details:
             lines.append("<i>" + t(lang, "answer.reason", reason=localize(lang, selection.reason)) + "</i>")
     elif answer.resolved.card and recommended is not None:
         # A card this provider does not rent: say so, then what it does rent that holds the model.
         lines.append("❌ " + localize(lang, selection.reason))
         lines.extend(_fit_lines(answer, recommended, lang, details))
+        lines.extend(_serving_lines(answer, recommended, lang, details))
     else:
         lines.append(t(lang, "answer.no_fit", reason=localize(lang, selection.reason)))
     alternatives = [a for a in selection.alternatives if not (recommended and same_layout(a, recommended)
@@ -264,11 +271,17 @@ def _render_size(answer: Answer, lang: str, details: bool, max_alternatives: int
     if alternatives and max_alternatives:
         lines.append("")
         lines.append(t(lang, "answer.alternatives"))
-        lines.extend(_alternative_line(lang, layout) for layout in alternatives[:max_alternatives])
+        lines.extend(_alternative_line(lang, layout) + alternative_mark(answer, layout, lang)
+                     for layout in alternatives[:max_alternatives])
     if answer.topup_url and answer.topup_amount_usd is not None:
         lines.append("")
         lines.append(_topup_line(answer, lang))
     return clip("\n".join(lines))
+
+
+def _serving_lines(answer: Answer, layout: Layout, lang: str, details: bool) -> list[str]:
+    """The engine's verdict after the rule's (bot.render_serving), notes worded like every other note."""
+    return fit_serving_lines(answer, layout, lang, details, lambda note: localize(lang, note, resolved=answer.resolved))
 
 
 def _notes_lines(answer: Answer, lang: str) -> list[str]:
@@ -481,6 +494,7 @@ def render_compact(answer: Answer, lang: str, layout: Layout | None = None) -> s
         lines.append(t(lang, "answer.no_fit", reason=localize(lang, answer.selection.reason)))
     else:
         lines.extend(_fit_lines(answer, shown, lang, details=False))
+        lines.extend(_serving_lines(answer, shown, lang, details=False))
     if answer.topup_url and answer.topup_amount_usd is not None and layout is None:
         lines.append(_topup_line(answer, lang))
     return clip("\n".join(lines))

@@ -192,6 +192,13 @@ MIGRATIONS: list[tuple[int, str]] = [
         """,
     ),
     (
+        9,
+        # The serving check's engine (issue #11, /set engine): vllm | llama.cpp, NULL = chosen by the format.
+        """
+        ALTER TABLE users ADD COLUMN engine TEXT;
+        """,
+    ),
+    (
         10,
         # Any Hugging Face model (issue #10): what the Hub said about a repository the registry does not know,
         # shared by replicas; bot/store/hub_models.py reads a row until it expires (found: days; errors: an hour).

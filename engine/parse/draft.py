@@ -239,6 +239,7 @@ class Draft:
             or ((self.card is not None or self.budget_gb is not None)
                 and (self.workload is not None or self.precision is not None))
             or (self.intent == "price" and self.card is not None)
+            or (self.intent == "biggest_model" and (self.card is not None or self.budget_gb is not None))
         )
 
     def sets_anything(self) -> bool:

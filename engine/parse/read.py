@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from engine.parse.capacity import find_capacity_intent
 from engine.parse.cards import find_cards
 from engine.parse.cues import opens_with_cue
 from engine.parse.draft import Draft
@@ -68,6 +69,7 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
         resolve_ambiguous(draft, vocabulary.models)
         resolve_unknown(draft, vocabulary.models)
         decide_intent(scan, draft)
+        find_capacity_intent(scan, draft)
     except BadValue as bad:
         return ParseResult(None, bad.note, language, None, None, confident, hub_candidate=hub_candidate(scan, draft))
     hub = hub_candidate(scan, draft, card_tokens)

@@ -8,6 +8,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from engine.memo import by_identity
 from engine.registry import ModelShape
 from engine.serving.constants import (
     BLOCK_SIZE,
@@ -84,6 +85,7 @@ class LayerGroups:
         return (self.full + self.sliding) * self.size - _layers(shape)
 
 
+@by_identity(maxsize=64)  # read several times per check, and per layout of one answer, for the same shape
 def layer_groups(shape: ModelShape) -> LayerGroups:
     """Group size min(layers per kind), or max when max < 1.5 x min (gpt-oss: 18 + 18 -> two groups of 18)."""
     full, sliding = full_attention_layers(shape), sliding_window_layers(shape)
@@ -155,6 +157,12 @@ def max_model_len_for_blocks(shape: ModelShape, num_blocks: int, max_num_batched
                              in_flight_batches: int = IN_FLIGHT_BATCHES) -> int | None:
     """The longest request whose blocks fit in `num_blocks` (estimate_max_model_len, kv_cache_planning.py:97-148:
     a binary search; a dense model gets num_blocks x 16)."""
+    groups = layer_groups(shape)
+    if not groups.sliding:
+        # Full attention only: blocks = groups x cdiv(L, 16) <= num_blocks has the closed form the search finds.
+        tokens = min(cap, num_blocks // max(groups.full, 1) * BLOCK_SIZE)
+        return tokens if tokens >= 1 else None
+
     def fits(tokens: int) -> bool:
         return blocks_per_request(shape, tokens, max_num_batched_tokens, in_flight_batches) <= num_blocks
 
