@@ -19,6 +19,7 @@ from engine.serving import (
     serving_check,
 )
 from engine.serving.constants import GPU_MEMORY_UTILIZATION, MIB
+from engine.serving.memory import ModelDims
 from engine.sizing import GB, PRECISION_BYTES, Requirement, ResolvedRequest
 
 ENGINES = ("vllm", "llama.cpp")
@@ -69,17 +70,25 @@ def _bytes_per_param(resolved: ResolvedRequest) -> float | None:
 
 def serving_model(resolved: ResolvedRequest) -> ServingModel:
     """The model as the check reads it: the published checkpoint's size when the answer uses it, else every
-    parameter at the precision's bytes (the registry publishes no vocabulary split; the check notes its
-    Llama-like assumption)."""
-    published = resolved.shape.published_weights
+    parameter at the precision's bytes, with the embedding and output matrices at 16 bit where the registry
+    knows the vocabulary and hidden size (config.json; else the check notes its Llama-like assumption), and the
+    registry's Hugging Face repo for the launch command."""
+    shape = resolved.shape
+    published = shape.published_weights
     if resolved.weight_bytes is None and published is not None:
         weights = ResidentWeights(body_bytes=published.gb * GB)
     else:
         per_param = _bytes_per_param(resolved)
         if per_param is None:
             raise ValueError(f"the serving check has no bytes per weight for {resolved.precision}")
-        weights = ResidentWeights.from_precision(resolved.params_b, per_param)
-    return ServingModel(shape=resolved.shape, weights=weights)
+        weights = ResidentWeights.from_precision(resolved.params_b, per_param, vocab_size=shape.vocab_size,
+                                                 hidden_size=shape.hidden_size,
+                                                 tied=bool(shape.tie_word_embeddings))
+    dims = None
+    if shape.hidden_size and shape.intermediate_size and shape.vocab_size:
+        dims = ModelDims(shape.hidden_size, shape.intermediate_size, shape.vocab_size,
+                         moe=shape.experts_total is not None)
+    return ServingModel(shape=shape, weights=weights, dims=dims, repo=shape.hf_id)
 
 
 def _quantization(resolved: ResolvedRequest) -> str | None:
