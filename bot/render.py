@@ -119,15 +119,7 @@ def render_request(answer: Answer, lang: str) -> list[str]:
     if resolved.region:
         parts.append(esc(resolved.region))
     parts.append(esc(t(lang, f"workload.{resolved.workload}")))
-    lines = [" · ".join(parts)]
-
-    assumed = [localize(lang, note, resolved=resolved) for note in answer.assumed]
-    if assumed:
-        lines.append("<i>" + t(lang, "request.assumed", items="; ".join(assumed)) + "</i>")
-    ignored = answer.request.ignored
-    if ignored:
-        lines.append("<i>" + esc(t(lang, "request.ignored", items=", ".join(f"'{w}'" for w in ignored))) + "</i>")
-    return lines
+    return [" · ".join(parts), *_notes_lines(answer, lang, resolved)]
 
 
 def render_formula(component: Component, lang: str) -> str:
@@ -284,10 +276,10 @@ def _serving_lines(answer: Answer, layout: Layout, lang: str, details: bool) -> 
     return fit_serving_lines(answer, layout, lang, details, lambda note: localize(lang, note, resolved=answer.resolved))
 
 
-def _notes_lines(answer: Answer, lang: str) -> list[str]:
-    """What was assumed and what was not understood, for answers without a sized request line."""
+def _notes_lines(answer: Answer, lang: str, resolved: ResolvedRequest | None = None) -> list[str]:
+    """What was assumed and what was not understood (under the request line, or alone for answers without one)."""
     lines = []
-    assumed = [localize(lang, note) for note in answer.assumed]
+    assumed = [localize(lang, note, resolved=resolved) for note in answer.assumed]
     if assumed:
         lines.append("<i>" + t(lang, "request.assumed", items="; ".join(assumed)) + "</i>")
     ignored = answer.request.ignored
