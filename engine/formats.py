@@ -7,7 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
+from catalog.bundled_yaml import load_bundled
 
 FORMATS_PATH = Path(__file__).resolve().parent / "data" / "formats.yaml"
 
@@ -270,7 +270,7 @@ def build_table(data: dict[str, Any]) -> FormatTable:
 def default_table() -> FormatTable:
     """The bundled table, read once (DESIGN: the engine reads its bundled data at first use only)."""
     with FORMATS_PATH.open(encoding="utf-8") as handle:
-        return build_table(yaml.safe_load(handle))
+        return build_table(load_bundled(handle))
 
 
 def _exl2(key: str, table: FormatTable) -> WeightFormat | None:

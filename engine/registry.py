@@ -8,8 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
+from catalog.bundled_yaml import load_bundled
 from catalog.names import normalize_name
 
 REGISTRY_DIR = Path(__file__).resolve().parent / "data" / "models"
@@ -437,7 +436,7 @@ def load_entries(directory: Path = REGISTRY_DIR) -> list[dict[str, Any]]:
     entries: list[dict[str, Any]] = []
     for path in sorted(directory.glob("*.yaml")):
         with path.open(encoding="utf-8") as handle:
-            data = yaml.safe_load(handle)
+            data = load_bundled(handle)
         entries.extend(data["models"])
     return entries
 
