@@ -1,12 +1,19 @@
 """A request's named weight format (issue #10): its canonical name, and the weights it gives a model of the registry.
 
 engine/formats.py knows the formats' real bits per weight part by part (WeightParts); this module applies them to
-a request. The registry does not carry a model's vocabulary or MLP width yet, so the weights are the parameter
-count at the format's body bits, and a note says the embedding and output matrices are approximated that way.
+a request: the embedding and output matrices at the bits the format keeps them in where the registry knows the
+model's vocabulary and hidden size, else every parameter at the body bits with a note saying so.
 """
 from __future__ import annotations
 
-from engine.formats import EXL2_DEFAULT_BPW, WeightFormat, canonical_format, normalize_format
+from engine.formats import (
+    EXL2_DEFAULT_BPW,
+    WeightFormat,
+    WeightParts,
+    canonical_format,
+    normalize_format,
+    weights_bytes,
+)
 from engine.formula import fmt_gb, fmt_num
 from engine.notes import Note
 from engine.registry import ModelShape
@@ -46,9 +53,25 @@ def exl2_name(bits: float | None = None) -> str:
     return f"exl2:{(EXL2_DEFAULT_BPW if bits is None else bits):g}"
 
 
-def quant_weights_gb(params_b: float, fmt: WeightFormat) -> float:
-    """Decimal GB of `params_b` billion parameters at the format's bits per weight (scales included)."""
-    return params_b * fmt.bits_per_weight / 8
+def quant_weights_gb(params_b: float, fmt: WeightFormat, shape: ModelShape | None = None) -> float:
+    """Decimal GB of `params_b` billion parameters in the format (scales included).
+
+    Where the registry knows the model's vocabulary and hidden size (config.json), the token embedding and the
+    output layer are sized at the bits the format keeps them in (16 for AWQ/GPTQ/FP8, Q6_K-class in the GGUF mixes;
+    engine/formats.py) and the rest at the format's body bits; otherwise every parameter at the body bits (and
+    `approximation_note` says so)."""
+    if shape is None or not shape.vocab_size or not shape.hidden_size:
+        return params_b * fmt.bits_per_weight / 8
+    matrix = shape.vocab_size * shape.hidden_size
+    tied = bool(shape.tie_word_embeddings)
+    lm_head = 0 if tied else matrix
+    body = max(0, round(params_b * 1e9) - matrix - lm_head)
+    return weights_bytes(fmt, WeightParts(body=body, embedding=matrix, lm_head=lm_head, one_d=0, tied=tied)).gb
+
+
+def knows_parts(shape: ModelShape) -> bool:
+    """Whether the registry gives the embedding and output matrices' size (vocabulary x hidden size)."""
+    return bool(shape.vocab_size and shape.hidden_size)
 
 
 def approximation_note(shape: ModelShape, fmt: WeightFormat) -> Note:
@@ -62,10 +85,11 @@ def approximation_note(shape: ModelShape, fmt: WeightFormat) -> Note:
 def real_4bit_note(shape: ModelShape, params_b: float) -> Note:
     """For a plain "4-bit"/"int4" answer (the seed's 0.5 B): what a real 4-bit checkpoint of the model weighs."""
     gguf, awq = (find_format(name) for name, _engine in REAL_4BIT)
-    gguf_gb, awq_gb = quant_weights_gb(params_b, gguf), quant_weights_gb(params_b, awq)
+    gguf_gb, awq_gb = quant_weights_gb(params_b, gguf, shape), quant_weights_gb(params_b, awq, shape)
     return Note(f"a real 4-bit checkpoint of {shape.name} weighs more than 0.5 B per parameter: about {gguf.label} "
-                f"{fmt_gb(gguf_gb)} (llama.cpp) or {awq.label} {fmt_gb(awq_gb)} (vLLM), embedding matrices "
-                "approximated", "real_4bit",
+                f"{fmt_gb(gguf_gb)} (llama.cpp) or {awq.label} {fmt_gb(awq_gb)} (vLLM)"
+                + ("" if knows_parts(shape) else ", embedding matrices approximated"),
+                "real_4bit" if knows_parts(shape) else "real_4bit_approx",
                 model=shape.name, gguf=gguf.label, gguf_gb=gguf_gb, awq=awq.label, awq_gb=awq_gb)
 
 
@@ -100,7 +124,7 @@ def weights_notes(shape: ModelShape, params_b: float, precision: str, fmt: Weigh
     """What an inference answer says about its weights: the approximation of a named format, or what a real
     4-bit checkpoint weighs beside the seed's 0.5 B per parameter (`precision` "" when not inference)."""
     if fmt is not None:
-        return [approximation_note(shape, fmt)]
+        return [] if knows_parts(shape) else [approximation_note(shape, fmt)]
     if precision == "int4":
         return [real_4bit_note(shape, params_b)]
     return []

@@ -440,9 +440,9 @@ def kv_bytes_per_token(shape: ModelShape, kv_bytes: float = 2) -> float | None:
 def _weights(resolved: ResolvedRequest) -> Component:
     shape = resolved.shape
     if resolved.quant is not None and resolved.weight_bytes is not None:  # real bits, scales included (engine.quant)
-        gb = quant_weights_gb(resolved.params_b, resolved.quant)
-        return Component.of("weights", gb, "weights_quant", params=resolved.params_b,
-                            bits=resolved.quant.bits_per_weight, format=resolved.quant.label, weights_gb=gb)
+        gb = quant_weights_gb(resolved.params_b, resolved.quant, shape)  # bits: effective over the whole model
+        return Component.of("weights", gb, "weights_quant", params=resolved.params_b, bits=gb * 8 / resolved.params_b,
+                            format=resolved.quant.label, weights_gb=gb)
     if resolved.weight_bytes is None:
         assert shape.published_weights is not None
         published = shape.published_weights
