@@ -317,10 +317,11 @@ def _resolve_precision(request: SizeRequest, shape: ModelShape, workload: str, p
         return published.format, None
     if workload == "qlora":
         return "int4", PRECISION_BYTES["int4"]  # QLoRA's base is 4-bit NF4 by definition
-    precision = policy.default_precision
+    release = (shape.published_format or "").lower()  # a native FP8/INT4 release whose size was not read
+    precision = release if workload == "inference" and release in PRECISION_BYTES else policy.default_precision
     if workload in ("inference", "lora"):
-        notes.append(Note(f"precision: {precision.upper()} (default)", "default_precision",
-                          precision=precision.upper()))
+        said, code = ("as released", "release_precision") if precision == release else ("default", "default_precision")
+        notes.append(Note(f"precision: {precision.upper()} ({said})", code, precision=precision.upper()))
     return precision, PRECISION_BYTES[precision]
 
 
@@ -403,8 +404,7 @@ def kv_cache(shape: ModelShape, kv_bytes: float, tokens: int, batch: int) -> Com
 
     Sliding-window layers hold at most the window (Gemma 2/3, Mistral 7B v0.1, gpt-oss); MLA models (DeepSeek
     V3/R1) cache one latent of kv_lora_rank + qk_rope_head_dim per layer and token, with no K/V pair.
-    Returns None when the registry does not know the attention shape.
-    """
+    Returns None when the registry does not know the attention shape."""
     if not shape.kv_known:
         return None
     assert shape.layers is not None
