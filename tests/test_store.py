@@ -1,16 +1,26 @@
-"""The SQLite store: migrations, restart durability, field-level updates without lost writes, announcements, alerts."""
+"""The store on both engines (SQLite and PostgreSQL: the `store` and `db_target` fixtures): migrations, restart
+durability, field-level updates without lost writes, announcements, alerts."""
 from __future__ import annotations
 
 import asyncio
 import sqlite3
 
+import asyncpg
 import pytest
 import pytest_asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bot.store.schema as store_module
-from bot.store import MIGRATIONS, PREFERENCE_FIELDS, Preferences, Store, split_sql_script
+from bot.store import (
+    INTEGRITY_ERRORS,
+    MIGRATIONS,
+    PREFERENCE_FIELDS,
+    Preferences,
+    Store,
+    is_postgres_url,
+    split_sql_script,
+)
 
 LATEST_VERSION = MIGRATIONS[-1][0]
 
@@ -27,16 +37,57 @@ SAMPLE_VALUES = {
 }
 
 
-@pytest_asyncio.fixture
-async def store():
-    opened = await Store.open(":memory:")
+@pytest_asyncio.fixture(params=["sqlite", "postgresql"])
+async def store(request):
+    if request.param == "sqlite":
+        target = ":memory:"
+    else:
+        target = request.getfixturevalue("postgres_server").create_database()
+    opened = await Store.open(target)
     yield opened
     await opened.close()
 
 
-def _user_version(path) -> int:
-    with sqlite3.connect(path) as conn:
-        return conn.execute("PRAGMA user_version").fetchone()[0]
+class Probe:
+    """Looks at a database with the engine's own client (sqlite3, psql), outside the code under test."""
+
+    def __init__(self, target: str, server) -> None:
+        self.target, self.server = target, server
+
+    def version(self) -> int:
+        if self.server is None:
+            with sqlite3.connect(self.target) as conn:
+                return conn.execute("PRAGMA user_version").fetchone()[0]
+        return int(self.server.psql(self.target, "SELECT max(version) FROM schema_version"))
+
+    def set_version(self, version: int) -> None:
+        if self.server is None:
+            with sqlite3.connect(self.target) as conn:
+                conn.execute(f"PRAGMA user_version = {version}")
+        else:
+            self.server.psql(self.target, "CREATE TABLE schema_version (version BIGINT NOT NULL); "
+                                          f"INSERT INTO schema_version VALUES ({version})")
+
+    def tables(self) -> set[str]:
+        if self.server is None:
+            with sqlite3.connect(self.target) as conn:
+                return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        return set(self.server.psql(self.target, "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+                   .split())
+
+    def schema(self) -> list:
+        if self.server is None:
+            with sqlite3.connect(self.target) as conn:
+                return conn.execute("SELECT sql FROM sqlite_master ORDER BY name").fetchall()
+        return self.server.psql(self.target, "SELECT table_name, column_name, data_type, column_default "
+                                             "FROM information_schema.columns WHERE table_schema = 'public' "
+                                             "ORDER BY 1, 2").splitlines()
+
+
+@pytest.fixture
+def probe(request, db_target):
+    server = request.getfixturevalue("postgres_server") if is_postgres_url(db_target) else None
+    return Probe(db_target, server)
 
 
 # -- migrations and durability ----------------------------------------------------------------------------------
@@ -69,10 +120,19 @@ async def test_migrations_from_empty(tmp_path):
         assert store.schema_version == LATEST_VERSION
     finally:
         await store.close()
-    assert _user_version(path) == LATEST_VERSION
-    with sqlite3.connect(path) as conn:
-        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert {"users", "subscriptions", "announcements", "alerts"} <= tables
+    probe = Probe(str(path), None)
+    assert probe.version() == LATEST_VERSION
+    assert {"users", "subscriptions", "announcements", "alerts"} <= probe.tables()
+
+
+async def test_migrations_from_empty_on_either_engine(db_target, probe):
+    store = await Store.open(db_target)
+    try:
+        assert store.schema_version == LATEST_VERSION
+    finally:
+        await store.close()
+    assert probe.version() == LATEST_VERSION
+    assert {"users", "subscriptions", "announcements", "alerts", "announcement_parts"} <= probe.tables()
 
 
 async def test_memory_database_is_migrated(store):
@@ -80,8 +140,8 @@ async def test_memory_database_is_migrated(store):
     assert await store.count_users() == 0
 
 
-async def test_reopen_applies_nothing_new_and_a_restart_loses_nothing(tmp_path):
-    path = tmp_path / "cardfit.sqlite3"
+async def test_reopen_applies_nothing_new_and_a_restart_loses_nothing(db_target, probe):
+    path = db_target
     first = await Store.open(path)
     await first.set_preference(7, "precision", "int4")
     await first.touch_user(7, "de")
@@ -91,8 +151,7 @@ async def test_reopen_applies_nothing_new_and_a_restart_loses_nothing(tmp_path):
     await first.enqueue_alerts(announcement_id, [(7, "H100 is cheaper")])
     await first.close()
 
-    with sqlite3.connect(path) as conn:
-        schema_before = conn.execute("SELECT sql FROM sqlite_master ORDER BY name").fetchall()
+    schema_before = probe.schema()
 
     second = await Store.open(path)
     try:
@@ -105,12 +164,11 @@ async def test_reopen_applies_nothing_new_and_a_restart_loses_nothing(tmp_path):
         assert await second.next_alerts() == [(1, announcement_id, 7, "H100 is cheaper")]
     finally:
         await second.close()
-    with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT sql FROM sqlite_master ORDER BY name").fetchall() == schema_before
+    assert probe.schema() == schema_before
 
 
-async def test_reopen_applies_only_the_missing_migrations(tmp_path, monkeypatch):
-    path = tmp_path / "cardfit.sqlite3"
+async def test_reopen_applies_only_the_missing_migrations(db_target, monkeypatch):
+    path = db_target
     monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS[:2])
     old = await Store.open(path)
     assert old.schema_version == 2
@@ -129,21 +187,20 @@ async def test_reopen_applies_only_the_missing_migrations(tmp_path, monkeypatch)
         await new.close()
 
 
-async def test_a_failing_migration_leaves_the_previous_version(tmp_path, monkeypatch):
-    path = tmp_path / "cardfit.sqlite3"
+async def test_a_failing_migration_leaves_the_previous_version(db_target, probe, monkeypatch):
+    path = db_target
     broken = [*MIGRATIONS, (LATEST_VERSION + 1, "CREATE TABLE extra (x INTEGER); SELECT no_such_function();")]
     monkeypatch.setattr(store_module, "MIGRATIONS", broken)
-    with pytest.raises(sqlite3.OperationalError):
+    expected = asyncpg.UndefinedFunctionError if is_postgres_url(path) else sqlite3.OperationalError
+    with pytest.raises(expected):
         await Store.open(path)
-    assert _user_version(path) == LATEST_VERSION
-    with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'extra'").fetchall() == []
+    assert probe.version() == LATEST_VERSION
+    assert "extra" not in probe.tables()
 
 
-async def test_a_database_from_newer_code_is_refused(tmp_path):
-    path = tmp_path / "cardfit.sqlite3"
-    with sqlite3.connect(path) as conn:
-        conn.execute(f"PRAGMA user_version = {LATEST_VERSION + 1}")
+async def test_a_database_from_newer_code_is_refused(db_target, probe):
+    path = db_target
+    probe.set_version(LATEST_VERSION + 1)
     with pytest.raises(RuntimeError, match="newer"):
         await Store.open(path)
 
@@ -246,8 +303,8 @@ async def test_concurrent_field_updates_are_all_kept(store):
             assert getattr(prefs, field) == value_for(user_id, field)
 
 
-async def test_two_stores_on_one_file_never_lose_each_others_fields(tmp_path):
-    path = tmp_path / "shared.sqlite3"
+async def test_two_stores_on_one_file_never_lose_each_others_fields(db_target):
+    path = db_target
     store_a = await Store.open(path)
     store_b = await Store.open(path)
     try:
@@ -272,7 +329,7 @@ async def test_two_stores_on_one_file_never_lose_each_others_fields(tmp_path):
 async def test_a_bad_row_rolls_back_the_whole_alert_batch(store):
     announcement_id = await store.begin_announcement("gpurenthub", "sha-1", "cards: []\n", "msg")
     rows = [(1, "first"), (2, "second"), (3, None), (4, "fourth")]  # NULL text violates NOT NULL
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(INTEGRITY_ERRORS):
         await store.enqueue_alerts(announcement_id, rows)
     assert await store.next_alerts() == []
     assert (await store.alert_progress(announcement_id))["total"] == 0
@@ -281,7 +338,7 @@ async def test_a_bad_row_rolls_back_the_whole_alert_batch(store):
 
 
 async def test_alerts_for_an_unknown_announcement_are_refused(store):
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(INTEGRITY_ERRORS):
         await store.enqueue_alerts(999, [(1, "text")])
     assert await store.next_alerts() == []
 
@@ -423,8 +480,8 @@ async def test_enqueue_is_idempotent_and_progress_counts(store):
         await store.mark_alert(99999, "sent")
 
 
-async def test_alert_progress_survives_a_restart(tmp_path):
-    path = tmp_path / "cardfit.sqlite3"
+async def test_alert_progress_survives_a_restart(db_target):
+    path = db_target
     store = await Store.open(path)
     announcement_id = await store.begin_announcement("gpurenthub", "sha-1", "yaml", "msg")
     await store.enqueue_alerts(announcement_id, [(1, "a"), (2, "b"), (3, "c")])

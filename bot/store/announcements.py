@@ -2,14 +2,11 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from dataclasses import dataclass
 from typing import NamedTuple
 
-import aiosqlite
-
-from bot.store.database import Repository, fetch_rows
+from bot.store.database import Connection, Repository, Row, fetch_rows
 
 _COLUMNS = ("id, catalog_id, sha256, base_sha256, catalog_text, message, status, message_ids, created_at, "
             "posted_at")
@@ -35,7 +32,7 @@ class AnnouncedVersion(NamedTuple):
     posted_at: float
 
 
-def _announcement(row: sqlite3.Row) -> Announcement:
+def _announcement(row: Row) -> Announcement:
     return Announcement(
         id=int(row["id"]), catalog_id=row["catalog_id"], sha256=row["sha256"], base_sha256=row["base_sha256"],
         catalog_text=row["catalog_text"], message=row["message"], status=row["status"],
@@ -45,7 +42,7 @@ def _announcement(row: sqlite3.Row) -> Announcement:
     )
 
 
-async def _status(db: aiosqlite.Connection, announcement_id: int) -> str:
+async def _status(db: Connection, announcement_id: int) -> str:
     rows = await fetch_rows(db, "SELECT status FROM announcements WHERE id = ?", (announcement_id,))
     if not rows:
         raise ValueError(f"no announcement with id {announcement_id}")
@@ -74,7 +71,7 @@ class AnnouncementRepository(Repository):
         row = await self._last_posted(catalog_id)
         return str(row["catalog_text"]) if row else None
 
-    async def _last_posted(self, catalog_id: str) -> sqlite3.Row | None:
+    async def _last_posted(self, catalog_id: str) -> Row | None:
         rows = await self._database.fetch(
             """
             SELECT sha256, catalog_text

@@ -1,13 +1,10 @@
 """Users and their preferences: field-level upserts, the last question, reachability (blocked) and language."""
 from __future__ import annotations
 
-import sqlite3
 import time
 from dataclasses import dataclass
 
-import aiosqlite
-
-from bot.store.database import Repository, fetch_rows
+from bot.store.database import Connection, Repository, Row, fetch_rows
 
 PREFERENCE_FIELDS = (
     "language",
@@ -58,7 +55,7 @@ _RETURNING_PREFERENCES = ", ".join(_PREFERENCE_COLUMNS)
 _SELECT_PREFERENCES = f"SELECT {_RETURNING_PREFERENCES} FROM users WHERE user_id = ?"
 
 
-def _preferences_from_row(row: sqlite3.Row) -> Preferences:
+def _preferences_from_row(row: Row) -> Preferences:
     values = {column: row[column] for column in _PREFERENCE_COLUMNS}
     values["blocked"] = bool(values["blocked"])
     values["updated_at"] = float(values["updated_at"])
@@ -80,7 +77,7 @@ def _checked_preference(field: str, value: object) -> object:
     return value
 
 
-async def set_blocked(db: aiosqlite.Connection, user_id: int, blocked: bool, now: float) -> None:
+async def set_blocked(db: Connection, user_id: int, blocked: bool, now: float) -> None:
     """Inside the caller's transaction (a failed alert marks its user in the same one)."""
     await db.execute(
         """
