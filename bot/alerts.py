@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 import html
 import logging
+import os
+import socket
 import time
+import uuid
 from typing import Any, Protocol
 
 from telegram import InlineKeyboardMarkup
@@ -13,7 +16,7 @@ from telegram.error import Forbidden, RetryAfter, TelegramError
 
 from bot.config import Settings
 from bot.i18n import fmt_number, fmt_usd, t
-from bot.store import AlertProgress, Store
+from bot.store import DATABASE_ERRORS, AlertProgress, Store
 from catalog.diff import CatalogDiff
 from catalog.schema import Catalog
 
@@ -82,6 +85,8 @@ class AlertDelivery:
         self.sender = sender
         self.lang = lang
         self._deliver_lock = asyncio.Lock()
+        # Who holds a claimed alert (the store's lease), unique per sender even for replicas on one host.
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._delivery: asyncio.Task[dict[int, AlertProgress]] | None = None
 
     async def queue(self, announcement_id: int, diff: CatalogDiff, catalog: Catalog) -> int:
@@ -107,28 +112,39 @@ class AlertDelivery:
         return self._delivery
 
     async def deliver(self) -> dict[int, AlertProgress]:
-        """Send queued alerts one after another under the rate limiter; every outcome is stored at once."""
+        """Send queued alerts one after another under the rate limiter; every outcome is stored at once. Each
+        batch is claimed first, so replicas delivering at the same time never send one alert twice."""
         async with self._deliver_lock:
-            progress_messages: dict[int, int] = {}  # announcement id -> the admin's progress message id
-            last_edit: dict[int, float] = {}
-            touched: set[int] = set()
-            while True:
-                batch = await self.store.next_alerts(BATCH)
-                if not batch:
-                    break
-                for alert in batch:
-                    status, error = await self._send_alert(alert.user_id, alert.text)
-                    if status is None:
-                        continue  # still queued (rate limited): picked up again by the next batch
-                    await self.store.mark_alert(alert.id, status, error)
-                    touched.add(alert.announcement_id)
-                    now = time.monotonic()
-                    if now - last_edit.get(alert.announcement_id, 0.0) >= PROGRESS_EVERY_S:
-                        last_edit[alert.announcement_id] = now
-                        await self._progress(alert.announcement_id, progress_messages)
-            for announcement_id in touched:
-                await self._progress(announcement_id, progress_messages)
-            return {aid: await self.store.alert_progress(aid) for aid in touched}
+            try:
+                return await self._deliver_claimed()
+            finally:
+                # A stopping sender hands its claims back at once; a killed one's claims expire (ALERT_LEASE_S).
+                try:
+                    await self.store.release_alerts(self.owner)
+                except DATABASE_ERRORS as exc:
+                    log.warning("could not release alert claims (they expire by themselves): %s", exc)
+
+    async def _deliver_claimed(self) -> dict[int, AlertProgress]:
+        progress_messages: dict[int, int] = {}  # announcement id -> the admin's progress message id
+        last_edit: dict[int, float] = {}
+        touched: set[int] = set()
+        while True:
+            batch = await self.store.claim_alerts(self.owner, BATCH)
+            if not batch:
+                break
+            for alert in batch:
+                status, error = await self._send_alert(alert.user_id, alert.text)
+                if status is None:
+                    continue  # still queued (rate limited): picked up again by the next batch
+                await self.store.mark_alert(alert.id, status, error)
+                touched.add(alert.announcement_id)
+                now = time.monotonic()
+                if now - last_edit.get(alert.announcement_id, 0.0) >= PROGRESS_EVERY_S:
+                    last_edit[alert.announcement_id] = now
+                    await self._progress(alert.announcement_id, progress_messages)
+        for announcement_id in touched:
+            await self._progress(announcement_id, progress_messages)
+        return {aid: await self.store.alert_progress(aid) for aid in touched}
 
     async def _send_alert(self, user_id: int, text: str) -> tuple[str | None, str | None]:
         try:

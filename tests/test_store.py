@@ -537,3 +537,51 @@ def test_random_set_and_clear_sequences_match_a_dict_model(operations):
             await store.close()
 
     asyncio.run(run())
+
+
+# -- alert claims (several senders on one database) --------------------------------------------------------------
+
+
+async def test_claims_are_disjoint_own_claims_return_and_a_dead_senders_lease_expires(db_target):
+    a, b = await Store.open(db_target), await Store.open(db_target)
+    try:
+        announcement_id = await a.begin_announcement("gpurenthub", "sha-1", "yaml", "msg")
+        await a.enqueue_alerts(announcement_id, [(user_id, f"alert {user_id}") for user_id in range(1, 41)])
+        first, second = await asyncio.gather(a.claim_alerts("a", 15), b.claim_alerts("b", 15, lease_s=0.3))
+        ids_a, ids_b = {alert.id for alert in first}, {alert.id for alert in second}
+        assert len(ids_a) == len(ids_b) == 15 and not ids_a & ids_b
+        again = {alert.id for alert in await a.claim_alerts("a", 100)}  # its own, and the 10 nobody held
+        assert ids_a < again and not again & ids_b and len(again) == 25
+        assert await b.claim_alerts("c", 100) == []  # everything is held
+        await asyncio.sleep(0.4)  # "b" died: its lease ran out
+        assert {alert.id for alert in await b.claim_alerts("c", 100)} == ids_b
+        assert await a.release_alerts("a") == 25
+        assert {alert.id for alert in await b.claim_alerts("d", 100)} == again
+        await a.mark_alert(min(again), "sent")
+        assert await a.release_alerts("d") == 24  # a sent alert is no longer claimed, nor claimable
+        assert min(again) not in {alert.id for alert in await a.claim_alerts("e", 100)}
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_senders_draining_one_queue_at_once_send_each_alert_once(db_target):
+    stores = [await Store.open(db_target) for _ in range(4)]
+    try:
+        announcement_id = await stores[0].begin_announcement("gpurenthub", "sha-1", "yaml", "msg")
+        await stores[0].enqueue_alerts(announcement_id, [(user_id, f"alert {user_id}") for user_id in range(100)])
+        sent: list[int] = []
+
+        async def drain(store: Store, owner: str) -> None:
+            while batch := await store.claim_alerts(owner, 3):
+                for alert in batch:
+                    sent.append(alert.user_id)
+                    await asyncio.sleep(0)  # the send: another sender runs meanwhile
+                    await store.mark_alert(alert.id, "sent")
+
+        await asyncio.gather(*(drain(store, f"sender-{index}") for index, store in enumerate(stores)))
+        assert sorted(sent) == list(range(100))
+        assert (await stores[0].alert_progress(announcement_id))["sent"] == 100
+    finally:
+        for store in stores:
+            await store.close()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.store.alerts import ALERT_OUTCOMES, AlertProgress, AlertRepository, QueuedAlert
+from bot.store.alerts import ALERT_LEASE_S, ALERT_OUTCOMES, AlertProgress, AlertRepository, QueuedAlert
 from bot.store.announcements import AnnouncedVersion, Announcement, AnnouncementRepository
 from bot.store.database import DATABASE_ERRORS, INTEGRITY_ERRORS, Database, is_postgres_url
 from bot.store.schema import MIGRATIONS, migrate, split_sql_script
@@ -11,9 +11,9 @@ from bot.store.subscriptions import Subscriber, Subscription, SubscriptionReposi
 from bot.store.users import PREFERENCE_FIELDS, Preferences, UserRepository
 
 __all__ = [
-    "ALERT_OUTCOMES", "DATABASE_ERRORS", "INTEGRITY_ERRORS", "MIGRATIONS", "PREFERENCE_FIELDS", "AlertProgress",
-    "AnnouncedVersion", "Announcement", "Preferences", "QueuedAlert", "Store", "Subscriber", "Subscription",
-    "is_postgres_url", "split_sql_script",
+    "ALERT_LEASE_S", "ALERT_OUTCOMES", "DATABASE_ERRORS", "INTEGRITY_ERRORS", "MIGRATIONS", "PREFERENCE_FIELDS",
+    "AlertProgress", "AnnouncedVersion", "Announcement", "Preferences", "QueuedAlert", "Store", "Subscriber",
+    "Subscription", "is_postgres_url", "split_sql_script",
 ]
 
 

@@ -1,4 +1,5 @@
-"""The alert queue: queued idempotently per announcement and user, the first outcome of each send wins."""
+"""The alert queue: queued idempotently per announcement and user, claimed by one sender at a time (a lease), the
+first outcome of each send wins."""
 from __future__ import annotations
 
 import time
@@ -9,6 +10,9 @@ from bot.store.database import Repository, fetch_rows
 from bot.store.users import set_blocked
 
 ALERT_OUTCOMES = ("sent", "failed", "blocked")
+# How long a claim keeps other replicas off an alert. Longer than one claimed batch takes to send (BATCH alerts at
+# the send rate, with Telegram's 429 back-offs); a replica that dies holding a claim delays those alerts this long.
+ALERT_LEASE_S = 300.0
 
 
 class QueuedAlert(NamedTuple):
@@ -60,6 +64,41 @@ class AlertRepository(Repository):
         )
         return [QueuedAlert(int(row["id"]), int(row["announcement_id"]), int(row["user_id"]), row["text"])
                 for row in rows]
+
+    async def claim_alerts(self, owner: str, limit: int = 100, lease_s: float = ALERT_LEASE_S) -> list[QueuedAlert]:
+        """Queued alerts for `owner` to send, oldest first: those nobody holds, those whose lease ran out (a dead
+        replica's) and `owner`'s own. Each is held for `lease_s` seconds; two replicas claiming at once get
+        disjoint alerts (PostgreSQL: FOR UPDATE SKIP LOCKED; SQLite: BEGIN IMMEDIATE serializes the claims)."""
+        now = time.time()
+        async with self._database.transaction() as db:
+            rows = await fetch_rows(
+                db,
+                f"""
+                WITH picked AS (
+                    SELECT id FROM alerts
+                    WHERE status = 'queued' AND (claimed_until IS NULL OR claimed_until < ? OR claimed_by = ?)
+                    ORDER BY id
+                    LIMIT ?
+                    {db.skip_locked}
+                )
+                UPDATE alerts SET claimed_by = ?, claimed_until = ?
+                FROM picked
+                WHERE alerts.id = picked.id
+                RETURNING alerts.id, alerts.announcement_id, alerts.user_id, alerts.text
+                """,
+                (now, owner, limit, owner, now + lease_s),
+            )
+        return sorted(QueuedAlert(int(row["id"]), int(row["announcement_id"]), int(row["user_id"]), row["text"])
+                      for row in rows)
+
+    async def release_alerts(self, owner: str) -> int:
+        """Give back `owner`'s claims on alerts still queued (a stopping replica), so another sends them now."""
+        async with self._database.transaction() as db:
+            cursor = await db.execute(
+                "UPDATE alerts SET claimed_by = NULL, claimed_until = NULL WHERE claimed_by = ? AND status = 'queued'",
+                (owner,),
+            )
+            return cursor.rowcount
 
     async def mark_alert(self, alert_id: int, status: str, error: str | None = None) -> None:
         """Record the outcome of one send. The first outcome wins (a repeat call changes nothing), so a

@@ -146,6 +146,9 @@ class Connection(ABC):
     """The connection inside one transaction (or a single read/write): what a repository's SQL runs on."""
 
     engine: str
+    # Appended to a SELECT that claims rows: PostgreSQL locks them and lets a concurrent claimer skip past; on
+    # SQLite the transaction's BEGIN IMMEDIATE already excludes every other writer.
+    skip_locked: str = ""
 
     @abstractmethod
     async def execute(self, sql: str, parameters: Iterable[Any] = ()) -> Result: ...
@@ -367,6 +370,7 @@ def _status_count(status: str) -> int:
 
 class PostgresConnection(Connection):
     engine = "postgresql"
+    skip_locked = "FOR UPDATE SKIP LOCKED"
 
     def __init__(self, conn: asyncpg.Connection, identities: dict[str, str | None]) -> None:
         self._conn = conn

@@ -128,6 +128,15 @@ MIGRATIONS: list[tuple[int, str]] = [
         ALTER TABLE announcements_v6 RENAME TO announcements;
         """,
     ),
+    (
+        8,
+        # Alert claims for several senders (replicas) on one database: who holds a queued alert and until when
+        # (AlertRepository.claim_alerts). 7 is the chat context (another change in flight).
+        """
+        ALTER TABLE alerts ADD COLUMN claimed_by TEXT;
+        ALTER TABLE alerts ADD COLUMN claimed_until REAL;
+        """,
+    ),
 ]
 
 # The PostgreSQL form of a migration whose SQLite script has no portable form. Only 6: SQLite changes a UNIQUE
