@@ -180,16 +180,24 @@ class AnnouncementWorkflow:
             chat = self.settings.announce_chat
             if not chat:
                 return t(self.lang, "announce.no_chat")
+            # The lock above keeps this process's posts apart; the store's claim keeps replicas apart.
+            if not await self.store.claim_announcement(announcement_id, self.alerts.owner):
+                return t(self.lang, "announce.posting")
             parts = split_message(record.message)
-            sent = await self.store.announcement_parts(announcement_id)
-            for index, part in enumerate(parts):
-                if index in sent:
-                    continue
-                message = await self.sender.send_message(chat, part)
-                await self.store.record_announcement_part(announcement_id, index, message.message_id)
-                sent[index] = message.message_id
-            queued = await self._queue_alerts(record.id, record.catalog_text)
-            await self.store.mark_announcement_posted(announcement_id, [sent[i] for i in sorted(sent)])
+            try:
+                sent = await self.store.announcement_parts(announcement_id)
+                for index, part in enumerate(parts):
+                    if index in sent:
+                        continue
+                    message = await self.sender.send_message(chat, part)
+                    await self.store.record_announcement_part(announcement_id, index, message.message_id)
+                    sent[index] = message.message_id
+                queued = await self._queue_alerts(record.id, record.catalog_text)
+                await self.store.mark_announcement_posted(announcement_id, [sent[i] for i in sorted(sent)])
+            except BaseException:
+                # A failed post is resumable at once, here or on another replica (a killed one's lease expires).
+                await self.store.release_announcement(announcement_id, self.alerts.owner)
+                raise
             log.info("announcement %s posted to %s in %d part(s); %d alerts queued", announcement_id, chat,
                      len(parts), queued)
         self.alerts.start_delivery()

@@ -88,3 +88,16 @@ async def test_alerts_delivered_by_both_replicas_at_once_reach_each_subscriber_o
         assert any(alerts_to(b, user_id) for user_id in subscribers)
         assert await announcers[0].alerts.store.alert_progress(announcement_id) == {
             "total": 250, "sent": 250, "failed": 0, "blocked": 0, "queued": 0}
+
+
+async def test_two_replicas_posting_one_pending_announcement_post_it_once(settings, catalog_file):
+    manual = settings.model_copy(update={"announce_auto": False})
+    async with Harness(manual) as a, Harness(manual) as b:
+        edit_catalog(catalog_file, a40=210)
+        outcome = await a.app.bot_data["services"].announcer.check()
+        assert outcome.status == "previewed"
+        # Two admins press Post at once, each reaching another replica (or both replicas resume after a deploy).
+        replies = await asyncio.gather(a.app.bot_data["services"].announcer.post(outcome.announcement_id),
+                                       b.app.bot_data["services"].announcer.post(outcome.announcement_id))
+        assert len(a.replies(CHANNEL) + b.replies(CHANNEL)) == 1
+        assert sum(reply.startswith("✅") for reply in replies) == 1

@@ -8,6 +8,8 @@ from typing import NamedTuple
 
 from bot.store.database import Connection, Repository, Row, fetch_rows
 
+# A channel post is a few messages; a replica holding the post longer than this is taken for dead.
+POST_LEASE_S = 120.0
 _COLUMNS = ("id, catalog_id, sha256, base_sha256, catalog_text, message, status, message_ids, created_at, "
             "posted_at")
 
@@ -103,6 +105,28 @@ class AnnouncementRepository(Repository):
             announcement_id = cursor.lastrowid
             await cursor.close()
         return announcement_id if inserted else None
+
+    async def claim_announcement(self, announcement_id: int, owner: str, lease_s: float = POST_LEASE_S) -> bool:
+        """Whether `owner` may post this pending announcement now: nobody else holds it, or their lease ran out (a
+        replica that died half-way; the parts it sent are skipped on resume). Two replicas racing get one True."""
+        now = time.time()
+        async with self._database.transaction() as db:
+            cursor = await db.execute(
+                """
+                UPDATE announcements SET posting_by = ?, posting_until = ?
+                WHERE id = ? AND status = 'pending'
+                  AND (posting_until IS NULL OR posting_until < ? OR posting_by = ?)
+                """,
+                (owner, now + lease_s, announcement_id, now, owner),
+            )
+            return cursor.rowcount == 1
+
+    async def release_announcement(self, announcement_id: int, owner: str) -> None:
+        async with self._database.transaction() as db:
+            await db.execute(
+                "UPDATE announcements SET posting_by = NULL, posting_until = NULL WHERE id = ? AND posting_by = ?",
+                (announcement_id, owner),
+            )
 
     async def pending_announcements(self) -> list[Announcement]:
         rows = await self._database.fetch(f"SELECT {_COLUMNS} FROM announcements WHERE status = 'pending' ORDER BY id")

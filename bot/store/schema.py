@@ -130,11 +130,14 @@ MIGRATIONS: list[tuple[int, str]] = [
     ),
     (
         8,
-        # Alert claims for several senders (replicas) on one database: who holds a queued alert and until when
-        # (AlertRepository.claim_alerts). 7 is the chat context (another change in flight).
+        # Claims for several replicas on one database: who sends a queued alert (AlertRepository.claim_alerts) and
+        # who posts a pending announcement (AnnouncementRepository.claim_announcement), each until when.
+        # 7 is the chat context (another change in flight).
         """
         ALTER TABLE alerts ADD COLUMN claimed_by TEXT;
         ALTER TABLE alerts ADD COLUMN claimed_until REAL;
+        ALTER TABLE announcements ADD COLUMN posting_by TEXT;
+        ALTER TABLE announcements ADD COLUMN posting_until REAL;
         """,
     ),
 ]
