@@ -119,7 +119,16 @@ def pg_ddl(statement: str) -> str:
 
 _STATUS_COUNT = re.compile(r"(\d+)\s*$")
 _INSERT_INTO = re.compile(r"^\s*INSERT\s+INTO\s+([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
-_RETURNS_ROWS = re.compile(r"^\s*(SELECT|WITH|VALUES|PRAGMA)\b|\bRETURNING\b", re.IGNORECASE)
+_QUERY = re.compile(r"^\s*(SELECT|VALUES|PRAGMA)\b", re.IGNORECASE)
+_WITH_WRITE = re.compile(r"^\s*WITH\b.*\b(INSERT|UPDATE|DELETE)\b", re.IGNORECASE | re.DOTALL)
+_RETURNING = re.compile(r"\bRETURNING\b", re.IGNORECASE)
+
+
+def _returns_rows(sql: str) -> bool:
+    """Whether a statement answers with rows (fetched) or only with a command tag (executed, counted)."""
+    if _RETURNING.search(sql) or _QUERY.match(sql):
+        return True
+    return bool(re.match(r"^\s*WITH\b", sql, re.IGNORECASE)) and not _WITH_WRITE.match(sql)
 
 
 class Result:
@@ -234,7 +243,12 @@ class SqliteConnection(Connection):
         cursor = await self._db.execute(sql, tuple(parameters))
         try:
             rows = list(await cursor.fetchall()) if cursor.description else []
-            return Result(rows, cursor.rowcount, cursor.lastrowid)
+            rowcount = cursor.rowcount
+            if rowcount == -1 and _WITH_WRITE.match(sql):
+                # Python's sqlite3 counts only statements that start with INSERT/UPDATE/DELETE; ask SQLite.
+                changes = list(await self._db.execute_fetchall("SELECT changes()"))
+                rowcount = int(changes[0][0])
+            return Result(rows, rowcount, cursor.lastrowid)
         finally:
             await cursor.close()
 
@@ -379,7 +393,7 @@ class PostgresConnection(Connection):
     async def execute(self, sql: str, parameters: Iterable[Any] = ()) -> Result:
         arguments = tuple(parameters)
         text = pg_placeholders(sql)
-        if _RETURNS_ROWS.search(sql):
+        if _returns_rows(sql):
             rows = list(await self._conn.fetch(text, *arguments))
             return Result(rows, len(rows), None)
         insert = _INSERT_INTO.match(sql)
