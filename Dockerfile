@@ -1,11 +1,14 @@
 # Cardfit: the Telegram bot on a slim Python base, as a non-root user, with its SQLite store in a volume.
 FROM python:3.11-slim
 
+# MPLCONFIGDIR: the chart's matplotlib keeps its font cache in the writable volume (the non-root user cannot write
+# /app), so it is built once, not on every start.
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    CARDFIT_DB=/app/var/cardfit.sqlite3
+    CARDFIT_DB=/app/var/cardfit.sqlite3 \
+    MPLCONFIGDIR=/app/var/matplotlib
 
 WORKDIR /app
 RUN groupadd --system --gid 10001 cardfit \

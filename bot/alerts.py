@@ -1,18 +1,25 @@
 """Price-alert delivery: which subscribers an announced change reaches (and in which words), the queue, the sends
-one after another under the rate limiter, and the progress message for the admin."""
+one after another under the rate limiter, and the progress message for the admin.
+
+Delivery rule (README "Robustness"): at most once. An alert is claimed ('sending', committed) before its send
+and gets its outcome after; one found 'sending' at a start was cut off between the two and becomes 'unknown':
+counted in the progress message, never resent, since Telegram has no idempotency key to make a resend safe.
+"""
 from __future__ import annotations
 
 import asyncio
 import html
 import logging
 import os
+import signal
 import socket
 import time
 import uuid
+from collections import Counter
 from typing import Any, Protocol
 
 from telegram import InlineKeyboardMarkup
-from telegram.error import Forbidden, RetryAfter, TelegramError
+from telegram.error import Forbidden, RetryAfter, TelegramError, TimedOut
 
 from bot.config import Settings
 from bot.i18n import fmt_number, fmt_usd, t
@@ -24,6 +31,25 @@ log = logging.getLogger(__name__)
 esc = html.escape
 PROGRESS_EVERY_S = 3.0
 BATCH = 200
+# Test-only (tests/test_crash_delivery.py): CARDFIT_TEST_CRASH_AT=<point>[:<n>] makes the process SIGKILL itself
+# at the n-th (default first) pass of crash_point(<point>): "alert" right after an alert's send and before its
+# record, "part" likewise for a channel part, "announced" after an announcement is recorded and before its
+# preview. Unset in production, where crash_point is one dictionary lookup.
+CRASH_ENV = "CARDFIT_TEST_CRASH_AT"
+_crash_passes: Counter[str] = Counter()
+
+
+def crash_point(name: str) -> None:
+    wanted = os.environ.get(CRASH_ENV)
+    if not wanted:
+        return
+    point, _, nth = wanted.partition(":")
+    if point != name:
+        return
+    _crash_passes[name] += 1
+    if _crash_passes[name] == (int(nth) if nth.isdigit() else 1):
+        log.warning("test crash point %s reached: killing the process", name)
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 class Sender(Protocol):
@@ -88,6 +114,7 @@ class AlertDelivery:
         # Who holds a claimed alert (the store's lease), unique per sender even for replicas on one host.
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._delivery: asyncio.Task[dict[int, AlertProgress]] | None = None
+        self._stopping = False
 
     async def queue(self, announcement_id: int, diff: CatalogDiff, catalog: Catalog) -> int:
         """Queue the alerts one posted announcement triggers; returns how many were newly queued."""
@@ -118,33 +145,69 @@ class AlertDelivery:
             try:
                 return await self._deliver_claimed()
             finally:
-                # A stopping sender hands its claims back at once; a killed one's claims expire (ALERT_LEASE_S).
+                # A stopping sender hands its queued claims back at once; a killed one's claims expire
+                # (ALERT_LEASE_S). Its 'sending' alerts stay: they become 'unknown', never resent.
                 try:
                     await self.store.release_alerts(self.owner)
                 except DATABASE_ERRORS as exc:
                     log.warning("could not release alert claims (they expire by themselves): %s", exc)
 
     async def _deliver_claimed(self) -> dict[int, AlertProgress]:
-        progress_messages: dict[int, int] = {}  # announcement id -> the admin's progress message id
         last_edit: dict[int, float] = {}
         touched: set[int] = set()
+        # A dead replica's cut-off sends, once its lease ran out: counted as unknown, not resent.
+        for announcement_id in await self.store.settle_interrupted_alerts(self.owner_alive):
+            touched.add(announcement_id)
         while True:
             batch = await self.store.claim_alerts(self.owner, BATCH)
             if not batch:
                 break
             for alert in batch:
-                status, error = await self._send_alert(alert.user_id, alert.text)
+                if self._stopping:
+                    return {aid: await self.store.alert_progress(aid) for aid in touched}
+                if not await self.store.claim_alert(alert.id, self.owner):
+                    continue  # taken by another sender meanwhile
+                try:
+                    status, error = await self._send_alert(alert.user_id, alert.text)
+                except (asyncio.CancelledError, Exception):
+                    # Cancelled without an answer (a forced stop after stop()'s grace period; a graceful one
+                    # lets the send finish) or not a Telegram answer at all (the HTTP client already shut
+                    # down): the alert goes back to the queue.
+                    await self.store.release_alert(alert.id)
+                    raise
                 if status is None:
-                    continue  # still queued (rate limited): picked up again by the next batch
+                    # Refused: certainly not sent; still claimed by us, so the next batch picks it up again.
+                    await self.store.release_alert(alert.id)
+                    continue
+                crash_point("alert")
                 await self.store.mark_alert(alert.id, status, error)
                 touched.add(alert.announcement_id)
                 now = time.monotonic()
                 if now - last_edit.get(alert.announcement_id, 0.0) >= PROGRESS_EVERY_S:
                     last_edit[alert.announcement_id] = now
-                    await self._progress(alert.announcement_id, progress_messages)
+                    await self._progress(alert.announcement_id)
         for announcement_id in touched:
-            await self._progress(announcement_id, progress_messages)
+            await self._progress(announcement_id)
         return {aid: await self.store.alert_progress(aid) for aid in touched}
+
+    def owner_alive(self, owner: str) -> bool:
+        """Whether the sender that holds a claim may still be running. Owners are "<host>:<pid>:<nonce>": a process
+        of this host that no longer exists is dead at once; another host's replica is trusted until its lease
+        runs out (the store checks the lease)."""
+        host, _, rest = owner.partition(":")
+        pid_text = rest.partition(":")[0]
+        if host != socket.gethostname() or not pid_text.isdigit() or owner == self.owner:
+            return True
+        pid = int(pid_text)
+        if pid == os.getpid():
+            return True  # another sender of this process (several Applications in one process)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except OSError:
+            return True  # exists, owned by someone else
+        return True
 
     async def _send_alert(self, user_id: int, text: str) -> tuple[str | None, str | None]:
         try:
@@ -157,37 +220,59 @@ class AlertDelivery:
             wait = exc.retry_after
             await asyncio.sleep((wait.total_seconds() if hasattr(wait, "total_seconds") else float(wait)) + 0.5)
             return None, None
+        except TimedOut as exc:
+            # The request may have reached Telegram and only the answer was lost: the user may have it.
+            log.warning("alert to %s timed out; its delivery is unknown and it is not resent", user_id)
+            return "unknown", str(exc)[:200]
         except TelegramError as exc:
             log.warning("alert to %s failed: %s", user_id, exc)
             return "failed", str(exc)[:200]
 
-    async def _progress(self, announcement_id: int, messages: dict[int, int]) -> None:
+    async def _progress(self, announcement_id: int) -> None:
+        """Send or edit the admin's progress message; its id is stored, so a restart edits the same message."""
         if not self.settings.admin_ids:
             return
         counts = await self.store.alert_progress(announcement_id)
         text = t(self.lang, "alert.progress", id=announcement_id, sent=f"{counts['sent']:,}",
                  total=f"{counts['total']:,}", failed=counts["failed"], blocked=counts["blocked"])
-        admin = self.settings.admin_ids[0]
+        unknown = await self.store.alert_unknown(announcement_id)
+        if unknown:
+            text += t(self.lang, "alert.progress_unknown", unknown=f"{unknown:,}")
+        known = await self.store.progress_message(announcement_id)
         try:
-            if announcement_id in messages:
-                await self.sender.edit_message_text(text, chat_id=admin, message_id=messages[announcement_id])
+            if known is not None:
+                await self.sender.edit_message_text(text, chat_id=known[0], message_id=known[1])
             else:
+                admin = self.settings.admin_ids[0]
                 message = await self.sender.send_message(admin, text)
-                messages[announcement_id] = message.message_id
+                await self.store.save_progress_message(announcement_id, admin, message.message_id)
         except TelegramError as exc:
             if "not modified" not in str(exc).lower():
                 log.warning("progress message failed: %s", exc)
 
     async def resume(self) -> None:
-        """After a restart: deliver what is still queued."""
+        """After a restart: count the alerts cut off between send and record as unknown (never resent), show
+        that in their progress messages, and deliver what is still queued."""
+        for announcement_id, count in (await self.store.settle_interrupted_alerts(self.owner_alive)).items():
+            log.warning("%d alert(s) of announcement %s were interrupted between send and record: counted as "
+                        "unknown, not resent", count, announcement_id)
+            await self._progress(announcement_id)
+        await self.store.release_dead_claims(self.owner_alive)
         if await self.store.next_alerts(1):
             self.start_delivery()
 
-    async def stop(self) -> None:
-        """Cancel alert delivery (at shutdown); queued alerts stay queued and resume at the next start."""
-        if self._delivery is not None and not self._delivery.done():
-            self._delivery.cancel()
+    async def stop(self, grace_s: float = 10.0) -> None:
+        """Stop alert delivery (at shutdown): the send in flight may finish (up to `grace_s`), so a graceful stop
+        cuts no send off; queued alerts stay queued and resume at the next start."""
+        self._stopping = True
+        task = self._delivery
+        if task is None or task.done():
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(task), grace_s)
+        except (TimeoutError, asyncio.CancelledError, Exception):  # noqa: BLE001 - shutting down; the cause was logged
+            task.cancel()
             try:
-                await self._delivery
+                await task
             except (asyncio.CancelledError, Exception):  # noqa: BLE001 - shutting down; the cause was logged
                 pass

@@ -3,12 +3,17 @@ delivery sends the alerts; one object for the handlers, the start-up hooks and t
 from __future__ import annotations
 
 import asyncio
+import logging
+
+from telegram.error import TelegramError
 
 from bot.alerts import AlertDelivery, Sender
 from bot.announcements import AnnouncementWorkflow
 from bot.catalog_service import CatalogHolder, CatalogService, ReloadOutcome
 from bot.config import Settings
 from bot.store import AlertProgress, Store
+
+log = logging.getLogger(__name__)
 
 
 class Announcer:
@@ -28,6 +33,9 @@ class Announcer:
     async def post(self, announcement_id: int) -> str:
         return await self.announcements.post(announcement_id)
 
+    async def resolve_part(self, announcement_id: int, part: int, action: str) -> str:
+        return await self.announcements.resolve_part(announcement_id, part, action)
+
     async def discard(self, announcement_id: int) -> str:
         return await self.announcements.discard(announcement_id)
 
@@ -35,9 +43,15 @@ class Announcer:
         return self.alerts.start_delivery()
 
     async def resume(self) -> None:
-        """After a restart: finish half-posted auto announcements, then undelivered alerts."""
-        await self.announcements.resume()
+        """After a restart, in this order: alerts cut off between send and record become 'unknown' before any
+        new send can claim one; half-done posts and missing previews are taken up; the file in service is
+        announced against the last post (an edit made while the bot was down); the queue is delivered."""
         await self.alerts.resume()
+        await self.announcements.resume()
+        try:
+            await self.announcements.announce_current(self.catalog.catalogs.loaded)
+        except TelegramError as exc:  # the channel refuses: the pending announcement stays for a later Post
+            log.warning("announcing the catalog in service at start failed: %s", exc)
 
     async def stop(self) -> None:
         await self.alerts.stop()

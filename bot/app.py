@@ -20,6 +20,8 @@ from catalog.loader import load_catalog
 from engine.parse import parse
 
 log = logging.getLogger(__name__)
+SEND_READ_TIMEOUT_S = 25.0
+SEND_WRITE_TIMEOUT_S = 25.0
 
 
 def build_application(settings: Settings, *, request: BaseRequest | None = None,
@@ -38,10 +40,15 @@ def build_application(settings: Settings, *, request: BaseRequest | None = None,
         .rate_limiter(ResilientRateLimiter(max_retries=5, messages_per_s=settings.send_rate_per_s))
         .concurrent_updates(64)
         .post_init(_post_init)
+        .post_stop(_post_stop)
         .post_shutdown(_post_shutdown)
     )
     if request is not None:
         builder = builder.request(request)
+    else:
+        # PTB waits 5 s for an answer; a busy Telegram takes longer, and a send that timed out while reading is
+        # not repeated (bot/telegram_io.py: it may have arrived): wait long enough not to give up on it.
+        builder = builder.read_timeout(SEND_READ_TIMEOUT_S).write_timeout(SEND_WRITE_TIMEOUT_S)
     if get_updates_request is not None:
         builder = builder.get_updates_request(get_updates_request)
     # PTB's builder does not carry the context type into its JobQueue's type: say what it is.
@@ -93,6 +100,14 @@ async def _watch_catalog(context: CustomContext) -> None:
     outcome = await context.announcer.check()
     if outcome.status not in ("unchanged", "invalid"):
         log.info("catalog watch: %s", outcome.status)
+
+
+async def _post_stop(application: CardfitApplication) -> None:
+    """Stop alert delivery while the bot can still send: the alert in flight finishes instead of being cut off
+    (post_shutdown comes after PTB has closed the HTTP client)."""
+    services: Services | None = application.bot_data.get("services")
+    if services is not None:
+        await services.announcer.stop()
 
 
 async def _post_shutdown(application: CardfitApplication) -> None:

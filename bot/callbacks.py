@@ -2,8 +2,10 @@
 
 The encodings are a contract with messages already sitting in chats, so they never change:
 ``f:<lang>:<payload>`` / ``d:<lang>:<payload>`` (an answer, short or with details), ``k:<lang>:<coin>:<payload>``
-(a coin, or ``pick`` for the picker), ``x:<n>:<lang>`` (a help example), ``ann:<post|discard>:<id>``. Telegram
-caps callback data at 64 bytes; a button whose data would not fit is left out. `matches()` is what a handler is
+(a coin, or ``pick`` for the picker), ``c:<lang>:<payload>`` (the answer's chart), ``x:<n>:<lang>`` (a help
+example), ``ann:<post|discard>:<id>``, ``annp:<again|there>:<id>:<part>`` (a channel part whose fate is unknown),
+``l:<lang>:<payload>`` (the answer's launch command, issue #11).
+Telegram caps callback data at 64 bytes; a button whose data would not fit is left out. `matches()` is what a handler is
 registered with (PTB's ``pattern=``): the kind by its prefix, so a malformed value of that kind still reaches its
 handler and gets that kind's notice. The pattern follows PTB's examples/arbitrarycallbackdatabot.py: data that
 does not decode is answered, never acted on.
@@ -82,6 +84,52 @@ class CoinButton:
 
 
 @dataclass(frozen=True, slots=True)
+class ChartButton:
+    """Send the chart of an encoded request's answer as a picture (bot/chart.py); `lang` as for AnswerButton."""
+
+    lang: str
+    payload: str
+    invalid_notice: ClassVar[str] = "error.stale"
+
+    def encode(self) -> str:
+        return f"c:{self.lang}:{self.payload}"
+
+    @staticmethod
+    def matches(data: object) -> bool:
+        return _answerable(data, ("c:",))
+
+    @classmethod
+    def decode(cls, data: object) -> ChartButton | None:
+        if not isinstance(data, str) or not cls.matches(data):
+            return None
+        lang, _, payload = data[2:].partition(":")
+        return cls(lang, payload) if lang in LANGUAGES and payload else None
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchButton:
+    """Show the launch command of an encoded request's layout (the serving check's `command`)."""
+
+    lang: str
+    payload: str
+    invalid_notice: ClassVar[str] = "error.stale"
+
+    def encode(self) -> str:
+        return f"l:{self.lang}:{self.payload}"
+
+    @staticmethod
+    def matches(data: object) -> bool:
+        return _answerable(data, ("l:",))
+
+    @classmethod
+    def decode(cls, data: object) -> LaunchButton | None:
+        if not isinstance(data, str) or not cls.matches(data):
+            return None
+        lang, _, payload = data[2:].partition(":")
+        return cls(lang, payload) if lang in LANGUAGES and payload else None
+
+
+@dataclass(frozen=True, slots=True)
 class ExampleButton:
     """Ask help example number `index` (1-based) in `lang` (None: the caller's language)."""
 
@@ -131,3 +179,35 @@ class AnnouncementButton:
         if action not in cls.ACTIONS or not (raw_id.isascii() and raw_id.isdigit()):
             return None
         return cls(action, int(raw_id))
+
+
+@dataclass(frozen=True, slots=True)
+class PartButton:
+    """An admin's answer about one channel part whose fate is unknown (sent, then the process died before it was
+    recorded): post it again, or it is there already."""
+
+    action: str  # again | there
+    announcement_id: int
+    part: int  # 0-based
+    invalid_notice: ClassVar[str] = "error.unknown_action"
+    ACTIONS: ClassVar[tuple[str, ...]] = ("again", "there")
+
+    def encode(self) -> str:
+        return f"annp:{self.action}:{self.announcement_id}:{self.part}"
+
+    @staticmethod
+    def matches(data: object) -> bool:
+        # Like AnnouncementButton: no length cap, the admin check comes first.
+        return isinstance(data, str) and data.startswith("annp:")
+
+    @classmethod
+    def decode(cls, data: object) -> PartButton | None:
+        if not isinstance(data, str) or not cls.matches(data):
+            return None
+        fields = data.split(":")
+        if len(fields) != 4 or fields[1] not in cls.ACTIONS:
+            return None
+        raw_id, raw_part = fields[2], fields[3]
+        if not all(raw.isascii() and raw.isdigit() for raw in (raw_id, raw_part)):
+            return None
+        return cls(fields[1], int(raw_id), int(raw_part))

@@ -38,11 +38,13 @@ class Caller:
         return self.language_for(None)
 
     def language_for(self, detected: str | None) -> str:
-        """An explicit /set lang wins; then German when the question was German; then the client's language."""
+        """An explicit /set lang wins; then the language the question itself told (`ParseResult.told_language`:
+        None when it told none, as "70B int4" does), so an English question from a German client is answered in
+        English; then the client's language."""
         if self.preferences.language:
             return self.preferences.language
-        if detected == "de":
-            return "de"
+        if detected in ("en", "de"):
+            return detected
         return normalize_language(self.user.language_code)
 
     def with_preferences(self, preferences: Preferences) -> Caller:

@@ -1,5 +1,5 @@
 """The catalog in service: the holder every reply reads, and its reload (the watch job or /reload) — read the
-file, validate it, swap it in whole, and hand a changed version to the announcement workflow."""
+file until it holds still, validate it, swap it in whole, and hand a changed version to the announcement workflow."""
 from __future__ import annotations
 
 import asyncio
@@ -7,6 +7,7 @@ import hashlib
 import html
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 
 from telegram.error import TelegramError
 
@@ -55,7 +56,7 @@ class CatalogHolder:
 
 @dataclass(slots=True)
 class ReloadOutcome:
-    status: str  # unchanged | invalid | no_changes | previewed | posted | already
+    status: str  # unchanged | unsettled | invalid | no_changes | previewed | posted | already
     text: str  # for the admin who asked (HTML)
     announcement_id: int | None = None
     notified: bool = False  # the admins were just told (an invalid file): no need to repeat it to the asker
@@ -88,6 +89,10 @@ class CatalogService:
             if sha == self._rejected_sha and not force:
                 # An invalid version is reported once and not parsed again at every watch tick.
                 return ReloadOutcome("invalid", t(self.lang, "reload.invalid", error=esc(self._rejected_error)))
+            if not await self._holds_still(path, raw):
+                log.info("catalog file %s is still changing; taken once it holds still", path)
+                return ReloadOutcome("unsettled", t(self.lang, "reload.unsettled",
+                                                    delay=f"{self.settings.catalog_settle_s:g}"))
             try:
                 # The same strict loader as the start (UTF-8, size cap), off the event loop: a large or hostile
                 # file must not stall customers' replies.
@@ -105,6 +110,18 @@ class CatalogService:
             if announced.text is not None:
                 loaded_text += "\n" + announced.text
             return ReloadOutcome(announced.status, loaded_text, announced.announcement_id)
+
+    async def _holds_still(self, path: Path, raw: bytes) -> bool:
+        """True when the file reads the same again after the settle delay (a writer rewriting it in place is
+        still at work otherwise; the next watch tick or /reload tries again)."""
+        delay = self.settings.catalog_settle_s
+        if delay <= 0:
+            return True
+        await asyncio.sleep(delay)
+        try:
+            return await asyncio.to_thread(path.read_bytes) == raw
+        except OSError:
+            return False
 
     async def _reject(self, error: str, sha: str | None, force: bool) -> ReloadOutcome:
         text = t(self.lang, "reload.invalid", error=esc(error))

@@ -2,15 +2,19 @@
 from __future__ import annotations
 
 import asyncio
+import html
 import shlex
 import sys
+from pathlib import Path
 from typing import TextIO
 
+from bot.callbacks import ChartButton
 from bot.caller import Caller, UserInfo, resolve_caller
 from bot.catalog_service import CatalogHolder
 from bot.commands import COMMANDS_BY_NAME, CommandInput, Scope, button_route
 from bot.config import Settings
 from bot.conversation import Button, CallbackResult, Conversation, Reply
+from bot.i18n import t
 from bot.render import plain
 from bot.store import Store
 from catalog.loader import load_catalog
@@ -43,6 +47,28 @@ async def press(conversation: Conversation, caller: Caller, data: str | None) ->
     return await route.press(conversation, caller, data)
 
 
+async def save_chart(conversation: Conversation, caller: Caller, data: str | None) -> Reply:
+    """The chart button in a terminal: the PNG written under CARDFIT_CHART_DIR, its path and caption printed."""
+    from bot.chart import ChartData, chart_path, press_chart, render_png
+
+    outcome = await press_chart(conversation, caller, data)
+    if not isinstance(outcome, ChartData):
+        return outcome.reply or Reply(outcome.notice or "")
+    path = chart_path(conversation.settings.chart_dir, outcome)
+    png = await asyncio.to_thread(render_png, outcome)
+    try:
+        await asyncio.to_thread(_write, path, png)
+    except OSError as exc:  # a chart dir that cannot be written: say so, the chat goes on
+        return Reply(t(caller.language, "chart.not_saved", path=html.escape(str(path)),
+                       reason=html.escape(exc.strerror or exc.__class__.__name__)))
+    return Reply(t(caller.language, "chart.saved", path=html.escape(str(path))) + "\n" + html.escape(outcome.caption))
+
+
+def _write(path: Path, content: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+
+
 async def command(conversation: Conversation, caller: Caller, text: str) -> Reply | None:
     """'/name args': the commands everyone has (staff and admin commands belong to Telegram's staff)."""
     name, _, rest = text[1:].partition(" ")
@@ -64,11 +90,14 @@ async def dispatch(conversation: Conversation, user: UserInfo, line: str, pressa
         return None
     caller = await resolve_caller(conversation.store, user)
     if text.isdigit() and 1 <= int(text) <= len(pressable):
-        result = await press(conversation, caller, pressable[int(text) - 1].data)
+        data = pressable[int(text) - 1].data
+        if ChartButton.matches(data):
+            return await save_chart(conversation, caller, data)
+        result = await press(conversation, caller, data)
         return result.reply or (Reply(result.notice) if result.notice else None)
     if text.startswith("/"):
         return await command(conversation, caller, text)
-    return await conversation.ask(caller, text)
+    return await conversation.ask(caller, text, chat_id=user.id)  # the terminal is one chat: its local user's
 
 
 async def run_chat(settings: Settings, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:

@@ -6,14 +6,21 @@ import json
 import logging
 import math
 import sys
+import traceback
 from collections.abc import Sequence
+from functools import lru_cache
+from types import TracebackType
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from bot.hub_lookup import HubLookup, hub_note, hub_question, hub_status
 from bot.render import plain, render_answer, render_parse_error
 from catalog.loader import CatalogError, LoadedCatalog, load_catalog
 from catalog.schema import Catalog
 from engine.answer import Answer, build_answer
 from engine.parse import Vocabulary, parse
+from engine.quant import canonical_quant
+from engine.registry import default_registry, find_hf_repo
+from engine.serving_answer import ENGINES, ServingOptions
 from engine.sizing import WORKLOADS, SizeRequest
 
 if TYPE_CHECKING:
@@ -57,9 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
     size = sub.add_parser("size", help="size a model from flags")
     size.add_argument("--catalog", default="gpurenthub", help="bundled catalog name or YAML path")
     what = size.add_mutually_exclusive_group(required=True)
-    what.add_argument("--model", help="registry id, e.g. llama-3.1-70b")
+    what.add_argument("--model", help="registry id or Hugging Face repo, e.g. llama-3.1-70b, meta-llama/Llama-3.1-70B")
     what.add_argument("--params", type=_number, help="parameters in billions, e.g. 70")
     size.add_argument("--precision")
+    size.add_argument("--quant", help="weight format with its real size: q4_k_m, q8_0, iq4_xs, awq, gptq, exl2:4.65, "
+                                      "nf4, fp8, mxfp4, nvfp4 (docs/formats.md)")
     size.add_argument("--kv-precision")
     size.add_argument("--context", type=_positive_int)
     size.add_argument("--batch", type=_positive_int)
@@ -72,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     size.add_argument("--lang", choices=("en", "de"), default="en")
     size.add_argument("--details", action="store_true", help="show every component's arithmetic")
     size.add_argument("--json", action="store_true")
+    size.add_argument("--chart", metavar="FILE.png", help="also write the answer's chart as a PNG")
+    _add_serving_flags(size)
 
     ask = sub.add_parser("ask", help="answer a question in your own words (English or German)")
     ask.add_argument("--catalog", default="gpurenthub", help="bundled catalog name or YAML path")
@@ -89,6 +100,12 @@ def build_parser() -> argparse.ArgumentParser:
     announce.add_argument("--catalog", help="catalog name or path (default: CARDFIT_CATALOG)")
     announce.add_argument("--lang", choices=("en", "de"), default="en")
     sub.add_parser("health", help="exit 0 when configuration, catalog and store are usable (Docker HEALTHCHECK)")
+
+    models = sub.add_parser("models", help="list the models the registry knows (id, params, context, formats)")
+    models.add_argument("--search", metavar="TEXT", nargs="+",
+                        help="only models whose names or repo ids contain every word")
+    models.add_argument("--json", action="store_true")
+    models.set_defaults(handler=cmd_models)
 
     catalog = sub.add_parser("catalog", help="catalog tools")
     catalog_sub = catalog.add_subparsers(dest="catalog_command", required=True, parser_class=_Parser)
@@ -117,6 +134,24 @@ def _load(catalog: str) -> LoadedCatalog:
         raise CliError(str(exc)) from None
 
 
+def _add_serving_flags(size: argparse.ArgumentParser) -> None:
+    """The serving check's options (issue #11, DESIGN.md "Contract v2")."""
+    size.add_argument("--engine", choices=ENGINES, help="serving check engine (default: llama.cpp for GGUF, else vllm)")
+    size.add_argument("--tp", type=_positive_int, help="serving check on N GPUs of the fit's card (no --card/--count)")
+    size.add_argument("--max-num-batched-tokens", type=_positive_int, help="vLLM's --max-num-batched-tokens")
+    size.add_argument("--gpu-memory-utilization", type=_number, help="vLLM's share of GPU memory, e.g. 0.9")
+
+
+def _serving_options(args: argparse.Namespace) -> ServingOptions:
+    if args.tp is not None and args.card:
+        raise CliError("--tp applies to the fit's card; with --card use --count")
+    try:
+        return ServingOptions(engine=args.engine, tp=args.tp, max_num_batched_tokens=args.max_num_batched_tokens,
+                              gpu_memory_utilization=args.gpu_memory_utilization)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+
+
 def cmd_size(args: argparse.Namespace) -> int:
     catalog = _load(args.catalog).catalog
     if args.count is not None and not args.card:
@@ -127,13 +162,53 @@ def cmd_size(args: argparse.Namespace) -> int:
                        f"({'use ' + ', '.join(regions) if regions else 'it publishes no regions'})")
     if args.coin and args.coin.upper() not in catalog.coins:
         raise CliError(f"{catalog.provider} does not take {args.coin!r} (use {', '.join(catalog.coins)})")
+    quant = canonical_quant(args.quant) if args.quant else None
+    if args.quant and quant is None:
+        raise CliError(f"unknown weight format {args.quant!r} (e.g. q4_k_m, q8_0, iq4_xs, awq, gptq, exl2:4.65, nf4, "
+                       "fp8, mxfp4, nvfp4)")
     request = SizeRequest(
-        model=args.model, params_b=args.params, precision=args.precision, kv_precision=args.kv_precision,
+        model=_model_id(args.model), params_b=args.params, precision=args.precision, kv_precision=args.kv_precision,
         context_tokens=args.context, batch=args.batch, workload=args.workload, card=args.card,
         gpu_count=args.count if args.card else None, region=args.region.upper() if args.region else None,
+        quant=quant,
     )
-    answer = build_answer(request, catalog, billing=args.billing, coin=args.coin)
+    registry = None
+    if args.model and "/" in args.model and default_registry().get(args.model) is None and _hub_lookup().enabled:
+        hub = _hub_lookup().lookup_sync(args.model)
+        note = hub_note(hub)
+        if hub.hub is not None and note is not None:
+            registry = default_registry().with_models(hub.hub.shape)
+            request.assumed.append(note)
+        elif note is not None:  # no size in a bare --model to fall back to: say why the model is unknown
+            print(f"cardfit: {hub_status(hub)}", file=sys.stderr)
+    answer = build_answer(request, catalog, registry=registry, billing=args.billing, coin=args.coin,
+                          serving=_serving_options(args))
+    if args.chart and not answer.error:
+        write_chart(answer, args.lang, args.chart)
     return print_answer(answer, args.json, args.lang, details=args.details)
+
+
+def write_chart(answer: Answer, lang: str, path: str) -> None:
+    """--chart FILE.png: matplotlib is imported here only, so no other command pays for it."""
+    from bot.chart import chart_data, render_png
+
+    try:
+        with open(path, "wb") as handle:
+            handle.write(render_png(chart_data(answer, lang)))
+    except OSError as exc:
+        raise CliError(f"cannot write the chart to {path}: {exc.strerror or exc}") from None
+
+
+def _model_id(model: str | None) -> str | None:
+    """--model as a registry id or alias, else as a Hugging Face repo id (case-insensitive); else as given (the
+    engine then says it does not know it)."""
+    if not model:
+        return model
+    registry = default_registry()
+    if registry.get(model) is not None:
+        return model
+    found = find_hf_repo(registry, model)
+    return found.id if found is not None else model
 
 
 def print_answer(answer: Answer, as_json: bool, lang: str = "en", *, details: bool = False) -> int:
@@ -144,6 +219,32 @@ def print_answer(answer: Answer, as_json: bool, lang: str = "en", *, details: bo
     if answer.error:
         print(f"cardfit: {answer.error}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    return EXIT_OK
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    """`cardfit models [--search TEXT] [--json]`: the registry's models, one line each (or a JSON list)."""
+    from engine.registry import default_registry
+
+    registry = default_registry()
+    text = " ".join(args.search or ())
+    found = registry.search(text) if text else registry.models
+    if args.json:
+        print(json.dumps([model.listing() for model in found], ensure_ascii=False))
+        return EXIT_OK
+    if not found:
+        print(f"no model matches {text!r}; `cardfit models` lists all {len(registry)}")
+        return EXIT_OK
+    for model in found:
+        formats = [model.weights_format or "-"]
+        if model.published_weights:
+            formats[0] += f" {model.published_weights.gb:g} GB"
+        for repo in model.quantized:
+            quant = repo.quant.upper().replace("GGUF_", "GGUF ")
+            formats.append(f"{quant} {repo.gb:g} GB" if repo.gb else quant)
+        context = f"{model.context_max:,}" if model.context_max else "-"
+        print(f"{model.id:<30} {model.name:<34} {model.params_b:>8g}B {context:>10}  {', '.join(formats)}")
+    print(f"{len(found)} of {len(registry)} models")
     return EXIT_OK
 
 
@@ -161,9 +262,22 @@ def ask_answer(text: str, catalog: Catalog, vocabulary: Vocabulary) -> tuple[Ans
     """(answer, parse error, language) for one question; pure, no preferences. `vocabulary`: the catalog's
     (Vocabulary.of_catalog), built once per run."""
     result = parse(text, vocabulary)
+    registry = None
+    if result.hub_candidate is not None:  # an org/name the registry does not know: ask the Hub (bot/hub_lookup.py)
+        lookup = _hub_lookup()
+        if lookup.enabled:
+            hub = lookup.lookup_sync(result.hub_candidate)
+            result = hub_question(text, result, hub, vocabulary)
+            registry = default_registry().with_models(hub.hub.shape) if hub.hub is not None else None
     if result.request is None:
         return None, result.error or "not a sizing question", result.language
-    return build_answer(result.request, catalog), None, result.language
+    return build_answer(result.request, catalog, registry=registry), None, result.language
+
+
+@lru_cache(maxsize=1)
+def _hub_lookup() -> HubLookup:
+    """One per run: a batch on stdin asks the Hub once per repository."""
+    return HubLookup.from_env()
 
 
 def _ask_json(text: str, catalog: Catalog, vocabulary: Vocabulary) -> dict[str, Any]:
@@ -225,18 +339,35 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 
 class RedactSecrets:
-    """A logging filter that replaces secrets (the bot token, the top-up key) in every record with '***'."""
+    """A logging filter that replaces secrets (the bot token, the top-up key) in every record with '***',
+    tracebacks included: a record's exc_info is formatted here, redacted, and kept as its exc_text."""
 
     def __init__(self, secrets: list[str]):
         self.secrets = [secret for secret in secrets if len(secret) >= 8]
 
+    def redact(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, "***")
+        return text
+
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
         if any(secret in message for secret in self.secrets):
-            for secret in self.secrets:
-                message = message.replace(secret, "***")
-            record.msg, record.args = message, None
+            record.msg, record.args = self.redact(message), None
+        if record.exc_info and record.exc_info[0] is not None:
+            # logging.Formatter prints exc_text as is when it is set: format the traceback once, redacted.
+            record.exc_text = self.redact("".join(traceback.format_exception(*record.exc_info)).rstrip("\n"))
+            record.exc_info = None
+        elif record.exc_text:
+            record.exc_text = self.redact(record.exc_text)
         return True
+
+    def excepthook(self, kind: type[BaseException], error: BaseException, trace: TracebackType | None) -> None:
+        """sys.excepthook: an uncaught exception is printed to stderr with the secrets replaced."""
+        sys.stderr.write(self.redact("".join(traceback.format_exception(kind, error, trace))))
+
+
+BOT_TOKEN_REFUSED = "the bot token was refused by Telegram (revoked or mistyped? get a new one from @BotFather)"
 
 
 def cmd_bot(args: argparse.Namespace) -> int:
@@ -252,18 +383,25 @@ def cmd_bot(args: argparse.Namespace) -> int:
                             settings.webhook_secret.get_secret_value() if settings.webhook_secret else ""])
     for handler in logging.getLogger().handlers:
         handler.addFilter(redact)  # whatever a library logs at DEBUG, the secrets never reach the log
+    sys.excepthook = redact.excepthook  # nor an uncaught exception's traceback on stderr
+    from telegram.error import InvalidToken
+
     from bot.app import build_application
 
     application = build_application(settings)
-    if settings.webhook_url is not None:
-        import asyncio
+    try:
+        if settings.webhook_url is not None:
+            import asyncio
 
-        from bot.webhook import serve_webhook
+            from bot.webhook import serve_webhook
 
-        asyncio.run(serve_webhook(application, settings))
-        return EXIT_OK
-    # Polling (the default) on a bot that had a webhook: PTB's run_polling deletes the webhook first.
-    application.run_polling(allowed_updates=None, drop_pending_updates=False)
+            asyncio.run(serve_webhook(application, settings))
+            return EXIT_OK
+        # Polling (the default) on a bot that had a webhook: PTB's run_polling deletes the webhook first.
+        application.run_polling(allowed_updates=None, drop_pending_updates=False)
+    except InvalidToken:
+        # PTB's message quotes the whole token ("The token `...` was rejected by the server"): never print it.
+        raise CliError(BOT_TOKEN_REFUSED) from None
     return EXIT_OK
 
 
@@ -303,7 +441,8 @@ def cmd_announce(args: argparse.Namespace) -> int:
     async def last_text() -> str | None:
         store = await Store.open(settings.db)
         try:
-            return await store.last_announced_text(loaded.catalog.id)
+            last = await store.last_posted()  # of any catalog id, as the bot diffs (a renamed id is a change)
+            return last.catalog_text if last is not None else None
         finally:
             await store.close()
 

@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Generic, Protocol, TypeVar
 
-from bot.callbacks import AnswerButton, CoinButton, ExampleButton
+from bot.callbacks import AnswerButton, CoinButton, ExampleButton, LaunchButton
 from bot.caller import Caller
 from bot.config import Settings
 from bot.conversation import CallbackResult, Conversation, Reply
+from bot.launch import press_launch
 
 
 class Scope(IntEnum):
@@ -65,9 +66,11 @@ COMMANDS: tuple[Command, ...] = (  # in the order of the command menu
     Command("set", Scope.EVERYONE, lambda c, i: c.set_setting(i.caller, i.args), "command.set"),
     Command("subscribe", Scope.EVERYONE, lambda c, i: c.subscribe(i.caller, i.args), "command.subscribe"),
     Command("unsubscribe", Scope.EVERYONE, lambda c, i: c.unsubscribe(i.caller, i.args), "command.unsubscribe"),
-    Command("subscriptions", Scope.EVERYONE, lambda c, i: c.subscriptions(i.caller), "command.subscriptions"),
+    Command("subscriptions", Scope.EVERYONE, lambda c, i: c.subscriptions(i.caller, shared=i.shared),
+            "command.subscriptions"),
     Command("help", Scope.EVERYONE, lambda c, i: c.help(i.caller), "command.help"),
-    Command("start", Scope.EVERYONE, lambda c, i: c.start(i.caller, i.args[0] if i.args else None), None),
+    Command("start", Scope.EVERYONE, lambda c, i: c.start(i.caller, i.args[0] if i.args else None, shared=i.shared),
+            None),
     Command("quote", Scope.STAFF, lambda c, i: c.quote(i.caller, i.text, i.bot_username), "command.quote"),
     Command("reload", Scope.ADMIN, lambda c, i: c.reload(i.caller), "command.reload"),
 )
@@ -116,6 +119,7 @@ BUTTONS: tuple[ButtonRoute[Any], ...] = (
     ButtonRoute(AnswerButton, Conversation.press_answer),
     ButtonRoute(CoinButton, Conversation.press_coin),
     ButtonRoute(ExampleButton, Conversation.press_example),
+    ButtonRoute(LaunchButton, press_launch),
 )
 
 

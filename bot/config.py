@@ -33,12 +33,20 @@ class Settings(BaseSettings):
     rate_limit_messages: int = Field(default=8, ge=1, description="questions per user per rate window")
     rate_limit_window_s: float = Field(default=10.0, gt=0)
     catalog_watch_s: float = Field(default=60.0, gt=0)
+    # A changed catalog file is taken only when it reads the same twice this far apart: a file rewritten in
+    # place is half-written for a moment, and a byte-prefix of a catalog is often a valid, shorter catalog.
+    catalog_settle_s: float = Field(default=1.0, ge=0, le=60, description="seconds a changed file must hold still")
     send_rate_per_s: float = Field(default=30.0, gt=0, description="overall outgoing messages per second")
     # Webhook mode (several replicas behind a load balancer); unset: long polling.
     webhook_url: str | None = None
     webhook_secret: SecretStr | None = None
     webhook_listen: str = "0.0.0.0"
     webhook_port: int = Field(default=8080, ge=1, le=65535)
+    chart_dir: str = Field(default="var", description="where the terminal chat writes a chart button's PNG")
+    # Any Hugging Face model (issue #10): an org/name the registry does not know is looked up on the Hub
+    # (HF_ENDPOINT and HF_HUB_OFFLINE are huggingface_hub's own settings and are honoured as they are).
+    hf_lookup: bool = Field(default=True, description="look up unknown org/name models on the Hugging Face Hub")
+    hf_timeout_s: float = Field(default=5.0, gt=0, le=60, description="the whole Hub lookup, seconds")
 
     @field_validator("bot_token")
     @classmethod

@@ -13,11 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from bot.callbacks import AnswerButton, CoinButton, ExampleButton, within_limit
+from bot.callbacks import AnswerButton, ChartButton, CoinButton, ExampleButton, LaunchButton, within_limit
 from bot.caller import Caller, UserInfo
 from bot.catalog_service import CatalogHolder, ReloadOutcome
 from bot.config import Settings
+from bot.hub_lookup import HubLookup, hub_question, hub_registry
 from bot.i18n import fmt_gb, fmt_number, fmt_usd, normalize_language, t
+from bot.inline import InlineResult, inline_results
 from bot.render import (
     clip,
     help_examples,
@@ -25,7 +27,6 @@ from bot.render import (
     render_answer,
     render_card,
     render_cards,
-    render_compact,
     render_help,
     render_parse_error,
     render_request,
@@ -35,9 +36,12 @@ from bot.store import Preferences, Store
 from catalog.schema import Card, Catalog
 from engine.advice import compare_cards
 from engine.answer import Answer, build_answer
+from engine.followup import apply_followup, delta_of, shown_of
 from engine.notes import Note
 from engine.parse import parse
 from engine.payload import PayloadError, decode_request, encode_request
+from engine.registry import Registry
+from engine.serving_answer import ENGINES, ServingOptions
 from engine.sizing import SizeRequest, SizingError, resolve, size
 
 __all__ = ["Button", "CallbackResult", "CatalogHolder", "Conversation", "InlineResult", "Reply", "UserInfo"]
@@ -48,7 +52,8 @@ esc = html.escape
 PRECISION_TOGGLES = (("bf16", "BF16"), ("fp8", "FP8"), ("int4", "INT4"))
 CONTEXT_TOGGLES = ((8192, "8k"), (32768, "32k"), (131072, "128k"))
 BILLING_PERIODS = ("hour", "day", "week", "month")
-InlineResult = dict[str, str]  # id, title, description, text
+ECHO_LIMIT = 64  # characters of a user's argument quoted back ("No card called …")
+CARD_NAMES_SHOWN = 12  # card names in an "unknown card" answer; /cards lists them all
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +87,7 @@ class Conversation:
         self.catalogs = catalogs
         self.store = store
         self.reloader = reloader
+        self.hub = HubLookup(store, enabled=settings.hf_lookup, timeout_s=settings.hf_timeout_s)
 
     # -- helpers -----------------------------------------------------------------------------------------
 
@@ -112,27 +118,68 @@ class Conversation:
                                for name in sorted(filled))
         return filled
 
-    def answer(self, request: SizeRequest, user: UserInfo, prefs: Preferences, *, anonymous: bool = False) -> Answer:
+    def answer(self, request: SizeRequest, user: UserInfo, prefs: Preferences, *, anonymous: bool = False,
+               registry: Registry | None = None) -> Answer:
+        engine = prefs.engine if prefs.engine in ENGINES else None  # /set engine (issue #11)
         return build_answer(request, self.catalog, user_id=None if anonymous else user.id,
-                            topup_secret=self._secret(), billing=prefs.billing, coin=prefs.coin)
+                            topup_secret=self._secret(), billing=prefs.billing, coin=prefs.coin, registry=registry,
+                            serving=ServingOptions(engine=engine))
 
     # -- questions ---------------------------------------------------------------------------------------
 
-    async def ask(self, caller: Caller, text: str, *, shared: bool = False) -> Reply:
+    async def ask(self, caller: Caller, text: str, *, shared: bool = False, chat_id: int | None = None,
+                  answered: str | None = None) -> Reply:
         """A message that may be a sizing question. `shared`: in a group, where everyone sees the answer and
-        may tap its buttons, so its top-up link carries nobody's reference."""
-        prefs = caller.preferences
+        may tap its buttons, so its top-up link carries nobody's reference. `chat_id`: the chat whose last
+        question a follow-up ("and in fp8?") changes, and that keeps this one (None: keep nothing).
+        `answered`: the payload of the bot's answer this message replies to: a follow-up changes that one."""
         result = parse(text, self.catalogs.vocabulary)
-        lang = caller.language_for(result.language)
+        if result.hub_candidate is not None and self.hub.enabled:  # an org/name the registry does not know
+            hub = await self.hub.lookup(result.hub_candidate)
+            result = hub_question(text, result, hub, self.catalogs.vocabulary)
+        lang = caller.language_for(result.told_language)
+        delta = delta_of(result)
+        previous = await self._previous(chat_id, answered) if delta is not None else None
+        if delta is not None and previous is not None:
+            followup = apply_followup(previous, delta, shown_of(self.answer(
+                self.with_preferences(previous, caller.preferences), caller.user, caller.preferences,
+                anonymous=True)), catalog=self.catalog)
+            if followup.needs_card:
+                return Reply(t(lang, "followup.which_card", cards=self._card_names(lang)))
+            return await self._answer_question(caller, followup.request, text, lang, shared, chat_id)
         if result.request is None:
             return Reply(render_parse_error(lang, result.error or "not a sizing question"), self.example_buttons(lang))
-        request = result.request
-        self.apply_preferences(request, prefs)
-        answer = self.answer(request, caller.user, prefs, anonymous=shared)
+        return await self._answer_question(caller, result.request, text, lang, shared, chat_id)
+
+    async def _previous(self, chat_id: int | None, answered: str | None) -> SizeRequest | None:
+        """The request a follow-up changes: the answer replied to, else the chat's last question."""
+        if answered:
+            try:
+                return decode_request(answered)
+            except PayloadError:
+                pass
+        return await self.store.kept_request(chat_id) if chat_id is not None else None
+
+    async def _answer_question(self, caller: Caller, request: SizeRequest, text: str, lang: str, shared: bool,
+                               chat_id: int | None) -> Reply:
+        prefs = caller.preferences
+        kept = copy.copy(request)  # as the user set it: their settings are filled in again at each answer
+        request = self.with_preferences(request, prefs)
+        answer = self.answer(request, caller.user, prefs, anonymous=shared,
+                             registry=await hub_registry(request, self.hub))
         payload = _try_encode(request)
         if answer.error is None:
             await self.store.remember_question(caller.id, text[:500], payload, caller.telegram_language)
+            if chat_id is not None:
+                await self.store.keep_request(chat_id, kept, _try_encode(kept))
         return self.answer_reply(answer, lang, payload, prefs)
+
+    def with_preferences(self, request: SizeRequest, prefs: Preferences) -> SizeRequest:
+        """A copy of `request` with what the user did not say filled from their settings."""
+        filled = copy.copy(request)
+        filled.assumed = list(request.assumed)
+        self.apply_preferences(filled, prefs)
+        return filled
 
     def answer_reply(self, answer: Answer, lang: str, payload: str | None, prefs: Preferences, *,
                      details: bool = False, coin_picker: bool = False) -> Reply:
@@ -148,7 +195,8 @@ class Conversation:
         resolved = answer.resolved
         if payload and resolved is not None:
             if resolved.workload in ("inference", "lora"):
-                rows.append(_toggle_row(request, "precision", PRECISION_TOGGLES, resolved.precision, details, lang))
+                current = resolved.precision if resolved.quant is None else None  # a named format is no toggle
+                rows.append(_toggle_row(request, "precision", PRECISION_TOGGLES, current, details, lang))
             if resolved.workload == "inference":
                 rows.append(_toggle_row(request, "context_tokens", CONTEXT_TOGGLES, resolved.context_tokens, details,
                                         lang))
@@ -167,6 +215,10 @@ class Conversation:
                             data=within_limit(CoinButton(lang, None, payload).encode())),
                      Button(t(lang, "button.less" if details else "button.details"),
                             data=within_limit(AnswerButton(not details, lang, payload).encode()))]
+            if answer.requirement is not None:  # a sizing answer: its picture (bot/chart.py)
+                tools.append(Button(t(lang, "chart.button"), data=within_limit(ChartButton(lang, payload).encode())))
+            if answer.serving is not None:  # issue #11: the launch command (bot/launch.py)
+                tools.append(Button(t(lang, "button.launch"), data=within_limit(LaunchButton(lang, payload).encode())))
             rows.append([b for b in tools if b.data])
         return [row for row in rows if row]
 
@@ -175,13 +227,18 @@ class Conversation:
                 for i, example in enumerate(help_examples(lang), start=1)]
 
     async def answer_payload(self, caller: Caller, payload: str, *, details: bool = False,
-                             coin_picker: bool = False, anonymous: bool = False, lang: str | None = None) -> Reply:
+                             coin_picker: bool = False, anonymous: bool = False, lang: str | None = None,
+                             chat_id: int | None = None, picked_coin: bool = False) -> Reply:
         """Answer an encoded request (a button, a deep link); raises PayloadError for forged ones.
 
         Buttons carry the language of the message they belong to, so a German answer stays German when
         tapped, whatever the user's Telegram language (an explicit /set lang still wins); a deep link is
-        answered in the user's language."""
+        answered in the user's language. `chat_id`: the chat that keeps it as its last question (follow-ups).
+        `picked_coin`: the user just picked a coin, which wins over one the question named."""
         request = decode_request(payload)
+        if picked_coin and request.coin is not None:
+            request.coin = None
+            payload = _try_encode(request) or payload
         prefs = caller.preferences
         lang = prefs.language or (lang if lang in ("en", "de") else caller.language)
         answer = self.answer(request, caller.user, prefs, anonymous=anonymous)
@@ -189,6 +246,8 @@ class Conversation:
             # A payload we made always sizes; one that does not is forged or from an older registry.
             raise PayloadError(answer.error)
         await self.store.remember_question(caller.id, payload, payload)
+        if chat_id is not None:
+            await self.store.keep_request(chat_id, request, payload)
         return self.answer_reply(answer, lang, payload, prefs, details=details, coin_picker=coin_picker)
 
     # -- buttons (one method per kind of callback data, bot/callbacks.py) ----------------------------------
@@ -197,7 +256,8 @@ class Conversation:
         """A precision/context toggle or Details/Less: the same question, another view."""
         try:
             return CallbackResult(await self.answer_payload(caller, button.payload, details=button.details,
-                                                            lang=button.lang, anonymous=shared))
+                                                            lang=button.lang, anonymous=shared,
+                                                            chat_id=_private_chat(caller, shared)))
         except PayloadError:
             return CallbackResult(None, t(caller.language, "error.stale"))
 
@@ -211,7 +271,9 @@ class Conversation:
                 return CallbackResult(None, t(caller.language, "error.stale"))
             caller = caller.with_preferences(await self.store.set_preference(caller.id, "coin", button.coin))
             return CallbackResult(await self.answer_payload(caller, button.payload, lang=button.lang,
-                                                            anonymous=shared), f"🪙 {button.coin}")
+                                                            anonymous=shared, picked_coin=True,
+                                                            chat_id=_private_chat(caller, shared)),
+                                  f"🪙 {button.coin}")
         except PayloadError:
             return CallbackResult(None, t(caller.language, "error.stale"))
 
@@ -220,7 +282,8 @@ class Conversation:
         examples = help_examples(button.lang or caller.language)
         if not 1 <= button.index <= len(examples):
             return CallbackResult(None, t(caller.language, "error.unknown_action"))
-        return CallbackResult(await self.ask(caller, examples[button.index - 1], shared=shared))
+        return CallbackResult(await self.ask(caller, examples[button.index - 1], shared=shared,
+                                             chat_id=_private_chat(caller, shared)))
 
     def invalid_button(self, caller: Caller, notice_key: str) -> CallbackResult:
         """Data of a known kind that does not decode (stale or forged): a short notice, nothing changes."""
@@ -239,11 +302,15 @@ class Conversation:
         lang = caller.language
         return Reply(t(lang, "help.unknown_command", command=esc(command[:32])) + "\n" + esc(t(lang, "help.commands")))
 
-    async def start(self, caller: Caller, payload: str | None) -> Reply:
-        """/start, optionally with a deep-link payload that is a question; a bad payload gets help."""
+    async def start(self, caller: Caller, payload: str | None, *, shared: bool = False) -> Reply:
+        """/start, optionally with a deep-link payload that is a question; a bad payload gets help. `shared`: in
+        a group (/start@bot PAYLOAD), where the answer's top-up link must carry nobody's reference."""
         if payload:
             try:
-                return await self.answer_payload(caller, payload)
+                # A deep link opens the private chat, whose context it becomes; in a group (/start@bot PAYLOAD)
+                # the answer is anonymous and keeps no one's context.
+                return await self.answer_payload(caller, payload, anonymous=shared,
+                                                 chat_id=None if shared else caller.id)
             except PayloadError:
                 log.info("start payload rejected: %r", payload[:80])
         lang = caller.language
@@ -270,6 +337,7 @@ class Conversation:
             "coin": prefs.coin or f"{self.catalog.default_coin} ({t(lang, 'default_marker')})",
             "billing": prefs.billing or f"{self.catalog.default_billing} ({t(lang, 'default_marker')})",
             "region": prefs.region or unset,
+            "engine": prefs.engine or unset,
         }
         lines = [t(lang, "settings.title")]
         lines += [t(lang, "settings.line", key=key, value=esc(value)) for key, value in values.items()]
@@ -283,14 +351,14 @@ class Conversation:
         key, raw = args[0].lower(), " ".join(args[1:]).strip()
         spec = SETTINGS.get(key)
         if spec is None:
-            return Reply(t(lang, "settings.bad_key", key=esc(key)))
+            return Reply(t(lang, "settings.bad_key", key=echo(key)))
         if raw.lower() in ("default", "reset", "clear", "-", "standard"):
             cleared = caller.with_preferences(await self.store.set_preference(caller.id, spec.field, None))
             return Reply(t(cleared.language, "settings.cleared", key=esc(key)))
         value = spec.parse(raw, self.catalog)
         if value is None:
             hint = t(lang, spec.hint_key, **spec.hint_values(self.catalog))
-            return Reply(t(lang, "settings.bad_value", value=esc(raw), key=esc(key), hint=esc(hint)))
+            return Reply(t(lang, "settings.bad_value", value=echo(raw), key=esc(key), hint=esc(hint)))
         await self.store.set_preference(caller.id, spec.field, value)
         new_lang = str(value) if spec.field == "language" else lang
         if isinstance(value, int):
@@ -308,11 +376,16 @@ class Conversation:
             return Reply(t(lang, "card.usage"))
         card = self.catalog.card(name)
         if card is None:
-            return Reply(t(lang, "card.unknown", name=esc(name), names=self._card_names()))
+            return Reply(t(lang, "card.unknown", name=echo(name), names=self._card_names(lang)))
         return Reply(render_card(self.catalog, card, lang))
 
-    def _card_names(self) -> str:
-        return esc(", ".join(c.name for c in self.catalog.cards))
+    def _card_names(self, lang: str) -> str:
+        """The catalog's card names for an "unknown card" answer: the first few, then how many more /cards lists."""
+        names = [c.name for c in self.catalog.cards]
+        shown = esc(", ".join(names[:CARD_NAMES_SHOWN]))
+        if len(names) > CARD_NAMES_SHOWN:
+            shown += t(lang, "card.more", count=len(names) - CARD_NAMES_SHOWN)
+        return shown
 
     # compare() reads the preferences itself (its last question); it takes the user, not the caller.
     async def compare(self, user: UserInfo, args: list[str]) -> Reply:
@@ -323,8 +396,7 @@ class Conversation:
         if pair is None:
             return Reply(t(lang, "compare.usage"))
         if isinstance(pair, str):
-            names = esc(", ".join(c.name for c in self.catalog.cards))
-            return Reply(t(lang, "card.unknown", name=esc(pair), names=names))
+            return Reply(t(lang, "card.unknown", name=echo(pair), names=self._card_names(lang)))
         if not prefs.last_payload:
             return Reply(t(lang, "error.no_last_question"))
         try:
@@ -358,7 +430,7 @@ class Conversation:
         """A neutral, customer-ready answer: no staff preferences, no staff ref, and a deep link for the customer."""
         user = caller.user
         result = parse(text, self.catalogs.vocabulary)
-        lang = result.language if result.request is not None else normalize_language(user.language_code)
+        lang = result.told_language or normalize_language(user.language_code)
         if not text.strip():
             return Reply(t(normalize_language(user.language_code), "quote.usage"))
         if result.request is None:
@@ -375,51 +447,8 @@ class Conversation:
         return Reply(body)
 
     async def inline(self, caller: Caller, query: str) -> tuple[list[InlineResult], bool]:
-        """Inline results (id, title, description, text); True when preferences shaped them."""
-        query = query[:256]
-        prefs = caller.preferences
-        result = parse(query, self.catalogs.vocabulary) if query.strip() else None
-        if result is None or result.request is None:
-            lang = caller.language_for(result.language if result else None)
-            if result is not None and result.error and result.error != "not a sizing question":
-                message = html.unescape(localize(lang, result.error))
-                return [{"id": "error", "title": message[:64], "description": t(lang, "inline.help_description"),
-                         "text": render_parse_error(lang, result.error)}], False
-            return [{"id": "help", "title": t(lang, "inline.help_title"),
-                     "description": t(lang, "inline.help_description"), "text": render_help(lang)}], False
-        lang = caller.language_for(result.language)
-        request = result.request
-        filled = self.apply_preferences(request, prefs)
-        personal = bool(filled) or prefs.coin is not None or prefs.billing is not None or prefs.language is not None
-        # Inline results are meant to be pasted into other chats: no top-up ref of the person typing.
-        answer = self.answer(request, caller.user, prefs, anonymous=True)
-        if answer.error or answer.resolved is None or answer.requirement is None or answer.selection is None:
-            error = answer.error or "not a sizing question"
-            return [{"id": "error", "title": error[:64], "description": t(lang, "inline.help_description"),
-                     "text": t(lang, "error.value", message=esc(error))}], personal
-        shape = answer.resolved.shape
-        model = shape.name if not shape.typical else f"{answer.resolved.params_b:g}B"
-        total = fmt_gb(lang, answer.requirement.total_gb)
-        results = []
-        fit = answer.payable
-        if fit is not None:
-            title = t(lang, "inline.fit_title", model=model, total=total, layout=f"{fit.count}x {fit.card.name}",
-                      monthly=fmt_usd(lang, fit.monthly_usd))
-            description = t(lang, "inline.description", hourly=fmt_usd(lang, fit.hourly_usd),
-                            spare=fmt_gb(lang, fit.spare_gb))
-        else:
-            title = t(lang, "inline.no_fit_title", model=model, total=total)
-            description = html.unescape(localize(lang, answer.selection.reason))
-        results.append({"id": "fit", "title": title, "description": description,
-                        "text": render_compact(answer, lang)})
-        for index, layout in enumerate(answer.selection.alternatives[:2], start=1):
-            results.append({"id": f"alt{index}", "title": t(lang, "inline.alt_title",
-                                                                 layout=f"{layout.count}x {layout.card.name}",
-                                                                 monthly=fmt_usd(lang, layout.monthly_usd)),
-                            "description": t(lang, "inline.description", hourly=fmt_usd(lang, layout.hourly_usd),
-                                             spare=fmt_gb(lang, layout.spare_gb)),
-                            "text": render_compact(answer, lang, layout)})
-        return results, personal
+        """Inline results (id, title, description, text); True when preferences shaped them (bot/inline.py)."""
+        return inline_results(self, caller, query)
 
     # -- price alerts -----------------------------------------------------------------------------------
 
@@ -446,7 +475,7 @@ class Conversation:
         if card is None:
             if not words:
                 return Reply(t(lang, "subscribe.usage", unit=unit))
-            return Reply(t(lang, "card.unknown", name=esc(" ".join(words)), names=self._card_names()))
+            return Reply(t(lang, "card.unknown", name=echo(" ".join(words)), names=self._card_names(lang)))
         await self.store.subscribe(caller.id, card.id, below)
         below_text = t(lang, "subscribe.below", price=fmt_usd(lang, below), unit=unit) if below is not None else ""
         return Reply(t(lang, "subscribe.ok", card=esc(card.name), below=below_text))
@@ -459,8 +488,10 @@ class Conversation:
         removed = await self.store.unsubscribe(caller.id, card_id)
         return Reply(t(caller.language, "unsubscribe.ok", count=removed))
 
-    async def subscriptions(self, caller: Caller) -> Reply:
+    async def subscriptions(self, caller: Caller, *, shared: bool = False) -> Reply:
         lang = caller.language
+        if shared:  # someone's alerts are their own business, as their settings are
+            return Reply(t(lang, "subscriptions.private_only"))
         rows = await self.store.subscriptions(caller.id)
         if not rows:
             return Reply(t(lang, "subscriptions.none"))
@@ -477,7 +508,7 @@ class Conversation:
     async def size_command(self, caller: Caller, text: str, *, shared: bool = False) -> Reply:
         if not text.strip():
             return Reply(t(caller.language, "size.usage"))
-        return await self.ask(caller, text, shared=shared)
+        return await self.ask(caller, text, shared=shared, chat_id=_private_chat(caller, shared))
 
     # -- operators ----------------------------------------------------------------------------------------
 
@@ -492,9 +523,21 @@ class Conversation:
 
 # -- small helpers ------------------------------------------------------------------------------------------
 
+def echo(text: str, limit: int = ECHO_LIMIT) -> str:
+    """What the user typed, quoted back in an answer: cut to `limit` characters first, then HTML-escaped (a cut
+    after escaping could split an entity). A 10,000-character argument must not make the answer too long."""
+    return esc(text if len(text) <= limit else text[:limit - 1] + "…")
+
+
 def clip_with(body: str, tail: str, limit: int = 4096) -> str:
     """Append `tail` (a link that must survive) and keep the whole under Telegram's limit."""
     return clip(body, limit - len(tail)) + tail
+
+
+def _private_chat(caller: Caller, shared: bool) -> int | None:
+    """The chat a button or command came from when only the caller is known: a private chat's id is its user's
+    (Telegram's, and the terminal chat's local user); in a group, None (the handler knows the group)."""
+    return None if shared else caller.id
 
 
 def _try_encode(request: SizeRequest) -> str | None:
@@ -508,6 +551,8 @@ def _toggle_row(request: SizeRequest, field_name: str, options: Sequence[tuple[A
                 details: bool, lang: str) -> list[Button]:
     row = []
     variant = copy.copy(request)  # one shallow copy, its field set per option: the payload reads fields only
+    if field_name == "precision":
+        variant.quant = None  # a precision button replaces a named format (issue #10), else it would change nothing
     for value, label in options:
         setattr(variant, field_name, value)
         payload = _try_encode(variant)

@@ -5,6 +5,7 @@ import html
 import re
 
 from bot.i18n import fmt_gb, fmt_number, fmt_tokens, fmt_usd, localize_digits, t
+from bot.render_serving import alternative_mark, capacity_lines, fit_serving_lines
 from catalog.schema import Card, Catalog
 from engine.advice import PrecisionHint
 from engine.answer import Answer
@@ -28,7 +29,8 @@ def _vram(lang: str, layout: Layout) -> str:
 
 
 def _precision_label(resolved: ResolvedRequest) -> str:
-    return resolved.precision.upper()
+    """The weights' precision, or the named format they are sized in ("Q4_K_M", "EXL2 4.65bpw"; issue #10)."""
+    return resolved.quant.label if resolved.quant is not None else resolved.precision.upper()
 
 
 def localize(lang: str, note: str, *, resolved: ResolvedRequest | None = None) -> str:
@@ -203,6 +205,8 @@ def render_answer(answer: Answer, lang: str, *, details: bool = False, max_alter
         return t(lang, "error.value", message=esc(answer.error))
     if answer.intent == "price":
         return render_price(answer, lang)
+    if answer.intent == "biggest_model":
+        return clip("\n".join([*capacity_lines(answer, lang), *_notes_lines(answer, lang)]))
     if answer.compare is not None:
         return render_compare(answer, lang)
     return _render_size(answer, lang, details, max_alternatives)
@@ -212,6 +216,7 @@ def _render_size(answer: Answer, lang: str, details: bool, max_alternatives: int
     assert answer.requirement is not None and answer.selection is not None and answer.resolved is not None
     lines = render_request(answer, lang)
     lines.append("")
+    lines.extend(capacity_lines(answer, lang))  # a reverse question: its answer first (issue #11)
     selection = answer.selection
     fit = selection.fit
     requirement = answer.requirement
@@ -230,6 +235,7 @@ def _render_size(answer: Answer, lang: str, details: bool, max_alternatives: int
             if answer.hint is not None:
                 # The hint line carries the narrower precision's figure; "Memory needed" stays the one asked for.
                 lines.append(_hint_line(lang, answer.hint))
+        lines.extend(_serving_lines(answer, fit, lang, details))
     lines.extend(render_requirement(requirement, lang, details))
     if budget is not None:
         if budget["fits"]:
@@ -250,12 +256,14 @@ def _render_size(answer: Answer, lang: str, details: bool, max_alternatives: int
                            hourly=fmt_usd(lang, recommended.hourly_usd)))
     elif fit is not None:
         lines.extend(_fit_lines(answer, fit, lang, details))
+        lines.extend(_serving_lines(answer, fit, lang, details))
         if details:
             lines.append("<i>" + t(lang, "answer.reason", reason=localize(lang, selection.reason)) + "</i>")
     elif answer.resolved.card and recommended is not None:
         # A card this provider does not rent: say so, then what it does rent that holds the model.
         lines.append("❌ " + localize(lang, selection.reason))
         lines.extend(_fit_lines(answer, recommended, lang, details))
+        lines.extend(_serving_lines(answer, recommended, lang, details))
     else:
         lines.append(t(lang, "answer.no_fit", reason=localize(lang, selection.reason)))
     alternatives = [a for a in selection.alternatives if not (recommended and same_layout(a, recommended)
@@ -263,11 +271,17 @@ def _render_size(answer: Answer, lang: str, details: bool, max_alternatives: int
     if alternatives and max_alternatives:
         lines.append("")
         lines.append(t(lang, "answer.alternatives"))
-        lines.extend(_alternative_line(lang, layout) for layout in alternatives[:max_alternatives])
+        lines.extend(_alternative_line(lang, layout) + alternative_mark(answer, layout, lang)
+                     for layout in alternatives[:max_alternatives])
     if answer.topup_url and answer.topup_amount_usd is not None:
         lines.append("")
         lines.append(_topup_line(answer, lang))
     return clip("\n".join(lines))
+
+
+def _serving_lines(answer: Answer, layout: Layout, lang: str, details: bool) -> list[str]:
+    """The engine's verdict after the rule's (bot.render_serving), notes worded like every other note."""
+    return fit_serving_lines(answer, layout, lang, details, lambda note: localize(lang, note, resolved=answer.resolved))
 
 
 def _notes_lines(answer: Answer, lang: str) -> list[str]:
@@ -363,11 +377,43 @@ def _hours_label(lang: str, hours: int, catalog: Catalog) -> str:
 
 
 def clip(text: str, limit: int = TELEGRAM_LIMIT) -> str:
-    """Keep a reply under Telegram's limit, cutting at a line boundary (never inside a tag)."""
+    """Keep a reply under Telegram's limit, cutting at a line boundary where there is one, never inside a tag or
+    an entity, and closing the tags the cut left open (Telegram refuses unbalanced HTML)."""
     if len(text) <= limit:
         return text
-    cut = text.rfind("\n", 0, limit - 2)
-    return text[: cut if cut > 0 else limit - 2].rstrip() + "\n…"
+    budget = limit - 2 - _CLOSING_RESERVE
+    cut = text.rfind("\n", 0, budget)
+    if cut <= 0:
+        cut = _safe_cut(text, budget)
+    head = text[:cut].rstrip()
+    return head + _closing_tags(head) + "\n…"
+
+
+_CLOSING_RESERVE = 40  # room for the closing tags: our replies nest at most <a><b><code> or <pre><code>
+_HTML_TAG = re.compile(r"<(/?)([a-zA-Z-]+)[^>]*>")
+
+
+def _safe_cut(text: str, at: int) -> int:
+    """The last position at or before `at` that is outside a tag and outside an entity such as &amp;."""
+    tag_open = text.rfind("<", 0, at)
+    if tag_open > text.rfind(">", 0, at):
+        at = tag_open
+    amp = text.rfind("&", max(0, at - 10), at)
+    if amp >= 0 and ";" not in text[amp:at]:
+        at = amp
+    return at
+
+
+def _closing_tags(html_text: str) -> str:
+    """The closing tags for the tags left open in `html_text`, innermost first."""
+    stack: list[str] = []
+    for match in _HTML_TAG.finditer(html_text):
+        closing, name = match.group(1), match.group(2).lower()
+        if not closing:
+            stack.append(name)
+        elif name in stack:
+            del stack[len(stack) - 1 - stack[::-1].index(name):]
+    return "".join(f"</{name}>" for name in reversed(stack))
 
 
 def render_parse_error(lang: str, error: str) -> str:
@@ -448,6 +494,7 @@ def render_compact(answer: Answer, lang: str, layout: Layout | None = None) -> s
         lines.append(t(lang, "answer.no_fit", reason=localize(lang, answer.selection.reason)))
     else:
         lines.extend(_fit_lines(answer, shown, lang, details=False))
+        lines.extend(_serving_lines(answer, shown, lang, details=False))
     if answer.topup_url and answer.topup_amount_usd is not None and layout is None:
         lines.append(_topup_line(answer, lang))
     return clip("\n".join(lines))

@@ -62,6 +62,12 @@ def _parse_lang(raw: str, catalog: Catalog) -> str | None:
     return lang if lang in ("en", "de") else None
 
 
+def _parse_engine(raw: str, catalog: Catalog) -> str | None:
+    words = {"vllm": "vllm", "llama.cpp": "llama.cpp", "llamacpp": "llama.cpp", "llama-cpp": "llama.cpp",
+             "llama": "llama.cpp", "llama-server": "llama.cpp"}
+    return words.get(raw.strip().lower())
+
+
 def _no_hint_values(catalog: Catalog) -> dict[str, object]:
     return {}
 
@@ -84,4 +90,5 @@ SETTINGS = {
     "billing": SettingSpec("billing", _parse_billing, "hint.billing"),
     "region": SettingSpec("region", _parse_region, "hint.region",
                           lambda c: {"regions": ", ".join(r.id for r in c.regions) or "-"}),
+    "engine": SettingSpec("engine", _parse_engine, "hint.engine"),
 }

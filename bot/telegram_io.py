@@ -6,15 +6,17 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+import httpx
 from telegram import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram._utils.types import JSONDict
 from telegram.constants import ChatType
-from telegram.error import BadRequest, NetworkError
+from telegram.error import BadRequest, NetworkError, TelegramError
 from telegram.ext import AIORateLimiter
 
 from bot.caller import UserInfo
 from bot.conversation import Button, CallbackResult, Reply
 from bot.i18n import normalize_language
+from bot.render import clip
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +68,8 @@ def markup(buttons: list[list[Button]]) -> InlineKeyboardMarkup | None:
 
 
 async def reply(message: Message, answer: Reply) -> Message:
-    return await message.reply_text(answer.text, reply_markup=markup(answer.buttons))
+    # The last guard: Telegram refuses a text over 4,096 characters, and the user would get nothing at all.
+    return await message.reply_text(clip(answer.text), reply_markup=markup(answer.buttons))
 
 
 async def show(query: CallbackQuery, result: CallbackResult) -> None:
@@ -74,7 +77,7 @@ async def show(query: CallbackQuery, result: CallbackResult) -> None:
     await query.answer(result.notice)
     if result.reply is not None and query.message is not None:
         try:
-            await query.edit_message_text(result.reply.text, reply_markup=markup(result.reply.buttons))
+            await query.edit_message_text(clip(result.reply.text), reply_markup=markup(result.reply.buttons))
         except BadRequest as exc:
             if not is_not_modified(exc):
                 raise
@@ -84,12 +87,50 @@ def is_not_modified(error: BaseException) -> bool:
     return isinstance(error, BadRequest) and "message is not modified" in str(error).lower()
 
 
+# A request that failed in one of these ways never reached Telegram, so sending it again cannot double it: the
+# connection was never made (refused, connect time-out, no free connection in the pool). Everything else after
+# the request was written (read time-out, connection dropped before the answer, a broken read) may have taken
+# effect: Telegram has no idempotency key. PTB wraps them all as TimedOut/NetworkError and keeps the httpx error
+# as __cause__ (telegram/request/_httpxrequest.py, do_request).
+NOT_SENT_CAUSES: tuple[type[BaseException], ...] = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+# HTTP answers that mean "not processed": nginx in front of the Bot API answers 502 when no backend took the
+# request, 503 when it refused it. A 500 or 504 may come after the backend acted, so they are final.
+NOT_PROCESSED_ANSWERS = ("Bad Gateway", "Service Unavailable")
+# Methods that can be repeated without a second effect: reads, setters of a state, edits (a repeated edit is
+# answered "message is not modified", which the callers ignore). Sends, forwards, copies and answers are not.
+REPEATABLE_PREFIXES = ("get", "set", "edit", "deleteMyCommands", "deleteWebhook")
+
+
+def never_reached_telegram(error: BaseException) -> bool:
+    """The request provably had no effect: safe to send again."""
+    cause = error.__cause__
+    if isinstance(cause, NOT_SENT_CAUSES):
+        return True
+    return not isinstance(cause, httpx.HTTPError) and str(error).startswith(NOT_PROCESSED_ANSWERS)
+
+
+def repeatable(endpoint: str) -> bool:
+    return endpoint.startswith(REPEATABLE_PREFIXES)
+
+
+def failed_request(error: BaseException) -> tuple[str, object] | None:
+    """(method, chat_id) of the Bot API call that raised `error` after its retries, when the rate limiter saw it."""
+    found = getattr(error, FAILED_REQUEST_ATTR, None)
+    return found if isinstance(found, tuple) else None
+
+
+FAILED_REQUEST_ATTR = "cardfit_failed_request"
+
+
 class ResilientRateLimiter(AIORateLimiter):
     """PTB's AIORateLimiter (30 msg/s overall, 20/min per group, RetryAfter honoured and retried) plus retries
-    with exponential backoff for network failures (502s, dropped connections, timeouts).
+    with exponential backoff for network failures that provably had no effect (never_reached_telegram), and for
+    any network failure of a repeatable method. A read time-out or a dropped connection after a send was written
+    is not retried: the message may be out already, and a second one would double it (issue 15).
 
     A BadRequest is a NetworkError subclass in PTB but is final, so it is never retried; getUpdates has its own
-    retry loop in the updater and never comes through a rate limiter.
+    retry loop in the updater and never comes through a rate limiter. A call that fails for good carries its
+    method and chat (failed_request) to the error handler.
     """
 
     def __init__(self, *, messages_per_s: float = 30.0, network_retries: int = 4, backoff_s: float = 0.5,
@@ -112,6 +153,21 @@ class ResilientRateLimiter(AIORateLimiter):
         data: dict[str, Any],
         rate_limit_args: int | None,
     ) -> bool | JSONDict | list[JSONDict]:
+        try:
+            return await self._with_retries(callback, args, kwargs, endpoint, data, rate_limit_args)
+        except TelegramError as exc:
+            setattr(exc, FAILED_REQUEST_ATTR, (endpoint, data.get("chat_id")))
+            raise
+
+    async def _with_retries(
+        self,
+        callback: Callable[..., Coroutine[Any, Any, bool | JSONDict | list[JSONDict]]],
+        args: Any,
+        kwargs: dict[str, Any],
+        endpoint: str,
+        data: dict[str, Any],
+        rate_limit_args: int | None,
+    ) -> bool | JSONDict | list[JSONDict]:
         delay = self.backoff_s
         for attempt in range(self.network_retries + 1):
             try:
@@ -120,6 +176,10 @@ class ResilientRateLimiter(AIORateLimiter):
                 raise
             except NetworkError as exc:
                 if attempt == self.network_retries:
+                    raise
+                if not (never_reached_telegram(exc) or repeatable(endpoint)):
+                    log.warning("%s to chat %s failed after it was sent (%s: %s); not repeated, it may have "
+                                "arrived", endpoint, data.get("chat_id"), exc.__class__.__name__, exc)
                     raise
                 log.warning("%s failed (%s); retry %d in %.1f s", endpoint, exc.__class__.__name__, attempt + 1, delay)
                 await asyncio.sleep(delay)

@@ -96,6 +96,8 @@ class Card(_Strict):
     aliases: tuple[Name, ...] = Field(default=(), max_length=32)
     notes: str = Field(default="", max_length=500)
     source: str = ""
+    memory_mib: int | None = Field(default=None, gt=0, description="total memory as the runtime reports it, MiB")
+    memory_mib_source: str = ""
 
     @field_validator("set_sizes")
     @classmethod

@@ -33,7 +33,8 @@ def precision_hint(resolved: ResolvedRequest, fit: Layout | None, catalog: Catal
     for precision in NARROWER_PRECISIONS:
         if PRECISION_BYTES[precision] >= resolved.weight_bytes:
             continue
-        variant = dataclasses.replace(resolved, precision=precision, weight_bytes=PRECISION_BYTES[precision])
+        variant = dataclasses.replace(resolved, precision=precision, weight_bytes=PRECISION_BYTES[precision],
+                                      quant=None)
         requirement = size(variant, catalog.sizing)
         layout = evaluate_layout(fit.card, fit.count, requirement, variant, catalog)
         if layout.valid:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from catalog.schema import Card, Catalog
 from engine.advice import CardComparison, PrecisionHint, compare_cards, precision_hint
+from engine.capacity import Capacity, biggest_model, sequence_capacity
 from engine.fit import (
     Layout,
     Selection,
@@ -18,6 +19,8 @@ from engine.fit import (
 )
 from engine.notes import Note
 from engine.registry import Registry
+from engine.serving import ServingCheck
+from engine.serving_answer import ServingOptions, ServingReview
 from engine.sizing import Requirement, ResolvedRequest, SizeRequest, SizingError, resolve, size
 from engine.topup import billing_hours, period_prices, resolve_coin, topup_amount_usd, topup_url
 
@@ -41,6 +44,8 @@ class Answer:
     billing: str | None = None  # the period prices and top-up are for: the question's, else the user's setting
     compare: list[CardComparison] | None = None  # intent "compare": each named card's layout, in the order named
     notes: list[Note] = field(default_factory=list)  # what building the answer noted (a coin not taken)
+    review: ServingReview | None = None  # the serving check of the fit and of every layout shown (issue #11)
+    capacity: Capacity | None = None  # a reverse question's answer (intents max_context, max_batch, biggest_model)
 
     @property
     def intent(self) -> str:
@@ -71,7 +76,33 @@ class Answer:
         if self.selection is not None:
             notes.extend(self.selection.notes)
         notes.extend(self.notes)
+        if self.review is not None:
+            notes.extend(self.review.notes)
         return notes
+
+    @property
+    def serving_layout(self) -> tuple[Card, int] | None:
+        """The card and count the JSON `serving` describes: the fit's, or its card at `--tp` GPUs when no card
+        or count was named."""
+        fit = self.fit
+        if fit is None or self.review is None:
+            return None
+        tp = self.review.options.tp
+        named = self.resolved is not None and (self.resolved.card or self.resolved.gpu_count)
+        return (fit.card, tp) if tp and not named else (fit.card, fit.count)
+
+    @property
+    def serving(self) -> ServingCheck | None:
+        where = self.serving_layout
+        return self.review.check(*where) if self.review is not None and where is not None else None
+
+    @property
+    def serving_fallback(self) -> Layout | None:
+        """When the engine would not start on the fit: the cheapest layout that passes the rule and the check."""
+        fit, where = self.fit, self.serving_layout
+        if self.review is None or fit is None or where != (fit.card, fit.count):
+            return None
+        return self.review.passing(fit)
 
     def budget(self) -> dict[str, float | bool] | None:
         if self.resolved is None or self.resolved.memory_budget_gb is None or self.requirement is None:
@@ -81,12 +112,14 @@ class Answer:
                 "spare_gb": budget - self.requirement.total_gb}
 
     def to_json(self) -> dict[str, object]:
+        serving, fallback = self.serving, self.serving_fallback  # first: their notes join `assumed`
         selection = self.selection
         request = self.resolved.to_json() if self.resolved else _raw_request_json(self.request)
         asked = self.request
         request.update(assumed=self.assumed, ignored=list(asked.ignored), intent=self.intent, billing=self.billing,
                        coin=asked.coin, cheapest=asked.cheapest, count_implied=asked.count_implied,
-                       compare_card=asked.compare_card, card_vram_gb=asked.card_vram_gb)
+                       compare_card=asked.compare_card, card_vram_gb=asked.card_vram_gb,
+                       followup=asked.followup)
         data: dict[str, object] = {
             "request": request,
             "requirement": self.requirement.to_json() if self.requirement else None,
@@ -104,6 +137,9 @@ class Answer:
         budget = self.budget()
         if budget is not None:
             data["budget"] = budget
+        data["serving"] = serving.to_json() if serving is not None else None
+        data["serving_fallback"] = fallback.to_json(self.catalog) if fallback is not None else None
+        data["capacity"] = self.capacity.to_json() if self.capacity is not None else None
         return data
 
 
@@ -124,11 +160,15 @@ def build_answer(
     topup_secret: str | None = None,
     billing: str | None = None,
     coin: str | None = None,
+    serving: ServingOptions | None = None,
 ) -> Answer:
-    """`billing`, `coin`: the user's settings; a period or coin named in the question wins over them."""
+    """`billing`, `coin`: the user's settings; a period or coin named in the question wins over them.
+    `serving`: the engine and its options for the serving check (default: chosen by the format)."""
     answer = Answer(catalog=catalog, request=request, billing=request.billing or billing or catalog.default_billing)
     if request.intent == "price":
         answer.selection = _price_selection(request, catalog)
+    elif request.intent == "biggest_model":
+        return _biggest_model(answer, serving, registry)
     else:
         try:
             resolved = _named_card(request, resolve(request, catalog.sizing, registry), catalog)
@@ -148,7 +188,44 @@ def build_answer(
                 best = min(valid, key=lambda layout: layout.monthly_usd)
                 answer.selection = Selection(fit=best, reason=f"cheaper of the cards compared: {best.label}",
                                              recommended=best, notes=answer.selection.notes)
+        answer.review = ServingReview.of(resolved, requirement, catalog, serving)
+        _ = answer.serving  # checked now, so its notes are there for every reader of `assumed`
+        if request.intent in ("max_context", "max_batch"):
+            answer.capacity = _sequence_capacity(answer, resolved, requirement)
     _topup(answer, user_id, topup_secret, coin)
+    return answer
+
+
+def _capacity_layout(answer: Answer, resolved: ResolvedRequest) -> tuple[Card, int] | None:
+    """The layout a reverse question is about: the card named (at its count, else one), else the fit."""
+    if resolved.card is not None:
+        card = _rented_card(resolved.card, answer.request.card_vram_gb, answer.catalog)
+        if card is not None:
+            return card, resolved.gpu_count or 1
+    fit = answer.fit
+    return (fit.card, fit.count) if fit is not None else None
+
+
+def _sequence_capacity(answer: Answer, resolved: ResolvedRequest, requirement: Requirement) -> Capacity | None:
+    layout = _capacity_layout(answer, resolved)
+    if layout is None:
+        return None
+    return sequence_capacity(answer.intent, resolved, requirement, answer.review, *layout)
+
+
+def _biggest_model(answer: Answer, serving: ServingOptions | None, registry: Registry | None) -> Answer:
+    """'The biggest model on a 4090 / in 48 GB': no model to size, the layout's capacity instead."""
+    request, catalog = answer.request, answer.catalog
+    card = None
+    if request.card is not None:
+        card = _rented_card(request.card, request.card_vram_gb, catalog)
+        if card is None:
+            answer.error = str(unknown_card_note(catalog, _written_card(request)))
+            return answer
+    try:
+        answer.capacity = biggest_model(request, catalog, card, request.gpu_count or 1, serving, registry)
+    except SizingError as exc:
+        answer.error = str(exc)
     return answer
 
 

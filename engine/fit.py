@@ -176,8 +176,10 @@ class _Rules:
                                   f"({card.name}: {card.interconnect})", "interconnect", card=card.name,
                                   interconnect=card.interconnect))
         if self.needs_fp8 and not card.fp8:
-            found.append(Note(f"{card.name} has no FP8 hardware for {self.resolved.precision.upper()} weights",
-                              "fp8", card=card.name, precision=self.resolved.precision.upper()))
+            quant = self.resolved.quant
+            weights = quant.label if quant is not None else self.resolved.precision.upper()
+            found.append(Note(f"{card.name} has no FP8 hardware for {weights} weights", "fp8", card=card.name,
+                              precision=weights))
         if self.region:
             if card.regions and self.region not in card.regions:
                 found.append(Note(f"{card.name} is not offered in {self.region}", "region", card=card.name,
@@ -244,10 +246,12 @@ def _layout(card: Card, count: int, requirement: Requirement, resolved: Resolved
 
 def _decodes(resolved: ResolvedRequest) -> bool:
     """Token-by-token decoding (and so a decode ceiling) is an LLM inference thing; FLUX denoises instead."""
-    return resolved.workload == "inference" and resolved.shape.kind == "llm"
+    return resolved.workload == "inference" and resolved.shape.is_language_model
 
 
 def _needs_fp8_hardware(resolved: ResolvedRequest) -> bool:
+    if resolved.quant is not None:  # FP8 and FP4 formats (engine/data/formats.yaml needs_fp8/fp4_hardware)
+        return resolved.quant.needs_fp8_hardware or resolved.quant.needs_fp4_hardware
     if resolved.workload not in ("inference",) and resolved.precision != "fp8":
         return False
     if resolved.weight_bytes is None:

@@ -15,6 +15,7 @@ FormulaValue = float | int | str
 FORMULAS: dict[str, str] = {
     # weights
     "weights": "{params} x {bytes} B = {weights_gb}",
+    "weights_quant": "{params} x {bits} bits ({format}, scales included) = {weights_gb}",
     "weights_published": "{model} as published ({format}) = {weights_gb}",
     "weights_bf16": "{params} x {bytes} B (BF16 weights) = {weights_gb}",
     "weights_frozen": "{params} x {bytes} B (frozen base) = {weights_gb}",

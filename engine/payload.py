@@ -6,12 +6,15 @@ Example: `Mllama-3_1-70bPi4C32k` = Llama 3.1 70B, INT4, 32,768 tokens.
 Issue #12 added `I` (intent: `p` price, `c` compare), `X` (the card compared with `R`), `T` (billing period:
 `h`, `d`, `w`, `m`), `Y` (coin ticker), `Q1` (cheapest asked for), `A1` (the count `N1` came from an article),
 `E` (the card's memory as written, GB). Payloads without them decode as before; a price payload needs no model.
+Issue #10 added `F` (the named weight format, its normalized name: `Fq4km`, `Fexl2-4_65`).
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
 
+from engine.formats import normalize_format
+from engine.quant import canonical_quant
 from engine.sizing import (
     KV_PRECISION_BYTES,
     MAX_BATCH,
@@ -73,6 +76,8 @@ def encode_request(request: SizeRequest) -> str:
         parts.append("G" + _value(f"{request.memory_budget_gb:g}"))
     if request.region:
         parts.append("L" + _value(request.region))
+    if request.quant:
+        parts.append("F" + _value(normalize_format(request.quant).replace(":", "-")))
     parts.extend(_talk_parts(request))
     payload = "".join(parts)
     if not _VALID.match(payload):
@@ -133,7 +138,7 @@ def _fields(payload: str) -> dict[str, str]:
         position = match.end()
     if position != len(payload):
         raise PayloadError("malformed payload")
-    unknown = set(fields) - set("MSPCBWKRNGLIXTYQAE")
+    unknown = set(fields) - set("MSPCBWKRNGLIXTYQAEF")
     if unknown:
         raise PayloadError(f"unknown field(s) {sorted(unknown)}")
     if "N" in fields and "R" not in fields or "M" in fields and "S" in fields:
@@ -193,6 +198,11 @@ def _decode_sizing(fields: dict[str, str], request: SizeRequest) -> None:
         request.workload = _WORKLOAD_NAMES[fields["W"]]
     if "K" in fields:
         request.kv_precision = _precision(fields["K"], KV_PRECISION_BYTES)
+    if "F" in fields:
+        quant = canonical_quant(fields["F"].replace("_", "."))
+        if quant is None:
+            raise PayloadError("bad weight format")
+        request.quant = quant
 
 
 def _decode_layout(fields: dict[str, str], request: SizeRequest) -> None:

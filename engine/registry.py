@@ -12,7 +12,9 @@ import yaml
 
 from catalog.names import normalize_name
 
-REGISTRY_PATH = Path(__file__).resolve().parent / "data" / "models.yaml"
+REGISTRY_DIR = Path(__file__).resolve().parent / "data" / "models"
+LANGUAGE_KINDS = ("llm", "vlm")  # decode token by token with a KV cache; diffusion/text-encoder/speech do not
+_DTYPE_NAMES = {"bfloat16": "BF16", "float16": "FP16", "float32": "FP32"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +27,31 @@ class PublishedWeights:
     def needs_fp8_hardware(self) -> bool:
         """FP8/FP4 weights run only on cards with hardware support (issue 3)."""
         return any(tag in self.format.lower() for tag in ("fp8", "fp4"))
+
+
+@dataclass(frozen=True, slots=True)
+class QuantizedRepo:
+    """A published quantized checkpoint of a model (AWQ, GPTQ, FP8, GGUF file): its repo and size."""
+
+    hf_id: str  # "Qwen/Qwen2.5-72B-Instruct-AWQ"; a GGUF file is "repo:file"
+    quant: str  # "awq", "gptq", "fp8_block", "gguf_q4_k_m" ...
+    gb: float | None  # decimal GB; None where no reliable size was read or derived
+    gb_kind: str = ""  # "published" (read from the repo page) or "derived" (tensor layout arithmetic)
+    source: str = ""
+
+    @property
+    def repo(self) -> str:
+        return self.hf_id.split(":", 1)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexerCache:
+    """DeepSeek V3.2's lightning-indexer keys: cached per token in every layer next to the MLA latent."""
+
+    head_dim: int
+    bytes_per_token_per_layer: float | None  # None where the cache dtype was not read (GLM-5)
+    layers: int
+    topk: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,11 +75,32 @@ class ModelShape:
     published_weights: PublishedWeights | None = None
     context_max: int | None = None
     aliases: tuple[str, ...] = ()
-    # Other releases with this exact shape ("DeepSeek-V3.1" for DeepSeek-V3): the parser sizes them as this
-    # model and says so; they are no aliases (Registry.get does not know them).
+    # Other releases with this exact shape that have no entry of their own (a registry without DeepSeek-V3.1
+    # could list it under DeepSeek-V3): the parser sizes them as this model and says so; they are no aliases
+    # (Registry.get does not know them). The bundled entries list none today: each release has its own entry.
     variants: tuple[str, ...] = ()
     source: str = ""
     typical_size_b: float | None = None  # set for a seed "typical shape" standing in for a bare size
+    # Issue #10: where the model lives on Hugging Face, its exact size and the rest of its config.
+    generation: str = ""  # release family ("llama-3.1", "qwen2.5-coder"); `family` is the parser's word family
+    hf_id: str | None = None
+    hf_ids: tuple[str, ...] = ()
+    params_exact_b: float | None = None  # exact count (config arithmetic / safetensors); params_b is the headline
+    params_note: str = ""  # why params_exact_b and params_b differ by more than 3 %
+    hidden_size: int | None = None
+    intermediate_size: int | None = None
+    vocab_size: int | None = None
+    tie_word_embeddings: bool | None = None
+    torch_dtype: str | None = None
+    vision_params_b: float | None = None  # vision tower + projector in the same checkpoint (VLMs)
+    no_kv_layers: int = 0  # layers with no per-token KV cache (linear attention, cross-attention to images)
+    layer_pattern: str = ""
+    attention_chunk_size: int | None = None  # Llama 4 chunked local attention (also its sliding_window cap)
+    indexer_cache: IndexerCache | None = None
+    context_note: str = ""
+    note: str = ""  # what else a reader of this entry should know (the research's caveats)
+    published_format: str | None = None  # natively quantized format even where its size was not read
+    quantized: tuple[QuantizedRepo, ...] = ()
 
     @property
     def typical(self) -> bool:
@@ -63,13 +111,51 @@ class ModelShape:
         return self.mla_kv_lora_rank is not None
 
     @property
+    def is_language_model(self) -> bool:
+        """Decodes token by token with a KV cache (an LLM or a vision LLM); FLUX denoises, Whisper is speech."""
+        return self.kind in LANGUAGE_KINDS
+
+    @property
+    def kv_unmodelled(self) -> str | None:
+        """What of this model's cache the KV formulas cannot size today (None: nothing).
+
+        Layers without a KV cache still hold a fixed per-sequence state (Gated DeltaNet, lightning attention) or
+        the image tokens' K/V (Llama 3.2 Vision cross-attention); DeepSeek V3.2 adds indexer keys per token.
+        Counting only the other layers would under-size silently, so such a model's KV cache is left out and said.
+        """
+        if self.no_kv_layers:
+            return f"{self.no_kv_layers} of {self.layers} layers keep no per-token KV cache"
+        if self.indexer_cache is not None:
+            return "the sparse-attention indexer keys cached next to the MLA latent"
+        return None
+
+    @property
     def kv_known(self) -> bool:
         # A diffusion transformer (FLUX.1) has attention but no token-by-token KV cache to size.
-        if self.layers is None or self.kind != "llm":
+        if self.layers is None or not self.is_language_model or self.kv_unmodelled is not None:
             return False
         if self.is_mla:
             return True
         return self.kv_heads is not None and self.head_dim is not None
+
+    @property
+    def weights_format(self) -> str | None:
+        """The format the model is released in: a natively quantized one (FP8, MXFP4) or the config's dtype."""
+        if self.published_format:
+            return self.published_format.upper()
+        return _DTYPE_NAMES.get(self.torch_dtype or "", self.torch_dtype.upper() if self.torch_dtype else None)
+
+    def listing(self) -> dict[str, object]:
+        """The model as `cardfit models --json` lists it (plain data; front ends word it)."""
+        published = self.published_weights
+        return {
+            "id": self.id, "name": self.name, "family": self.family, "generation": self.generation, "kind": self.kind,
+            "hf_id": self.hf_id, "hf_ids": list(self.hf_ids), "params_b": self.params_b,
+            "params_exact_b": self.params_exact_b, "active_params_b": self.active_params_b,
+            "context_max": self.context_max, "weights_format": self.weights_format,
+            "published_weights": {"format": published.format, "gb": published.gb} if published else None,
+            "quantized": [{"hf_id": repo.hf_id, "quant": repo.quant, "gb": repo.gb} for repo in self.quantized],
+        }
 
     def summary(self) -> ShapeSummary:
         """The attention shape as data (what the KV cache formula multiplies); front ends word it."""
@@ -157,11 +243,32 @@ def typical_shape(params_b: float) -> tuple[ModelShape, float]:
 @dataclass(frozen=True)
 class Registry:
     models: tuple[ModelShape, ...]
-    by_key: dict[str, ModelShape] = field(repr=False)
+    by_key: dict[str, ModelShape] = field(repr=False)  # ids, names, aliases, hf_id/hf_ids (the parser's names)
+    # Published quantized repos -> (base model, repo). Kept apart from by_key: "Qwen2.5-72B-Instruct-AWQ" in a
+    # question is the model plus a precision word the parser must still read.
+    quantized_by_key: dict[str, tuple[ModelShape, QuantizedRepo]] = field(default_factory=dict, repr=False)
 
     def get(self, model_id: str) -> ModelShape | None:
-        """Exact lookup by id or alias (separators and case ignored)."""
-        return self.by_key.get(normalize_name(model_id))
+        """Exact lookup by id, name, alias or Hugging Face repo id, a published quantized repo's giving its base
+        model (separators and case ignored: "Qwen/Qwen2.5-72B-Instruct", "meta-llama/llama-3.1-8b-instruct")."""
+        key = normalize_name(model_id)
+        model = self.by_key.get(key)
+        if model is None and key in self.quantized_by_key:
+            model = self.quantized_by_key[key][0]
+        return model
+
+    def quantized_repo(self, hf_id: str) -> QuantizedRepo | None:
+        """The published quantized checkpoint a repo id (or GGUF "repo:file") names; get() gives its base."""
+        found = self.quantized_by_key.get(normalize_name(hf_id))
+        return found[1] if found else None
+
+    def search(self, text: str) -> tuple[ModelShape, ...]:
+        """Models whose id, name, aliases, family or repo ids contain every word of `text`, in registry order."""
+        words = [normalize_name(word) for word in text.split()]
+        words = [word for word in words if word]
+        if not words:
+            return self.models
+        return tuple(model for model in self.models if all(word in _haystack(model) for word in words))
 
     def __iter__(self) -> Iterator[ModelShape]:
         return iter(self.models)
@@ -169,11 +276,80 @@ class Registry:
     def __len__(self) -> int:
         return len(self.models)
 
+    def with_models(self, *shapes: ModelShape) -> Registry:
+        """This registry and `shapes` (a model looked up for one question: engine.hub); theirs win a name."""
+        by_key = dict(self.by_key)
+        for shape in shapes:
+            by_key[normalize_name(shape.id)] = shape
+        return Registry((*self.models, *shapes), by_key)
+
+
+def _haystack(model: ModelShape) -> str:
+    names = (model.id, model.name, model.family, model.generation, *model.aliases, *_repo_ids(model))
+    return " ".join(normalize_name(name) for name in names)
+
+
+def _repo_ids(model: ModelShape, *, quantized: bool = True) -> tuple[str, ...]:
+    """The Hugging Face repo ids that name this model: its own, same-shape siblings (and its quantized repos)."""
+    own = (model.hf_id,) if model.hf_id else ()
+    repos = tuple(dict.fromkeys(key for repo in model.quantized for key in (repo.hf_id, repo.repo))) \
+        if quantized else ()
+    return (*own, *model.hf_ids, *repos)
+
+
+# The keys an entry may carry; a typo ("aliasses") is an error at load, not a silently missing field.
+ENTRY_KEYS = frozenset({
+    "id", "name", "family", "generation", "kind", "hf_id", "hf_ids", "aliases", "params_b", "params_exact_b",
+    "params_note", "params_source", "active_params_b", "layers", "attention_heads", "kv_heads", "head_dim",
+    "hidden_size", "intermediate_size", "vocab_size", "tie_word_embeddings", "context_max", "context_note",
+    "torch_dtype", "sliding_window", "sliding_layers", "layer_pattern", "attention_chunk_size", "no_kv_layers",
+    "mla", "experts", "vision_params_b", "published_weights", "indexer_cache", "quantized", "note", "source",
+    "variants", "variants_source",
+})
+
+
+def _optional_int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _published(entry: dict[str, Any]) -> tuple[PublishedWeights | None, str | None]:
+    """Published weights only where their size was read (gb null: the format alone is kept)."""
+    published = entry.get("published_weights")
+    if not published:
+        return None, None
+    fmt = str(published["format"])
+    if published.get("gb") is None:
+        return None, fmt
+    return PublishedWeights(fmt, float(published["gb"]), str(published.get("note") or "")), fmt
+
+
+def _indexer(entry: dict[str, Any]) -> IndexerCache | None:
+    data = entry.get("indexer_cache")
+    if not data:
+        return None
+    return IndexerCache(int(data["head_dim"]), _optional_float(data.get("bytes_per_token_per_layer")),
+                        int(data["layers"]), _optional_int(data.get("topk")))
+
+
+def _quantized(entry: dict[str, Any]) -> tuple[QuantizedRepo, ...]:
+    return tuple(
+        QuantizedRepo(str(row["hf_id"]), str(row["quant"]), _optional_float(row.get("gb")),
+                      str(row.get("gb_kind") or ""), str(row.get("source") or ""))
+        for row in entry.get("quantized") or ()
+    )
+
 
 def _shape_from_entry(entry: dict[str, Any]) -> ModelShape:
+    unknown = set(entry) - ENTRY_KEYS
+    if unknown:
+        raise ValueError(f"model registry: {entry.get('id')!r} has unknown keys {sorted(unknown)}")
     mla = entry.get("mla") or {}
     experts = entry.get("experts") or {}
-    published = entry.get("published_weights")
+    published, published_format = _published(entry)
     params_b = float(entry["params_b"])
     return ModelShape(
         id=str(entry["id"]),
@@ -182,49 +358,103 @@ def _shape_from_entry(entry: dict[str, Any]) -> ModelShape:
         kind=str(entry.get("kind") or "llm"),
         params_b=params_b,
         active_params_b=float(entry.get("active_params_b") or params_b),
-        layers=entry.get("layers"),
-        attention_heads=entry.get("attention_heads"),
-        kv_heads=entry.get("kv_heads"),
-        head_dim=entry.get("head_dim"),
-        sliding_window=entry.get("sliding_window"),
+        layers=_optional_int(entry.get("layers")),
+        attention_heads=_optional_int(entry.get("attention_heads")),
+        kv_heads=_optional_int(entry.get("kv_heads")),
+        head_dim=_optional_int(entry.get("head_dim")),
+        sliding_window=_optional_int(entry.get("sliding_window")),
         sliding_layers=int(entry.get("sliding_layers") or 0),
         mla_kv_lora_rank=mla.get("kv_lora_rank"),
         mla_qk_rope_head_dim=mla.get("qk_rope_head_dim"),
         experts_total=experts.get("total"),
         experts_active=experts.get("active"),
-        published_weights=(
-            PublishedWeights(str(published["format"]), float(published["gb"]), str(published.get("note") or ""))
-            if published
-            else None
-        ),
-        context_max=entry.get("context_max"),
+        published_weights=published,
+        context_max=_optional_int(entry.get("context_max")),
         aliases=tuple(str(alias) for alias in entry.get("aliases") or ()),
         variants=tuple(str(variant) for variant in entry.get("variants") or ()),
         source=str(entry.get("source") or ""),
+        generation=str(entry.get("generation") or entry.get("family") or ""),
+        hf_id=str(entry["hf_id"]) if entry.get("hf_id") else None,
+        hf_ids=tuple(str(repo) for repo in entry.get("hf_ids") or ()),
+        params_exact_b=_optional_float(entry.get("params_exact_b")),
+        params_note=str(entry.get("params_note") or ""),
+        hidden_size=_optional_int(entry.get("hidden_size")),
+        intermediate_size=_optional_int(entry.get("intermediate_size")),
+        vocab_size=_optional_int(entry.get("vocab_size")),
+        tie_word_embeddings=entry.get("tie_word_embeddings"),
+        torch_dtype=str(entry["torch_dtype"]) if entry.get("torch_dtype") else None,
+        vision_params_b=_optional_float(entry.get("vision_params_b")),
+        no_kv_layers=int(entry.get("no_kv_layers") or 0),
+        layer_pattern=str(entry.get("layer_pattern") or ""),
+        attention_chunk_size=_optional_int(entry.get("attention_chunk_size")),
+        indexer_cache=_indexer(entry),
+        context_note=str(entry.get("context_note") or ""),
+        note=str(entry.get("note") or ""),
+        published_format=published_format,
+        quantized=_quantized(entry),
     )
 
 
 def build_registry(entries: list[dict[str, Any]]) -> Registry:
+    """The registry of `entries`; a name, alias or repo id that names two models is an error."""
     models = tuple(_shape_from_entry(entry) for entry in entries)
     by_key: dict[str, ModelShape] = {}
     for model in models:
-        for key in (model.id, model.name, *model.aliases):
-            normalized = normalize_name(key)
-            other = by_key.get(normalized)
-            if other is not None and other.id != model.id:
-                raise ValueError(f"model registry: {key!r} names both {other.id} and {model.id}")
-            by_key[normalized] = model
+        for key in (model.id, model.name, *model.aliases, *_repo_ids(model, quantized=False)):
+            _claim(by_key, key, model)
+    quantized_by_key: dict[str, tuple[ModelShape, QuantizedRepo]] = {}
+    for model in models:
+        for repo in model.quantized:
+            for key in (repo.hf_id, repo.repo):  # a GGUF file "repo:file" and its repo both name the model
+                named = by_key.get(normalize_name(key))
+                if named is not None:  # the model's own release (DeepSeek V3 in FP8): already its name
+                    if named.id != model.id:
+                        raise ValueError(f"model registry: quantized repo {key!r} of {model.id} names {named.id}")
+                    continue
+                other = quantized_by_key.get(normalize_name(key))
+                if other is not None and other[0].id != model.id:
+                    raise ValueError(f"model registry: {key!r} names both {other[0].id} and {model.id}")
+                if other is None or key == repo.hf_id:
+                    quantized_by_key[normalize_name(key)] = (model, repo)
     for model in models:
         for variant in model.variants:
-            other = by_key.get(normalize_name(variant))
-            if other is not None:
-                raise ValueError(f"model registry: variant {variant!r} of {model.id} is a name of {other.id}")
-    return Registry(models, by_key)
+            named_model = by_key.get(normalize_name(variant))
+            if named_model is not None:
+                raise ValueError(f"model registry: variant {variant!r} of {model.id} is a name of {named_model.id}")
+    return Registry(models, by_key, quantized_by_key)
+
+
+def _claim(by_key: dict[str, ModelShape], key: str, model: ModelShape) -> None:
+    normalized = normalize_name(key)
+    other = by_key.get(normalized)
+    if other is not None and other.id != model.id:
+        raise ValueError(f"model registry: {key!r} names both {other.id} and {model.id}")
+    by_key[normalized] = model
+
+
+def load_entries(directory: Path = REGISTRY_DIR) -> list[dict[str, Any]]:
+    """Every entry of every *.yaml in `directory`, files in name order, entries in file order."""
+    entries: list[dict[str, Any]] = []
+    for path in sorted(directory.glob("*.yaml")):
+        with path.open(encoding="utf-8") as handle:
+            data = yaml.safe_load(handle)
+        entries.extend(data["models"])
+    return entries
 
 
 @lru_cache(maxsize=1)
 def default_registry() -> Registry:
     """The bundled registry, read once (DESIGN: the engine reads its bundled data at import/first use only)."""
-    with REGISTRY_PATH.open(encoding="utf-8") as handle:
-        data = yaml.safe_load(handle)
-    return build_registry(data["models"])
+    return build_registry(load_entries())
+
+
+def hf_repo(model_id: str) -> str | None:
+    """The Hugging Face repo of a bundled registry model (Contract v2 `hf_id`), or None."""
+    shape = default_registry().get(model_id)
+    return shape.hf_id if shape is not None and shape.hf_id else None
+
+
+def find_hf_repo(registry: Registry, repo_id: str) -> ModelShape | None:
+    """A model by its Hugging Face repo id ("meta-llama/Llama-3.1-70B-Instruct"), case-insensitively: the registry
+    indexes hf_id, hf_ids and published quantized repos."""
+    return registry.get(repo_id)

@@ -10,9 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from catalog.schema import SizingPolicy
+from engine.formats import WeightFormat
 from engine.formula import FormulaValue, english_formula, fmt_gb, fmt_num
 from engine.notes import Note
-from engine.registry import ModelShape, Registry, default_registry, typical_shape
+from engine.quant import UnknownFormat, quant_name, quant_precision, quant_weights_gb, request_format, weights_notes
+from engine.registry import ModelShape, Registry, default_registry, hf_repo, typical_shape
 
 GB = 1e9
 
@@ -86,6 +88,8 @@ class SizeRequest:
     count_implied: bool = False  # gpu_count 1 read from an article ("a B200"): a card rented in sets takes its set
     compare_card: str | None = None
     card_vram_gb: float | None = None  # the card's own memory as written ("A100 40GB"), checked against the catalog
+    followup: bool = False  # a change to the question before it (engine.followup), not a question of its own
+    quant: str | None = None  # a named weight format (engine.quant.quant_name: "q4_k_m", "exl2:4.65"), issue #10
 
 
 @dataclass(slots=True)
@@ -110,6 +114,8 @@ class ResolvedRequest:
     memory_budget_gb: float | None
     region: str | None
     notes: tuple[Note, ...] = ()
+    quant: WeightFormat | None = None  # the named format the weights are sized in (inference only)
+    hf_id: str | None = None  # the registry entry's Hugging Face repo
 
     def to_json(self) -> dict[str, object]:
         """The resolved values of the JSON "request" object (engine.answer adds "assumed" and "ignored")."""
@@ -123,6 +129,9 @@ class ResolvedRequest:
             "workload": self.workload,
             "card": self.card,
             "gpu_count": self.gpu_count,
+            "quant": quant_name(self.quant) if self.quant else None,
+            "bits_per_weight": self.quant.bits_per_weight if self.quant else None,
+            "hf_id": self.hf_id,
         }
 
 
@@ -217,7 +226,15 @@ def resolve(request: SizeRequest, policy: SizingPolicy, registry: Registry | Non
     notes: list[Note] = []
     workload = _resolve_workload(request, notes)
     shape, params_b, model_id = _resolve_model(request, registry, notes)
+    try:  # a named format sizes inference weights with its real bits (engine.quant)
+        quant = request_format(request.quant, workload, notes)
+    except UnknownFormat as exc:
+        raise SizingError(str(exc)) from None
     precision, weight_bytes = _resolve_precision(request, shape, workload, policy, notes)
+    if quant is not None:
+        precision, weight_bytes = quant_precision(request.precision and precision, shape, quant, notes)
+    notes.extend(weights_notes(shape, params_b, precision if workload == "inference" else "",
+                               quant if weight_bytes is not None else None))
     kv_precision = _resolve_kv_precision(request, policy)
     sequence_matters = _sequence_matters(request, shape, workload, policy)
     context_tokens, batch = _resolve_sequence(request, shape, workload, policy, sequence_matters, notes)
@@ -245,7 +262,10 @@ def resolve(request: SizeRequest, policy: SizingPolicy, registry: Registry | Non
         memory_budget_gb=request.memory_budget_gb,
         region=request.region,
         notes=tuple(notes),
+        quant=quant,
+        hf_id=hf_repo(shape.id) if model_id else None,
     )
+
 
 
 def _resolve_workload(request: SizeRequest, notes: list[Note]) -> str:
@@ -419,6 +439,10 @@ def kv_bytes_per_token(shape: ModelShape, kv_bytes: float = 2) -> float | None:
 
 def _weights(resolved: ResolvedRequest) -> Component:
     shape = resolved.shape
+    if resolved.quant is not None and resolved.weight_bytes is not None:  # real bits, scales included (engine.quant)
+        gb = quant_weights_gb(resolved.params_b, resolved.quant)
+        return Component.of("weights", gb, "weights_quant", params=resolved.params_b,
+                            bits=resolved.quant.bits_per_weight, format=resolved.quant.label, weights_gb=gb)
     if resolved.weight_bytes is None:
         assert shape.published_weights is not None
         published = shape.published_weights
@@ -438,7 +462,7 @@ def _frozen_base(resolved: ResolvedRequest) -> Component:
 
 
 def _kv_unknown(shape: ModelShape) -> tuple[Note, ...]:
-    if shape.kind != "llm":
+    if not shape.is_language_model:
         return ()  # a diffusion transformer has no KV cache: nothing is missing
     return (Note(f"KV cache not included: the attention shape of {shape.name} is not published", "kv_unknown",
                  model=shape.name),)

@@ -1,6 +1,9 @@
 """Shared pytest fixtures: a started Telegram Bot API emulator on 127.0.0.1; the parser's vocabulary of the
 bundled catalogs."""
 
+import os
+import tempfile
+
 import pytest
 import pytest_asyncio
 
@@ -9,6 +12,12 @@ from catalog.schema import Card
 from engine.parse import Vocabulary
 from engine.registry import default_registry
 from tests.support.botapi_emulator import BotApiEmulator
+
+# No test reaches the Hugging Face Hub (issue #10): huggingface_hub reads these at import, so they are set before
+# anything imports it; tests of the lookup point it at tests/support/hubserver.py. Port 9 (discard) refuses.
+os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"
+os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="cardfit-hf-home-")
+os.environ.pop("HF_HUB_OFFLINE", None)
 
 # A syntactically valid token (id:secret) that can never work against the real API.
 EMULATOR_TOKEN = "123456:TEST-TOKEN-not-real"
@@ -64,3 +73,11 @@ def db_target(request, tmp_path):
     if request.param == "sqlite":
         return str(tmp_path / "cardfit.sqlite3")
     return request.getfixturevalue("postgres_server").create_database()
+
+
+@pytest.fixture(autouse=True)
+def _catalog_settles_at_once(monkeypatch):
+    """A reload takes a changed file without the production settle delay (1 s), so the suite stays fast; the
+    tests of the delay set `catalog_settle_s` themselves. A real `cardfit bot` process in the e2e tests gets
+    its own environment."""
+    monkeypatch.setenv("CARDFIT_CATALOG_SETTLE_S", "0")

@@ -293,3 +293,15 @@ async def test_settings_are_not_shown_to_a_group(bot):
     await bot.send(29, "/set coin XMR")
     await bot.send(29, "/settings", chat_type="group", chat_id=-302)
     assert "private chat" in bot.last_text(-302) and "XMR" not in bot.last_text(-302)
+
+
+async def test_a_named_format_is_sized_and_a_precision_toggle_replaces_it(bot):
+    # issue #10: "Q4_K_M" is its real 42.0 GB of weights, and the BF16 button sizes BF16, not Q4_K_M again
+    await bot.send(5, "Llama 3.1 70B Q4_K_M")
+    reply = bot.replies(5)[-1]
+    assert "Q4_K_M" in reply["text"] and "42.0 GB" in reply["text"]
+    assert not any(b["text"].startswith("✓") and b["text"] in ("✓ INT4", "✓ BF16") for b in buttons(reply))
+    bf16 = next(b for b in buttons(reply) if b["text"] == "BF16")
+    await bot.press(5, bf16["callback_data"])
+    edit = bot.request.sent("editMessageText")[-1].params
+    assert "140.0 GB" in edit["text"] and "Q4_K_M" not in edit["text"].splitlines()[0]

@@ -1,7 +1,7 @@
 """End to end: a real `cardfit bot` process long-polling the Bot API emulator on 127.0.0.1.
 
 A scripted user asks, taps toggles, sets preferences; the bot restarts and the preferences hold; faults injected
-by the emulator (429 retry_after, 502, dropped connections) still deliver every reply exactly once.
+by the emulator (429 retry_after, 502) still deliver every reply exactly once.
 """
 from __future__ import annotations
 
@@ -122,7 +122,9 @@ async def test_faults_deliver_each_reply_once(bot):
     first = await ask(emulator, "7B bf16")
     emulator.fail_next("sendMessage", "bad_gateway")
     second = await ask(emulator, "13B fp8")
-    emulator.fail_next("sendMessage", "drop")
+    # A dropped connection is no longer among these: after the request was written it may have delivered the
+    # message (the emulator's lost_response), so the bot does not repeat it (tests/test_safety_e2e.py, issue 15).
+    emulator.fail_next("sendMessage", "bad_gateway")
     third = await ask(emulator, "34B int4")
     for call, needle in ((first, "RTX A5000"), (second, "L4"), (third, "RTX A5000")):
         assert needle in call.text

@@ -35,6 +35,7 @@ SAMPLE_VALUES = {
     "coin": ("BTC", "USDT"),
     "billing": ("month", "hour"),
     "region": ("eu", "us"),
+    "engine": ("vllm", "llama.cpp"),
 }
 
 
@@ -295,7 +296,7 @@ async def test_concurrent_field_updates_are_all_kept(store):
         for user_id in users
         for field in PREFERENCE_FIELDS
     ]
-    assert len(writes) == 200
+    assert len(writes) == 25 * len(PREFERENCE_FIELDS)  # 200 with the 8 fields it was written for
     await asyncio.gather(*writes)
     assert await store.count_users() == 25
     for user_id in users:
@@ -509,6 +510,7 @@ _value_for_field = {
     "coin": st.text(max_size=8),
     "billing": st.sampled_from(["hour", "day", "week", "month"]),
     "region": st.text(max_size=12),
+    "engine": st.sampled_from(["vllm", "llama.cpp"]),
 }
 _operation = st.tuples(st.integers(min_value=1, max_value=3), st.sampled_from(PREFERENCE_FIELDS)).flatmap(
     lambda user_and_field: st.tuples(

@@ -6,12 +6,13 @@ from bot.context import CardfitApplication
 
 
 def register_all(application: CardfitApplication) -> None:
-    from bot.handlers import buttons, commands, errors, incoming, operators, questions, staff
+    from bot.handlers import buttons, charts, commands, errors, incoming, operators, questions, staff
 
     incoming.register(application)  # group -1: who is asking, their activity, the flood guard
     commands.register(application)  # every command of the table in bot/commands.py
     staff.register(application)  # inline answers
     operators.register(application)  # the admins' Post/Discard buttons
+    charts.register(application)  # the chart button: a photo, not an edit
     buttons.register(application)  # answer buttons per kind, then the catch-all for unknown data
     questions.register(application)  # plain text, and the list of commands for an unknown one (last)
     errors.register(application)

@@ -1,50 +1,145 @@
-"""One global error handler: log with context, record blocked users, tell the user, notify the first admin."""
+"""One global error handler: log with context, record blocked users, tell the user, notify the first admin;
+network trouble while polling reaches the admin as one summary per interval, not a traceback per failure."""
 from __future__ import annotations
 
 import html
 import logging
+import time
 import traceback
+from dataclasses import dataclass
 
 from telegram import Update
-from telegram.error import Forbidden, TelegramError
+from telegram.constants import ChatType
+from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 
 from bot.context import CardfitApplication, CustomContext
 from bot.i18n import t
-from bot.telegram_io import is_not_modified, user_language
+from bot.render import clip
+from bot.telegram_io import failed_request, is_not_modified, user_language
 
 log = logging.getLogger(__name__)
 ADMIN_NOTICE_LIMIT = 3500
+POLLING_SUMMARY_S = 600.0  # at most one "Telegram unreachable" notice per 10 minutes, with the count
+
+
+@dataclass(slots=True)
+class PollingTrouble:
+    """Network errors of getUpdates since the last notice to the admin."""
+
+    count: int = 0
+    since: float = 0.0  # time.time() of the first error counted
+    last_notice: float = float("-inf")  # time.monotonic() of the last notice
+
+    def record(self, now: float, wall: float) -> tuple[int, float] | None:
+        """Count one error; (count, since) when a notice is due now, else None."""
+        if self.count == 0:
+            self.since = wall
+        self.count += 1
+        if now - self.last_notice < POLLING_SUMMARY_S:
+            return None
+        due = (self.count, self.since)
+        self.count, self.last_notice = 0, now
+        return due
 
 
 async def on_error(update: object, context: CustomContext) -> None:
     error = context.error
     if error is None or is_not_modified(error):
         return
-    user = update.effective_user if isinstance(update, Update) else None
-    svc = context.bot_data.get("services")  # absent when post_init itself failed
+    if update is None and _is_weather(error):
+        await _polling_trouble(error, context)
+        return
     if isinstance(error, Forbidden):
-        # The user blocked the bot (or left the chat): remember it, nothing to tell anyone.
-        log.info("forbidden for user %s: %s", user.id if user else "?", error)
-        if user is not None and svc is not None:
-            await svc.store.mark_blocked(user.id)
+        await _forbidden(update, error, context)
         return
     summary = _describe(update)
-    log.error("error while handling %s", summary, exc_info=error)
-    if isinstance(update, Update) and update.effective_chat is not None and not isinstance(error, TelegramError):
-        lang = user_language(update)
-        try:
-            await context.bot.send_message(update.effective_chat.id, t(lang, "error.generic"))
-        except TelegramError:
-            log.warning("could not tell the user about the error")
+    failed = failed_request(error)
+    if failed is not None:
+        summary += f", {failed[0]} to chat {failed[1]} failed"
+    weather = _is_weather(error) and failed is not None
+    if weather:
+        # Network weather, after the rate limiter's retries: logged, not a traceback for the admin.
+        log.warning("gave up on a request while handling %s: %s: %s", summary, error.__class__.__name__, error)
+    else:
+        log.error("error while handling %s", summary, exc_info=error)
+    await _tell_the_user(update, error, failed, context)
+    if not weather:
+        await _notify_admin(summary, error, context)
+
+
+def _is_weather(error: BaseException) -> bool:
+    """A failure of the network or of Telegram's capacity, not of our request (PTB's BadRequest is a
+    NetworkError too, but a refused request is our bug)."""
+    return isinstance(error, NetworkError | RetryAfter) and not isinstance(error, BadRequest)
+
+
+async def _forbidden(update: object, error: Forbidden, context: CustomContext) -> None:
+    """The user blocked the bot, or the bot was removed from a group. Only a refusal in the user's private chat
+    says the user blocked it: then their alerts stop. A group's refusal says nothing about the user."""
+    user = update.effective_user if isinstance(update, Update) else None
+    chat = update.effective_chat if isinstance(update, Update) else None
+    failed = failed_request(error)
+    chat_id = failed[1] if failed is not None else (chat.id if chat is not None else None)
+    private = user is not None and (chat_id == user.id if chat_id is not None
+                                    else chat is not None and chat.type == ChatType.PRIVATE)
+    if not private:
+        log.info("forbidden in chat %s (user %s): %s", chat_id or "?", user.id if user else "?", error)
+        return
+    assert user is not None
+    log.info("forbidden for user %s: %s", user.id, error)
+    svc = context.bot_data.get("services")  # absent when post_init itself failed
+    if svc is not None:
+        await svc.store.mark_blocked(user.id)
+
+
+async def _tell_the_user(update: object, error: BaseException, failed: tuple[str, object] | None,
+                         context: CustomContext) -> None:
+    """A short notice in the chat of the update, when something failed there that the user would otherwise never
+    learn of. Not when the failure was a send to that very chat: it may have arrived, or the chat refuses us."""
+    if not isinstance(update, Update) or update.effective_chat is None:
+        return
+    chat_id = update.effective_chat.id
+    if isinstance(error, TelegramError):
+        if failed is None or (failed[0].startswith("send") and failed[1] == chat_id):
+            return
+        key = "error.not_sent"
+    else:
+        key = "error.generic"
+    try:
+        await context.bot.send_message(chat_id, t(user_language(update), key))
+    except TelegramError:
+        log.warning("could not tell the user about the error")
+
+
+async def _notify_admin(summary: str, error: BaseException, context: CustomContext) -> None:
     settings = context.bot_data.get("settings")
-    if settings is not None and settings.admin_ids:
-        trace = "".join(traceback.format_exception(type(error), error, error.__traceback__))
-        text = (f"⚠️ <b>Cardfit error</b>\n{html.escape(summary)}\n"
+    if settings is None or not settings.admin_ids:
+        return
+    trace = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    if settings.bot_token is not None:  # PTB quotes the token in some messages (InvalidToken)
+        trace = trace.replace(settings.bot_token.get_secret_value(), "***")
+    text = clip(f"⚠️ <b>Cardfit error</b>\n{html.escape(summary)}\n"
                 f"<pre>{html.escape(trace[-ADMIN_NOTICE_LIMIT:])}</pre>")
-        try:
-            await context.bot.send_message(settings.admin_ids[0], text)
-        except TelegramError:
-            log.warning("could not notify the admin about an error")
+    try:
+        await context.bot.send_message(settings.admin_ids[0], text)
+    except TelegramError:
+        log.warning("could not notify the admin about an error")
+
+
+async def _polling_trouble(error: BaseException, context: CustomContext) -> None:
+    trouble: PollingTrouble = context.bot_data.setdefault("polling_trouble", PollingTrouble())
+    due = trouble.record(time.monotonic(), time.time())
+    log.warning("fetching updates failed: %s: %s", error.__class__.__name__, error)
+    settings = context.bot_data.get("settings")
+    if due is None or settings is None or not settings.admin_ids:
+        return
+    count, since = due
+    text = t("en", "admin.polling_errors", count=count, since=time.strftime("%H:%M UTC", time.gmtime(since)),
+             error=html.escape(str(error)[:200]), minutes=round(POLLING_SUMMARY_S / 60))
+    try:
+        await context.bot.send_message(settings.admin_ids[0], text)
+    except TelegramError:
+        log.warning("could not tell the admin that Telegram is unreachable")
 
 
 def _describe(update: object) -> str:

@@ -1,10 +1,11 @@
 """Before any handler (group -1): what the update is for the bot, the flood guard for what costs an answer, and
 the caller — user, preferences, language — resolved once and put on the context, activity recorded with it.
 
-The flood guard counts only what costs a sizing answer: questions (private text, group text addressed to the
-bot), /size with words after it, and answer buttons. Commands, inline queries, the admins' announcement buttons
-and group chatter that is not addressed to the bot do not count. Over the limit: one polite notice per window,
-then silence, and no handler runs (ApplicationHandlerStop).
+The flood guard counts only what costs an answer, in two budgets (bot/flood.py): questions (private text, group
+text addressed to the bot, /size with words after it, a help example's button) and taps (buttons that only show
+an answer again: toggles, Details, coins), so a run of taps never uses up the next question. Commands, inline
+queries, the admins' announcement buttons and group chatter that is not addressed to the bot do not count. Over
+a limit: one polite notice per window, then silence, and no handler runs (ApplicationHandlerStop).
 """
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ from telegram import Message, MessageEntity, Update
 from telegram.constants import ChatType
 from telegram.ext import ApplicationHandlerStop, TypeHandler
 
-from bot.callbacks import AnnouncementButton
+from bot.callbacks import AnnouncementButton, ExampleButton
 from bot.caller import resolve_caller
 from bot.commands import COMMANDS_BY_NAME
 from bot.context import CardfitApplication, CustomContext
+from bot.flood import Kind
 from bot.handlers.questions import GROUP_TEXT, PRIVATE_COMMAND, PRIVATE_TEXT, addressed_text
 from bot.i18n import t
 from bot.telegram_io import user_info, user_language
@@ -31,7 +33,7 @@ GROUP = -1
 class Incoming:
     """What an update is for the bot."""
 
-    counted: bool  # costs a sizing answer: the flood guard counts it
+    counted: Kind | None  # the flood guard's budget it uses ("question" or "tap"), None: not counted
     activity: bool  # the user wrote to the bot: they are reachable, and we learn their client's language
 
 
@@ -51,24 +53,32 @@ def command_in(message: Message, bot_username: str | None) -> tuple[str, list[st
 def classify(update: Update, bot_username: str | None, bot_id: int) -> Incoming | None:
     """None for updates no handler answers (unaddressed group chatter, channel posts, member updates ...)."""
     if update.inline_query is not None:
-        return Incoming(counted=False, activity=False)
+        return Incoming(counted=None, activity=False)
     if update.callback_query is not None:
-        return Incoming(counted=not AnnouncementButton.matches(update.callback_query.data), activity=True)
+        return Incoming(counted=_button_budget(update.callback_query.data), activity=True)
     message, chat = update.effective_message, update.effective_chat
     if message is None or chat is None or chat.type == ChatType.CHANNEL:
         return None
     if PRIVATE_TEXT.check_update(update):
-        return Incoming(counted=True, activity=True)
+        return Incoming(counted="question", activity=True)
     if GROUP_TEXT.check_update(update):
-        return Incoming(True, True) if addressed_text(message, bot_username, bot_id) is not None else None
+        return Incoming("question", True) if addressed_text(message, bot_username, bot_id) is not None else None
     command = command_in(message, bot_username)
     if command is not None:
         name, args = command
         known = COMMANDS_BY_NAME.get(name)
-        return Incoming(counted=bool(known and known.asks and args), activity=True)
+        return Incoming(counted="question" if known and known.asks and args else None, activity=True)
     if PRIVATE_COMMAND.check_update(update):  # another bot's command in a private chat: answered with the list
-        return Incoming(counted=False, activity=True)
+        return Incoming(counted=None, activity=True)
     return None
+
+
+def _button_budget(data: object) -> Kind | None:
+    """A help example asks a question; the admins' buttons are not counted; every other button (toggles,
+    Details, coins, and data of no known kind, answered with a notice) shows an answer again: a tap."""
+    if AnnouncementButton.matches(data):
+        return None
+    return "question" if ExampleButton.matches(data) else "tap"
 
 
 async def prepare(update: Update, context: CustomContext) -> None:
@@ -86,19 +96,19 @@ async def _prepare(update: Update, context: CustomContext) -> bool:
     incoming = classify(update, context.bot.username, context.bot.id)
     if incoming is None:
         return True
-    if incoming.counted and not await _admit(update, context):
+    if incoming.counted is not None and not await _admit(update, context, incoming.counted):
         return False
     record = incoming.activity and update.effective_user is not None
     context.caller = await resolve_caller(context.store, user_info(update), record_activity=record)
     return True
 
 
-async def _admit(update: Update, context: CustomContext) -> bool:
+async def _admit(update: Update, context: CustomContext, kind: Kind) -> bool:
     """True when this user may have another answer now; otherwise tell them once per window and say False."""
     user = update.effective_user
     if user is None:
         return True
-    allowed, notice = context.flood.check(user.id)
+    allowed, notice = context.flood.check(user.id, kind)
     if allowed:
         return True
     log.info("flood: dropping an update from user %s", user.id)

@@ -1,5 +1,6 @@
-"""Operators: the Post/Discard buttons under an announcement preview. /reload and the price-alert commands are
-commands of the table (bot/commands.py)."""
+"""Operators: the Post/Discard buttons under an announcement preview and the Post again / It is there answer
+about a channel part whose fate is unknown. /reload and the price-alert commands are commands of the table
+(bot/commands.py)."""
 from __future__ import annotations
 
 import html
@@ -9,9 +10,10 @@ from telegram import Message, Update
 from telegram.error import BadRequest, TelegramError
 from telegram.ext import CallbackQueryHandler
 
-from bot.callbacks import AnnouncementButton
+from bot.callbacks import AnnouncementButton, PartButton
 from bot.context import CardfitApplication, CustomContext
 from bot.i18n import t
+from bot.render import clip
 from bot.telegram_io import is_not_modified, query_of, show, user_id, user_language
 
 log = logging.getLogger(__name__)
@@ -40,7 +42,7 @@ async def announcement_button(update: Update, context: CustomContext) -> None:
             chat = context.settings.announce_chat or "-"
             if isinstance(query.message, Message):
                 await query.message.reply_text(t(user_language(update), "announce.post_failed",
-                                                 chat=html.escape(chat), error=html.escape(str(exc))))
+                                                 chat=html.escape(chat), error=html.escape(str(exc)[:300])))
             return
     else:
         text = await context.announcer.discard(button.announcement_id)
@@ -51,9 +53,38 @@ async def announcement_button(update: Update, context: CustomContext) -> None:
             if not is_not_modified(exc):  # a second tap: the keyboard is already gone, the reply still matters
                 raise
         if isinstance(query.message, Message):  # not one too old for the bot to reach
-            await query.message.reply_text(text)
+            await query.message.reply_text(clip(text))
+
+
+async def part_button(update: Update, context: CustomContext) -> None:
+    query = query_of(update)
+    if not PartButton.matches(query.data):
+        await show(query, context.conversation.unknown_button(context.caller))
+        return
+    if not context.settings.is_admin(user_id(update)):
+        await query.answer(t(user_language(update), "error.admin_only"), show_alert=True)
+        return
+    button = PartButton.decode(query.data)
+    if button is None:
+        await query.answer(t(user_language(update), PartButton.invalid_notice))
+        return
+    await query.answer()
+    try:
+        text = await context.announcer.resolve_part(button.announcement_id, button.part, button.action)
+    except TelegramError as exc:  # as for Post: the channel refused; this admin is not blocked
+        log.warning("announcement %s could not be continued: %s", button.announcement_id, exc)
+        text = t(user_language(update), "announce.post_failed", chat=html.escape(context.settings.announce_chat or "-"),
+                 error=html.escape(str(exc)))
+    try:
+        await query.edit_message_reply_markup(None)
+    except BadRequest as exc:
+        if not is_not_modified(exc):
+            raise
+    if isinstance(query.message, Message):
+        await query.message.reply_text(text)
 
 
 def register(application: CardfitApplication) -> None:
     # Before the answer buttons' catch-all: the admin check comes first for these.
     application.add_handler(CallbackQueryHandler(announcement_button, pattern=AnnouncementButton.matches))
+    application.add_handler(CallbackQueryHandler(part_button, pattern=PartButton.matches))

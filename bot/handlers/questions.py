@@ -1,5 +1,6 @@
 """Sizing questions as plain messages (private: all; groups: when addressed), and the list of commands for an
-unknown one. /size is a command of the table (bot/commands.py)."""
+unknown one. /size is a command of the table (bot/commands.py). Each chat keeps its last question for follow-ups
+("and in fp8?"); a message replying to one of the bot's answers follows up that answer."""
 from __future__ import annotations
 
 import re
@@ -7,6 +8,7 @@ import re
 from telegram import Message, MessageEntity, Update
 from telegram.ext import MessageHandler, filters
 
+from bot.callbacks import AnswerButton, CoinButton
 from bot.context import CardfitApplication, CustomContext
 from bot.telegram_io import message_of, reply
 
@@ -30,9 +32,27 @@ def addressed_text(message: Message, bot_username: str | None, bot_id: int) -> s
     return None
 
 
+def answered_payload(message: Message, bot_id: int) -> str | None:
+    """When the message replies to one of the bot's answers: that answer's request, as its buttons carry it
+    (bot/callbacks.py), so a follow-up changes THAT answer. The coin picker's button carries the answer's own
+    payload; failing that, the last answer button (Details/Less: the toggles before it carry variants)."""
+    answered = message.reply_to_message
+    if answered is None or answered.from_user is None or answered.from_user.id != bot_id:
+        return None
+    keyboard = answered.reply_markup.inline_keyboard if answered.reply_markup else ()
+    data = [button.callback_data for row in keyboard for button in row]
+    for item in data:
+        coin = CoinButton.decode(item)
+        if coin is not None and coin.coin is None:
+            return coin.payload
+    shown = [button.payload for button in map(AnswerButton.decode, data) if button is not None]
+    return shown[-1] if shown else None
+
+
 async def private_text(update: Update, context: CustomContext) -> None:
     message = message_of(update)
-    await reply(message, await context.conversation.ask(context.caller, message.text or ""))
+    await reply(message, await context.conversation.ask(context.caller, message.text or "", chat_id=message.chat_id,
+                                                        answered=answered_payload(message, context.bot.id)))
 
 
 async def group_text(update: Update, context: CustomContext) -> None:
@@ -40,7 +60,9 @@ async def group_text(update: Update, context: CustomContext) -> None:
     text = addressed_text(message, context.bot.username, context.bot.id)
     if text is None:  # chatter among the members: not for the bot (and no caller was resolved for it)
         return
-    await reply(message, await context.conversation.ask(context.caller, text, shared=True))
+    # Whoever replies to an answer follows it up: the request travels with the answer, not with a user.
+    await reply(message, await context.conversation.ask(context.caller, text, shared=True, chat_id=message.chat_id,
+                                                        answered=answered_payload(message, context.bot.id)))
 
 
 async def unknown_command(update: Update, context: CustomContext) -> None:

@@ -6,6 +6,7 @@ from telegram.constants import ParseMode
 from telegram.ext import InlineQueryHandler
 
 from bot.context import CardfitApplication, CustomContext
+from bot.render import clip
 
 MAX_RESULTS = 50
 CACHE_PERSONAL_S = 10
@@ -20,7 +21,7 @@ async def inline_query(update: Update, context: CustomContext) -> None:
     articles = [
         InlineQueryResultArticle(
             id=item["id"], title=item["title"][:256], description=(item.get("description") or "")[:256],
-            input_message_content=InputTextMessageContent(item["text"], parse_mode=ParseMode.HTML),
+            input_message_content=InputTextMessageContent(clip(item["text"]), parse_mode=ParseMode.HTML),
         )
         for item in results[:MAX_RESULTS]
     ]

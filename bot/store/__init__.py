@@ -4,20 +4,24 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.store.alerts import ALERT_LEASE_S, ALERT_OUTCOMES, AlertProgress, AlertRepository, QueuedAlert
-from bot.store.announcements import AnnouncedVersion, Announcement, AnnouncementRepository
+from bot.store.announcements import AnnouncedVersion, Announcement, AnnouncementRepository, PartState
+from bot.store.contexts import CONTEXT_TTL_S, ChatContextRepository
 from bot.store.database import DATABASE_ERRORS, INTEGRITY_ERRORS, Database, is_postgres_url
+from bot.store.hub_models import HubEntry, HubModelRepository
 from bot.store.schema import MIGRATIONS, migrate, split_sql_script
 from bot.store.subscriptions import Subscriber, Subscription, SubscriptionRepository
 from bot.store.users import PREFERENCE_FIELDS, Preferences, UserRepository
 
 __all__ = [
-    "ALERT_LEASE_S", "ALERT_OUTCOMES", "DATABASE_ERRORS", "INTEGRITY_ERRORS", "MIGRATIONS", "PREFERENCE_FIELDS",
-    "AlertProgress", "AnnouncedVersion", "Announcement", "Preferences", "QueuedAlert", "Store", "Subscriber",
-    "Subscription", "is_postgres_url", "split_sql_script",
+    "ALERT_LEASE_S", "ALERT_OUTCOMES", "CONTEXT_TTL_S", "DATABASE_ERRORS", "INTEGRITY_ERRORS", "MIGRATIONS",
+    "PREFERENCE_FIELDS", "AlertProgress", "AnnouncedVersion", "Announcement", "ChatContextRepository", "HubEntry",
+    "PartState", "Preferences", "QueuedAlert", "Store", "Subscriber", "Subscription", "is_postgres_url",
+    "split_sql_script",
 ]
 
 
-class Store(UserRepository, AnnouncementRepository, SubscriptionRepository, AlertRepository):
+class Store(UserRepository, AnnouncementRepository, SubscriptionRepository, AlertRepository, ChatContextRepository,
+            HubModelRepository):
     """The repositories over one Database: `await Store.open(target)` connects and migrates (a file path: SQLite,
     a postgresql:// URL: PostgreSQL), `close()` closes."""
 

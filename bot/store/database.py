@@ -42,6 +42,8 @@ class Row(Protocol):
 
     def __getitem__(self, key: Any, /) -> Any: ...
 
+    def keys(self) -> Any: ...
+
 
 def is_postgres_url(target: str | Path) -> bool:
     return str(target).startswith(("postgresql://", "postgres://"))

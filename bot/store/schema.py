@@ -129,10 +129,99 @@ MIGRATIONS: list[tuple[int, str]] = [
         """,
     ),
     (
+        7,
+        # Follow-ups (issue #12): the last question's request per chat (a private chat's id is its user's), so
+        # "and in fp8?" changes it after a restart and on another replica; bot/store/contexts.py forgets a day-old
+        # one. payload: engine.payload's encoding when it fits 64 characters; request_json: always.
+        """
+        CREATE TABLE chat_context (
+            chat_id      INTEGER PRIMARY KEY,
+            payload      TEXT,
+            request_json TEXT NOT NULL,
+            updated_at   REAL NOT NULL
+        );
+        CREATE INDEX chat_context_by_age ON chat_context (updated_at);
+        """,
+    ),
+    (
         8,
+        # Delivery intents (issue #15): a send's fate is recorded before the send, so a restart can tell "never
+        # sent" from "sent, not recorded" and never repeats the second kind silently. alerts gains the 'sending'
+        # and 'unknown' states; a channel part can be an 'intent' without a message id; the admin's alert
+        # progress message is remembered; a pending announcement records whether its preview went out. The
+        # CHECK constraints change, so both tables are rebuilt (see migration 6); plain SQL that PostgreSQL also
+        # runs: no SQLite-only function, BIGINT for Telegram's 52-bit chat ids.
+        """
+        CREATE TABLE alerts_v8 (
+            id              INTEGER PRIMARY KEY,
+            announcement_id INTEGER NOT NULL REFERENCES announcements (id) ON DELETE CASCADE,
+            user_id         INTEGER NOT NULL,
+            text            TEXT NOT NULL CHECK (length(text) > 0),
+            status          TEXT NOT NULL DEFAULT 'queued'
+                            CHECK (status IN ('queued', 'sending', 'sent', 'failed', 'blocked', 'unknown')),
+            error           TEXT,
+            created_at      REAL NOT NULL,
+            sent_at         REAL,
+            UNIQUE (announcement_id, user_id)
+        );
+        INSERT INTO alerts_v8 (id, announcement_id, user_id, text, status, error, created_at, sent_at)
+        SELECT id, announcement_id, user_id, text, status, error, created_at, sent_at FROM alerts;
+        DROP TABLE alerts;
+        ALTER TABLE alerts_v8 RENAME TO alerts;
+        CREATE INDEX alerts_by_status ON alerts (status, id);
+        CREATE TABLE announcement_parts_v8 (
+            announcement_id INTEGER NOT NULL REFERENCES announcements (id) ON DELETE CASCADE,
+            part            INTEGER NOT NULL CHECK (part >= 0),
+            state           TEXT NOT NULL DEFAULT 'sent' CHECK (state IN ('intent', 'sent', 'confirmed')),
+            message_id      BIGINT,  -- NULL while an intent, and for a part an admin confirmed by hand
+            asked_at        REAL,  -- when an admin was asked about an intent whose fate is unknown
+            sent_at         REAL,
+            PRIMARY KEY (announcement_id, part)
+        );
+        INSERT INTO announcement_parts_v8 (announcement_id, part, state, message_id, sent_at)
+        SELECT announcement_id, part, 'sent', message_id, sent_at FROM announcement_parts;
+        DROP TABLE announcement_parts;
+        ALTER TABLE announcement_parts_v8 RENAME TO announcement_parts;
+        CREATE TABLE alert_progress_messages (
+            announcement_id INTEGER PRIMARY KEY REFERENCES announcements (id) ON DELETE CASCADE,
+            chat_id         BIGINT NOT NULL,
+            message_id      BIGINT NOT NULL
+        );
+        ALTER TABLE announcements ADD COLUMN preview_sent_at REAL;
+        ALTER TABLE announcements ADD COLUMN needs_confirmation INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE announcements ADD COLUMN admin_note TEXT;
+        UPDATE announcements SET preview_sent_at = created_at;  -- the code before 8 previewed at once
+        """,
+    ),
+    (
+        9,
+        # The serving check's engine (issue #11, /set engine): vllm | llama.cpp, NULL = chosen by the format.
+        """
+        ALTER TABLE users ADD COLUMN engine TEXT;
+        """,
+    ),
+    (
+        10,
+        # Any Hugging Face model (issue #10): what the Hub said about a repository the registry does not know,
+        # shared by replicas; bot/store/hub_models.py reads a row until it expires (found: days; errors: an hour).
+        # status: found | gated | missing | unreadable; config_json and counts_json (parameters per safetensors
+        # dtype) only when found, so a newer engine re-reads the shape from them.
+        """
+        CREATE TABLE hub_models (
+            repo_id     TEXT PRIMARY KEY,
+            status      TEXT NOT NULL CHECK (status IN ('found', 'gated', 'missing', 'unreadable')),
+            config_json TEXT,
+            counts_json TEXT,
+            fetched_at  REAL NOT NULL,
+            expires_at  REAL NOT NULL
+        );
+        """,
+    ),
+    (
+        11,
         # Claims for several replicas on one database: who sends a queued alert (AlertRepository.claim_alerts) and
-        # who posts a pending announcement (AnnouncementRepository.claim_announcement), each until when.
-        # 7 is the chat context (another change in flight).
+        # who posts a pending announcement (AnnouncementRepository.claim_announcement), each until when. Added to
+        # the tables as migration 8 rebuilt them; a claim is a lease, so a dead replica's work is resumed after it.
         """
         ALTER TABLE alerts ADD COLUMN claimed_by TEXT;
         ALTER TABLE alerts ADD COLUMN claimed_until REAL;
@@ -145,7 +234,9 @@ MIGRATIONS: list[tuple[int, str]] = [
 # The PostgreSQL form of a migration whose SQLite script has no portable form. Only 6: SQLite changes a UNIQUE
 # constraint by rebuilding the table, and a rebuild on PostgreSQL would drop the foreign keys that reference the
 # old table (they follow the table, not its name); ALTER TABLE does the same change in place there. A number not
-# listed here runs MIGRATIONS' script on both engines, its column types mapped by database.pg_ddl.
+# listed here runs MIGRATIONS' script on both engines, its column types mapped by database.pg_ddl. Migration 8's
+# rebuilds of alerts and announcement_parts run as written: no foreign key references either table, and the
+# runner moves the copied tables' identities past their ids (database.PostgresConnection.after_migration).
 POSTGRES_MIGRATIONS: dict[int, str] = {
     6: """
         ALTER TABLE announcements ADD COLUMN base_sha256 TEXT NOT NULL DEFAULT '';

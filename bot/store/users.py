@@ -15,6 +15,7 @@ PREFERENCE_FIELDS = (
     "coin",
     "billing",
     "region",
+    "engine",  # issue #11: the serving check's engine; None = llama.cpp for GGUF, else vLLM
 )
 _INTEGER_PREFERENCES = frozenset({"context_tokens", "batch"})
 
@@ -30,6 +31,7 @@ class Preferences:
     coin: str | None = None
     billing: str | None = None  # "hour" | "week" | "month" | "day"
     region: str | None = None
+    engine: str | None = None  # "vllm" | "llama.cpp"
     last_question: str | None = None
     last_payload: str | None = None
     telegram_language: str | None = None
@@ -51,12 +53,15 @@ _PREFERENCE_COLUMNS = (
     "blocked",
     "updated_at",
 )
-_RETURNING_PREFERENCES = ", ".join(_PREFERENCE_COLUMNS)
-_SELECT_PREFERENCES = f"SELECT {_RETURNING_PREFERENCES} FROM users WHERE user_id = ?"
+# Every column, read by name: a database one migration behind (a column added later) still reads, the new
+# preference as not set.
+_RETURNING_PREFERENCES = "*"
+_SELECT_PREFERENCES = "SELECT * FROM users WHERE user_id = ?"
 
 
 def _preferences_from_row(row: Row) -> Preferences:
-    values = {column: row[column] for column in _PREFERENCE_COLUMNS}
+    present = set(row.keys())
+    values = {column: row[column] for column in _PREFERENCE_COLUMNS if column in present}
     values["blocked"] = bool(values["blocked"])
     values["updated_at"] = float(values["updated_at"])
     return Preferences(**values)

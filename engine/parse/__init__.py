@@ -9,7 +9,7 @@ Package map: `lexer` (tokens), `words` (word lists), `numbers` (one token -> a v
 `vocabulary`, `names` (how far a typed model name runs, whether a model agrees with it), `scan` (one text's
 tokens and which are used), `draft` (the request being filled), the passes
 `regions`, `talk`, `models`, `cards`, `fields` (with `precision` and `spoken` for precisions and number words), `read`
-(the driver).
+(the driver), `cues` (follow-up cues).
 
 Conventions (what the numbers in a question mean):
 
@@ -48,7 +48,11 @@ Conventions (what the numbers in a question mean):
   its price; "cheapest", "günstigste", "billigste", "lowest price" ask for the cheapest layout of any count.
   Billing periods: "per hour", "for a week", "pro Tag", "im Monat", "monthly"; coins: "BTC", "in Monero", "mit
   ETH zahlen" (as tickers; whether the provider takes one is the engine's call).
-* Language: `language` is "de" or "en"; `language_confident` is False when no marker word told ("70B int4").
+* Language: `language` is "de" or "en"; `language_confident` is False when no marker word told ("70B int4");
+  `told_language` is the language only when it told.
+* Follow-ups (`engine.parse.cues`): `partial` holds the fields a text sets even when it is no question ("and in
+  fp8?", "with 128k", "per day": no model or size); `followup_cue` says it opens like one ("and", "what about",
+  "und", "with", "auf einer"). engine.followup decides whether it changes the question before and applies it.
 
 Errors: `ParseResult.error` is NOT_A_QUESTION (the plain string "not a sizing question") or an engine.notes.Note
 with a code "parse_*" and its values (the value as the user wrote it, the limits), so the bot can say it in German.

@@ -44,7 +44,7 @@ class Draft:
     __slots__ = ("model", "model_note", "ambiguous", "ambiguous_span", "unknown", "params_b", "precision",
                  "kv_precision", "context_tokens", "batch", "workload", "card", "gpu_count", "budget_gb", "region",
                  "assumed", "ignored", "intent", "billing", "coin", "cheapest", "count_implied", "second_card",
-                 "compare_card", "card_vram_gb")
+                 "compare_card", "card_vram_gb", "quant")
 
     def __init__(self) -> None:
         self.model: ModelShape | None = None
@@ -73,6 +73,7 @@ class Draft:
         self.second_card: str | None = None  # the second card named: compared with the first, or ignored
         self.compare_card: str | None = None
         self.card_vram_gb: float | None = None  # the card's own memory as written ("A100 40GB")
+        self.quant: str | None = None  # a named weight format, canonical (engine.quant.quant_name; issue #10)
 
     # ---- model and card (the first one named wins; the passes list later ones)
 
@@ -143,12 +144,28 @@ class Draft:
     def set_precision(self, value: str, written: str, note: str | None) -> None:
         if value == UNSIZED:
             raise BadValue(precision_error(shown(written)))
+        if self.quant is not None and self.precision is None:  # "q5_k_m ... bf16": the format came first
+            self.ignored.append(written.lower())
+            return
         if self.precision is None:
             self.precision = value
             if note:
                 self.assumed.append(note)
         elif self.precision != value:
             self.ignored.append(written.lower())
+
+    def set_format(self, precision: str | None, quant: str, written: str, note: str | None = None) -> None:
+        """A named format ('Q4_K_M', 'awq'); `precision` the seed precision the word also is (awq: int4), or None.
+        Format and precision are one value: a format after another format or another precision is ignored."""
+        if self.quant is not None or (self.precision is not None and self.precision != precision):
+            if self.quant != quant:
+                self.ignored.append(written.lower())
+            return
+        self.quant = quant
+        if precision is not None:
+            self.precision = precision
+        if note:
+            self.assumed.append(note)
 
     def set_kv_precision(self, value: str, written: str) -> None:
         if value not in KV_PRECISION_BYTES:
@@ -222,7 +239,14 @@ class Draft:
             or ((self.card is not None or self.budget_gb is not None)
                 and (self.workload is not None or self.precision is not None))
             or (self.intent == "price" and self.card is not None)
+            or (self.intent == "biggest_model" and (self.card is not None or self.budget_gb is not None))
         )
+
+    def sets_anything(self) -> bool:
+        """Whether the text set any field at all: what a follow-up ("and in fp8?", "per day") changes."""
+        values = (self.model, self.params_b, self.precision, self.kv_precision, self.context_tokens, self.batch,
+                  self.workload, self.card, self.gpu_count, self.budget_gb, self.region, self.billing, self.coin)
+        return any(value is not None for value in values) or self.cheapest
 
     def list_leftovers(self, leftovers: Iterable[str]) -> None:
         """`ignored` without repeats, then the words no pass used (at most MAX_IGNORED entries, then a count)."""
@@ -267,4 +291,5 @@ class Draft:
             count_implied=self.count_implied,
             compare_card=self.compare_card,
             card_vram_gb=self.card_vram_gb,
+            quant=self.quant,
         )

@@ -7,8 +7,10 @@ Model matching (registry ids, names and aliases, compared the way `catalog.names
    word with the same first letter, e.g. "lama", "mistrall", "quen"); windows of up to five words:
    * with a size ("70b", "8x7b"): `fuzz.ratio` >= 85 against every name, and only models whose size agrees
      (within 10 %) count -- "Llama 70B" can never become an 8B model. If the window names no version
-     ("llama 70b"), every generation of that size within 6 points is as likely and the newest (last in the
-     registry) is taken; with a version ("lama 3.1 70b") only the best score counts.
+     ("qwen 7b"), every generation of that size in the family of the best match is as likely, whatever its
+     score, and the newest (last in the registry) is taken; with a version ("lama 3.1 70b") only the best
+     score counts. The first word stands for the name word it is closest to ("mistral", "mistrall" ->
+     "mistral"): only names that start with it match, never a look-alike family ("Magistral").
    * without a size: `fuzz.ratio` >= 85 against the names with their sizes removed ("llama 3.1 70b" ->
      "llama31"; a family name -> the whole family). One model within 3 points of the best is a match
      ("deepsek v3"); several are ambiguous ("llama 3.1"): a size named elsewhere in the text decides, otherwise
@@ -18,8 +20,9 @@ Model matching (registry ids, names and aliases, compared the way `catalog.names
 Both only ever match a model whose names agree with the whole name as typed (`engine.parse.names`): "deepseek r1"
 in "deepseek r1 distill qwen 7b", "v3" in "whisper large v3", "phi-3" in "phi-3 medium" are no match; a family
 word ("mistral") with a distinguishing word ("large") is the model of that family that has it.
-3. Same-shape releases: a registry entry's `variants` ("DeepSeek-V3.1" of DeepSeek-V3) match like names and are
-   sized as the entry, with the note model_variant "DeepSeek-V3.1 sized as DeepSeek-V3 (same architecture)".
+3. Same-shape releases: a registry entry's `variants` (releases without an entry of their own, e.g. "DeepSeek-V3.1"
+   in a registry that lists only DeepSeek-V3) match like names and are sized as the entry, with the note
+   model_variant "DeepSeek-V3.1 sized as DeepSeek-V3 (same architecture)".
 4. Unknown names: a family word (the registry's, or words.UNLISTED_FAMILIES: "kimi", "glm") with more name after
    it that no model agrees with is a model nobody knows (`resolve_unknown`): with a size in the text it is sized
    as a generic model of that size (note unknown_model_sized); without one the parser asks for the size, naming
@@ -337,6 +340,9 @@ class _Search:
             if rescored:
                 ranked, size = rescored, typed_size
         ranked = [(model, score) for model, score in ranked if agrees(self.models, model, typed)]
+        head = self.models.head_of(typed[0]) if typed else None
+        if head is not None:  # "mistral" or "mistrall" is no typo of another name word ("magistral")
+            ranked = [(model, score) for model, score in ranked if head in self.models.name_heads[model.id]]
         if not ranked:
             return None
         top = ranked[0][1]
@@ -350,12 +356,18 @@ class _Search:
             if len(close) > 1:
                 return Found(i, length, span, None, close, True)
             return Found(i, length, span, close[0], None, True)
-        # Without a version ("llama 70b") every generation of that size is as likely: take the newest (the
+        # Without a version ("qwen 7b") every generation of that size is as likely, however its name scores
+        # ("qwen27b" is closer to "qwen7b" than "qwen257b"): take the newest of the best one's family (the
         # registry lists a family oldest first). With one ("lama 3.1 70b") only the best score counts.
         low = self.scan.low
         versioned = any(digits(ch) for j in range(i, i + length) if size_of(low[j]) is None for ch in low[j])
-        margin = TIE_MARGIN if versioned else SIZED_MARGIN
-        close = [model for model, score in ranked if score >= top - margin]
+        family = ranked[0][0].family
+        if versioned:
+            close = [model for model, score in ranked if score >= top - TIE_MARGIN]
+        elif family:
+            close = [model for model, _score in ranked if model.family == family]
+        else:
+            close = [model for model, score in ranked if score >= top - SIZED_MARGIN]
         return Found(i, length, span, models.last(close), None, True)
 
     def _best_window(self, i: int, end: int) -> _Window | None:

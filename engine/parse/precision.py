@@ -1,6 +1,9 @@
-"""Precisions: weights ("4-bit", "int4", "q4_k_m", "fp8", "half precision") and the KV cache ("kv cache fp8",
-"fp8 for the kv cache"). Precisions Cardfit does not size ("3-bit", "q5_k_m", "fp6") read as UNSIZED: an error
-for the weights, an ignored entry for the KV cache; FP4 words (fp4, mxfp4, nvfp4) are sized as 4-bit with a note.
+"""Precisions and weight formats: weights ("4-bit", "int4", "fp8", "half precision"), named formats ("q4_k_m",
+"Q5_K_M", "exl2 4.65bpw", "gptq int8", "bnb 4bit", "mxfp4", "2-bit", "1.58 bit": engine/formats.py, issue #10) and
+the KV cache ("kv cache fp8", "fp8 for the kv cache"). The seeds' precision words keep their bytes (4-bit, int4, q4:
+0.5 B); a format word that was an int4 synonym (awq, gptq, nf4, q4_k_m, mxfp4) keeps precision int4 and names its
+format too. Widths no format has ("5 bit", "fp6", "int3") read as UNSIZED: an error for the weights, an ignored entry
+for the KV cache; "float4" is sized as 4-bit with a note.
 """
 from __future__ import annotations
 
@@ -16,6 +19,11 @@ from engine.parse.words import (
     ARTICLES,
     BIT_WORDS,
     BITS_TO_PRECISION,
+    EXL2_WORDS,
+    FORMAT_HEADS,
+    FORMAT_ONLY,
+    FORMAT_PAIRS,
+    FORMAT_SYNONYMS,
     FP4_WORDS,
     KV_FILLERS,
     KV_LINKS,
@@ -25,8 +33,10 @@ from engine.parse.words import (
     PRECISION_WORDS,
     UNSIZED,
     UNSIZED_PREFIXES,
+    WORKLOAD_WORDS,
 )
-from engine.sizing import KV_PRECISION_BYTES, canonical_precision
+from engine.quant import canonical_quant, exl2_name, find_format
+from engine.sizing import KV_PRECISION_BYTES, PRECISION_BYTES, canonical_precision
 
 # llama.cpp quant names: q4, q4_0, q4_k_m, q4km, q8_0, iq4_xs (no nested repetition: no backtracking blow-up)
 _QUANT_RE = re.compile(r"i?q([1-8])(?:_?k)?(?:_?(?:[msl]|xs|xxs|nl|[0-9]))?")
@@ -38,8 +48,11 @@ _UNSIZED_PRECISION_RE = re.compile(r"(?:mx|nv)?(?:u?int|fp|float|bf|bfloat)[0-9]
 _WA_RE = re.compile(r"w([0-9]{1,2})a([0-9]{1,2})")
 MAX_KV_FILLERS = 3
 
-# A precision read at a token: (value, tokens read, the note to add to `assumed` or None)
-Precision = tuple[str, int, str | None]
+# A precision read at a token: (value, tokens read, the note to add to `assumed` or None, the named format or None);
+# value "" when a format names no seed precision ("q5_k_m", "exl2 4.65bpw")
+Precision = tuple[str, int, str | None, str | None]
+# A named format: (the seed precision it also is, or None; its canonical name; tokens read)
+NamedFormat = tuple[str | None, str, int]
 
 
 def precision_token(token: str) -> str | None:
@@ -47,6 +60,8 @@ def precision_token(token: str) -> str | None:
     value = PRECISION_WORDS.get(token)
     if value is not None:
         return value
+    if token in FORMAT_HEADS and token not in PRECISION_WORDS:
+        return FORMAT_ONLY
     if token in FP4_WORDS:
         return "int4"
     if not token:
@@ -89,12 +104,26 @@ def fp4_note(token: str) -> Note:
     return Note(f"{token.upper()} sized as 4-bit (0.5 B per parameter)", "fp4", written=token.upper())
 
 
+def _fp4_format_note(token: str, quant: str) -> Note:
+    """'fp4' was sized as 4-bit at 0.5 B; it names a format now, sized with its real bits (engine/formats.py)."""
+    fmt = find_format(quant)
+    return Note(f"{token.upper()} sized as {fmt.label} ({fmt.bits_per_weight:g} bits per weight)", "fp4_format",
+                written=token.upper(), format=fmt.label, bits=fmt.bits_per_weight)
+
+
 def precision_at(scan: Scan, i: int) -> Precision | None:
-    """A precision at token i: one word ('int4'), or two ('int 4', 'fp-4', '4 bit', 'half precision')."""
+    """A precision at token i: one word ('int4'), or two ('int 4', 'fp-4', '4 bit', 'half precision'); a named
+    format first ('q5_k_m', 'exl2 4.65bpw')."""
+    named = format_at(scan, i)
     token = scan.low[i]
+    if named is not None:
+        plain, quant, length = named
+        return plain or "", length, (_fp4_format_note(token, quant) if token in FP4_WORDS else None), quant
     value = precision_token(token)
+    if value == FORMAT_ONLY:  # "bnb" with no width after it
+        return None
     if value is not None:
-        return value, 1, (fp4_note(token) if token in FP4_WORDS else None)
+        return value, 1, (fp4_note(token) if token in FP4_WORDS else None), None
     nxt = scan.next_free(i + 1)
     if nxt is None:
         return None
@@ -109,10 +138,10 @@ def precision_at(scan: Scan, i: int) -> Precision | None:
         else:
             bits = bit_width(plain_number(token))
         if bits is not None:
-            return bits, 2, None
+            return bits, 2, None, None
     phrase = PRECISION_PHRASES.get((token, nxt))
     if phrase is not None:
-        return phrase, 2, None
+        return phrase, 2, None, None
     return None
 
 
@@ -120,19 +149,23 @@ def _prefixed(token: str, nxt: str) -> Precision | None:
     """'int' + '4', 'fp' + '8', 'q' + '4' (written 'int-4', 'fp 8', 'q-4')."""
     joined = canonical_precision(token + nxt)
     if joined is not None:
-        return joined, 2, None
+        return joined, 2, None, None
     if token + nxt in FP4_WORDS:  # "fp-4"
-        return "int4", 2, fp4_note(token + nxt)
+        return "int4", 2, fp4_note(token + nxt), None
     if token == "q" and nxt in ("4", "8"):
-        return ("int4" if nxt == "4" else "int8"), 2, None
+        return ("int4" if nxt == "4" else "int8"), 2, None, None
     if token in UNSIZED_PREFIXES and len(nxt) <= 3:  # "fp-6", "int 3"
-        return UNSIZED, 2, None
+        return UNSIZED, 2, None, None
     return None
 
 
 def read_precision(scan: Scan, draft: Draft, i: int, precision: Precision) -> int:
-    """A precision at token i, for the weights or (followed by 'kv cache') for the KV cache; tokens read."""
-    value, length, note = precision
+    """A precision at token i, for the weights or (followed by 'kv cache') for the KV cache; tokens read. A named
+    format is always the weights'."""
+    value, length, note, quant = precision
+    if quant is not None:
+        draft.set_format(value or None, quant, scan.span(i, i + length - 1), note)
+        return length
     kv_length = _kv_after(scan, i + length, value)
     if kv_length:
         draft.set_kv_precision(value, scan.span(i, i + length - 1))
@@ -151,7 +184,7 @@ def read_kv(scan: Scan, draft: Draft, i: int) -> int:
     if scan.free(j):
         precision = precision_at(scan, j)
         if precision is not None:
-            value, length, _note = precision
+            value, length, _note, _quant = precision
             draft.set_kv_precision(value, scan.span(j, j + length - 1))
             return j - i + length
     # "kv cache" without a precision: nothing to read, nothing to report
@@ -185,3 +218,61 @@ def _kv_after(scan: Scan, j: int, value: str) -> int:
         if scan.free(after) and precision_at(scan, after) is not None:
             return 0
     return length
+
+
+def format_at(scan: Scan, i: int) -> NamedFormat | None:
+    """A named weight format at token i: 'Q5_K_M', 'awq', 'gptq int8', 'bnb 4bit', 'exl2 4.65bpw', '4.65 bpw',
+    '2-bit', '1.58 bit'. None for the seeds' precision words ('int4', '4-bit', 'q4', 'fp8') and for widths no
+    format has ('5 bit')."""
+    token = scan.low[i]
+    nxt = scan.next_free(i + 1)
+    if token in FORMAT_HEADS and nxt is not None and (token, nxt) in FORMAT_PAIRS:
+        name = FORMAT_PAIRS[(token, nxt)]
+        return ("int8" if name.endswith("int8") else "int4"), name, 2
+    if token in EXL2_WORDS:
+        bits = _bits_at(scan, i + 1) if nxt is not None else None
+        if bits is not None and bits[0] is not None and 0 < bits[0] <= 16:
+            return None, exl2_name(bits[0]), 1 + bits[2]
+        return None, exl2_name(), 1
+    written = _bits_at(scan, i)
+    if written is not None:
+        return _bits_format(scan, i, written)
+    if (token in PRECISION_WORDS and token not in FORMAT_SYNONYMS) or token in WORKLOAD_WORDS or token == "qlora":
+        return None
+    quant = canonical_quant(token)
+    if quant is None:
+        return None
+    plain = precision_token(token)
+    return (plain if plain in PRECISION_BYTES else None), quant, 1
+
+
+def _bits_at(scan: Scan, i: int) -> tuple[float | None, str, int] | None:
+    """A bit width at token i: ('4.65bpw' | '4.65 bpw' | '2-bit') -> (bits, unit, tokens read)."""
+    if not scan.free(i):
+        return None
+    token = scan.low[i]
+    if not token or not "0" <= token[0] <= "9":
+        return None
+    glued = BITS_RE.fullmatch(token)
+    if glued is not None:
+        return number(glued.group(1)), token[glued.end(1):], 1
+    nxt = scan.next_free(i + 1)
+    if nxt in BIT_WORDS:
+        return plain_number(token), str(nxt), 2
+    return None
+
+
+def _bits_format(scan: Scan, i: int, written: tuple[float | None, str, int]) -> NamedFormat | None:
+    """'4.65 bpw' is EXL2 at 4.65 (exllamav2's unit), '2-bit'/'3 bit'/'1.58-bit' the shorthands of
+    engine/data/formats.yaml; 4, 8, 16 and 32 bits stay the seeds' precisions."""
+    bits, unit, length = written
+    if bits is None or not math.isfinite(bits) or whole(bits) in BITS_TO_PRECISION:
+        return None
+    if unit == "bpw":
+        if not 0 < bits <= 16:
+            return None
+        if scan.next_free(i + length) in EXL2_WORDS:  # "4.65bpw exl2"
+            length += 1
+        return None, exl2_name(bits), length
+    quant = canonical_quant(f"{bits:g}bit")
+    return None if quant is None else (None, quant, length)

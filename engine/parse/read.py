@@ -1,13 +1,20 @@
-"""Reading one question: lex it, run the passes in order (region ids, models, cards, fields), build the result."""
+"""Reading one question: lex it, run the passes in order (region ids, models, cards, fields), build the result.
+
+Besides the request of a whole question, the result carries `partial`: the fields the text sets even when it is
+no whole question ("and in fp8?", "with 128k"), and `followup_cue` (engine.parse.cues), so a front end that
+keeps the question before can tell a change to it from a new one (engine.followup merges them)."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
+from engine.parse.capacity import find_capacity_intent
 from engine.parse.cards import find_cards
+from engine.parse.cues import opens_with_cue
 from engine.parse.draft import Draft
 from engine.parse.errors import NOT_A_QUESTION, BadValue, ambiguous_error
 from engine.parse.fields import read_fields
+from engine.parse.hub import hub_candidate
 from engine.parse.lexer import COMMAND_RE
 from engine.parse.models import find_model, resolve_ambiguous, resolve_unknown
 from engine.parse.regions import find_region_ids
@@ -30,6 +37,18 @@ class ParseResult:
     # Whether the text itself told the language (more German than English marker words, or the other way
     # round); False for "70B int4", where the bot should keep the user's own language.
     language_confident: bool = False
+    # The fields the text sets, also when it is no whole question ("and in fp8?"): the request for a whole
+    # question, a request without model or size for a change, None when it sets nothing (or a value is bad).
+    partial: SizeRequest | None = None
+    followup_cue: bool = False  # opens like a follow-up: "and ...", "what about ...", "und auf einer ..."
+    # A Hugging Face repository id as typed ("HuggingFaceTB/SmolLM2-1.7B") that names no registry model: the
+    # front end may look it up on the Hub (bot/hub_lookup.py) and size it as that shape. Set on errors too.
+    hub_candidate: str | None = None
+
+    @property
+    def told_language(self) -> str | None:
+        """The language the text itself told, None when it told none ("70B int4": keep the user's own)."""
+        return self.language if self.language_confident else None
 
 
 def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
@@ -43,22 +62,28 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
         find_region_ids(scan, draft, vocabulary, offset)
         find_billing_and_coin(scan, draft)
         find_model(scan, draft, vocabulary)
+        before_cards = list(scan.used)
         find_cards(scan, draft, vocabulary)
+        card_tokens = [now and not before for now, before in zip(scan.used, before_cards, strict=True)]
         read_fields(scan, draft, vocabulary)
         resolve_ambiguous(draft, vocabulary.models)
         resolve_unknown(draft, vocabulary.models)
         decide_intent(scan, draft)
+        find_capacity_intent(scan, draft)
     except BadValue as bad:
-        return ParseResult(None, bad.note, language, None, None, confident)
+        return ParseResult(None, bad.note, language, None, None, confident, hub_candidate=hub_candidate(scan, draft))
+    hub = hub_candidate(scan, draft, card_tokens)
     if draft.model is None and draft.ambiguous:
         return ParseResult(None, ambiguous_error(draft.ambiguous_span, draft.ambiguous), language, None, None,
-                           confident)
-    if not draft.is_question():
-        return ParseResult(None, NOT_A_QUESTION, language, None, None, confident)
+                           confident, hub_candidate=hub)
+    cue = opens_with_cue(scan.low)
     low, used = scan.low, scan.used
     draft.list_leftovers(low[index] for index in range(scan.n) if not used[index] and low[index] not in QUIET)
+    if not draft.is_question():
+        partial = draft.request() if draft.sets_anything() else None
+        return ParseResult(None, NOT_A_QUESTION, language, None, None, confident, partial, cue, hub)
     request = draft.request()
-    return ParseResult(request, None, language, request.model, draft.model_note, confident)
+    return ParseResult(request, None, language, request.model, draft.model_note, confident, request, cue, hub)
 
 
 def detect_language(text: str, low: list[str]) -> tuple[str, bool]:

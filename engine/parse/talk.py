@@ -17,6 +17,7 @@ from engine.parse.words import (
     CHOICE_WORDS,
     COIN_WORDS,
     COMPARE_WORDS,
+    FORMAT_PAIRS,
     HOW_MUCH,
     MAX_BILLING_LEADS,
     PAY_WORDS,
@@ -40,7 +41,7 @@ def find_billing_and_coin(scan: Scan, draft: Draft) -> None:
             if first < i:
                 _set_billing(draft, BILLING_UNITS[token], scan.span(first, i))
                 scan.use(first, i - first + 1)
-        elif token in COIN_WORDS:
+        elif token in COIN_WORDS and (token, scan.next_free(i + 1)) not in FORMAT_PAIRS:  # "bnb 4bit": a format
             coin = COIN_WORDS[token]
             if draft.coin is None:
                 draft.coin = coin

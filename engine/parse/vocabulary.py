@@ -55,6 +55,8 @@ class ModelNames:
         self.order: Mapping[str, int] = {model.id: index for index, model in enumerate(registry.models)}
         self.sizes: Mapping[str, tuple[float, ...]] = {model.id: _own_sizes(model) for model in registry.models}
         self.moe: Mapping[str, list[ModelShape]] = _moe_names(registry)
+        # The words each model's own id and name start with ("magistral" for Magistral Small, never "mistral")
+        self.name_heads: Mapping[str, frozenset[str]] = {model.id: _name_heads(model) for model in registry.models}
         heads = _family_heads(registry)
         self.heads = frozenset(word for words in heads.values() for word in words)
         self.heads_by_letter: Mapping[str, list[str]] = {letter: sorted(words) for letter, words in heads.items()}
@@ -63,7 +65,7 @@ class ModelNames:
         # What each model's names are made of ("qwen", "2.5", "coder", "32b"): a typed name must agree with it
         self.pieces: Mapping[str, frozenset[str]] = {
             model.id: name_pieces((*_names(model), model.family)) for model in registry.models}
-        # Other releases of the same shape ("DeepSeek-V3.1"): flat key -> (model, the release's name)
+        # Other releases of the same shape without an entry of their own: flat key -> (model, the release's name)
         self.variants: Mapping[str, tuple[ModelShape, str]] = _variant_names(registry)
         self.variant_pieces: Mapping[str, frozenset[str]] = {
             name: name_pieces((name,)) for _model, name in self.variants.values()}
@@ -88,6 +90,19 @@ class ModelNames:
         if not candidates:
             return False
         return process.extractOne(alpha, candidates, scorer=fuzz.ratio, score_cutoff=HEAD_CUTOFF) is not None
+
+    def head_of(self, token: str) -> str | None:
+        """The name word a token starts as: itself when typed right ('mistral'), else the closest one by the
+        same first letter ('mistrall' -> 'mistral', 'lama' -> 'llama'); None for no name word."""
+        alpha_match = ALPHA_PREFIX_RE.match(token)
+        if not alpha_match:
+            return None
+        alpha = alpha_match.group()
+        if alpha in self.heads:
+            return alpha
+        best = process.extractOne(alpha, self.heads_by_letter.get(alpha[0], ()), scorer=fuzz.ratio,
+                                  score_cutoff=HEAD_CUTOFF)
+        return best[0] if best else None
 
     def agrees(self, model: ModelShape, size: float | str) -> bool:
         """Does the model have this size ('8x7b', or within 10 % of a number of billions)?"""
@@ -176,6 +191,16 @@ def _moe_names(registry: Registry) -> dict[str, list[ModelShape]]:
                 if model not in bucket:
                     bucket.append(model)
     return moe
+
+
+def _name_heads(model: ModelShape) -> frozenset[str]:
+    heads = set()
+    for raw in (model.id, model.name):
+        first = TOKEN_RE.search(raw.lower())
+        alpha = ALPHA_PREFIX_RE.match(first.group()) if first else None
+        if alpha:
+            heads.add(alpha.group())
+    return frozenset(heads)
 
 
 def _family_heads(registry: Registry) -> dict[str, set[str]]:

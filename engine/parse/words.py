@@ -154,6 +154,22 @@ BITS_TO_PRECISION = {4: "int4", 8: "int8", 16: "bf16", 32: "fp32"}
 UNSIZED = "unsized"
 UNSIZED_PREFIXES = frozenset({"int", "fp", "float", "bf", "bfloat"})
 FP4_WORDS = frozenset({"fp4", "mxfp4", "nvfp4", "float4"})
+# ---- issue #10 (d-quant): named weight formats (engine/formats.py)
+# What engine.parse.precision.precision_token returns for a word that names only a format, with no seed precision
+# ("exl2", "bnb"): it ends a model name; the format itself is read with the word after it.
+FORMAT_ONLY = "format"
+EXL2_WORDS = frozenset({"exl2", "exllamav2"})
+BNB_WORDS = frozenset({"bnb", "bitsandbytes"})
+FORMAT_HEADS = EXL2_WORDS | BNB_WORDS | {"gptq"}
+# "gptq int8", "bnb 4bit": the word after a format head that picks its width -> the format's name in the table
+FORMAT_PAIRS: dict[tuple[str, str], str] = {
+    ("gptq", "int8"): "gptq_int8", ("gptq", "8bit"): "gptq_int8", ("gptq", "int4"): "gptq", ("gptq", "4bit"): "gptq",
+    **{(head, width): "bnb_nf4" for head in BNB_WORDS for width in ("4bit", "nf4", "int4")},
+    **{(head, width): "bnb_int8" for head in BNB_WORDS for width in ("8bit", "int8")},
+}
+# The seeds' own precision words keep their meaning (4/2/1/0.5 B per parameter); awq, gptq, nf4 and w4a16 were
+# read as int4 and now also name their format.
+FORMAT_SYNONYMS = frozenset({"awq", "gptq", "nf4", "w4a16"})
 # Precision words read one by one (not "full"/"half": those only count as "full precision"/"half precision").
 PRECISION_WORDS: dict[str, str] = {
     word: value for word, value in PRECISION_SYNONYMS.items() if word not in {"full", "half"}

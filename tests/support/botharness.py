@@ -9,10 +9,11 @@ import itertools
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
+import httpx
 from telegram import Update
-from telegram.error import NetworkError
+from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
 from bot.app import build_application
@@ -21,6 +22,7 @@ from bot.config import Settings
 BOT_ID = 777000
 BOT_USERNAME = "CardfitTestBot"
 TOKEN = f"{BOT_ID}:TEST-token-not-real-0123456789"
+NetworkErrorT = TypeVar("NetworkErrorT", bound=NetworkError)
 
 
 @dataclass
@@ -70,6 +72,8 @@ class RecordingRequest(BaseRequest):
                     params[key] = json.loads(value)
                 except (TypeError, ValueError):
                     params[key] = value
+            for key, (_, content, _) in request_data.multipart_data.items():  # an upload (sendPhoto): its bytes
+                params[key] = content
         queued = self.failures.get(api_method)
         if queued:
             failure = queued.pop(0)
@@ -85,10 +89,14 @@ class RecordingRequest(BaseRequest):
         if method == "getMe":
             return {"id": BOT_ID, "is_bot": True, "first_name": "Cardfit", "username": BOT_USERNAME,
                     "can_join_groups": True, "can_read_all_group_messages": False, "supports_inline_queries": True}
-        if method in ("sendMessage", "editMessageText"):
+        if method in ("sendMessage", "editMessageText", "sendPhoto"):
             message = {"message_id": params.get("message_id") or next(self._message_ids), "date": int(time.time()),
                        "chat": {"id": params.get("chat_id", 0), "type": "private"}, "text": params.get("text", ""),
                        "from": {"id": BOT_ID, "is_bot": True, "first_name": "Cardfit"}}
+            if method == "sendPhoto":
+                message.pop("text")
+                message["photo"] = [{"file_id": "photo-1", "file_unique_id": "p1", "width": 900, "height": 480}]
+                message["caption"] = params.get("caption", "")
             if "reply_markup" in params:
                 message["reply_markup"] = params["reply_markup"]
             return message
@@ -118,7 +126,10 @@ class Harness:
         return {"id": user_id, "is_bot": False, "first_name": f"User{user_id}", "language_code": language_code}
 
     async def send(self, user_id: int, text: str, *, language_code: str = "en", chat_type: str = "private",
-                   chat_id: int | None = None, reply_to_bot: bool = False) -> Update:
+                   chat_id: int | None = None, reply_to_bot: bool = False,
+                   reply_markup: dict | None = None) -> Update:
+        """`reply_to_bot`: the message replies to one of the bot's; `reply_markup`: that message's keyboard
+        (as the bot sent it), which carries the answer's request."""
         entities = []
         if text.startswith("/"):
             entities.append({"type": "bot_command", "offset": 0, "length": len(text.split()[0])})
@@ -134,6 +145,8 @@ class Harness:
             message["reply_to_message"] = {"message_id": 1, "date": int(time.time()),
                                            "chat": message["chat"], "text": "earlier answer",
                                            "from": {"id": BOT_ID, "is_bot": True, "first_name": "Cardfit"}}
+            if reply_markup is not None:
+                message["reply_to_message"]["reply_markup"] = reply_markup
         return await self._process({"update_id": next(self._update_ids), "message": message})
 
     async def press(self, user_id: int, data: str, *, message_text: str = "answer", message_id: int = 1000,
@@ -164,4 +177,21 @@ class Harness:
 
 
 def network_error() -> NetworkError:
-    return NetworkError("httpx.ConnectError: connection dropped")
+    """What PTB's HTTPXRequest raises when the connection could not be made: the request never left."""
+    return _wrapped(NetworkError("httpx.ConnectError: connection refused"), httpx.ConnectError("refused"))
+
+
+def read_timeout() -> TimedOut:
+    """What PTB raises when the request was written and no answer came in time: it may have taken effect."""
+    return _wrapped(TimedOut(), httpx.ReadTimeout("timed out"))
+
+
+def lost_response() -> NetworkError:
+    """The connection closed after the request was written, before the answer: it may have taken effect."""
+    return _wrapped(NetworkError("httpx.RemoteProtocolError: Server disconnected without sending a response."),
+                    httpx.RemoteProtocolError("Server disconnected without sending a response."))
+
+
+def _wrapped(error: NetworkErrorT, cause: BaseException) -> NetworkErrorT:
+    error.__cause__ = cause  # as `raise ... from err` in telegram/request/_httpxrequest.py
+    return error

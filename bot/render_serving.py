@@ -1,0 +1,142 @@
+"""The serving check in a reply (issue #11): the engine's one-line verdict on a layout, the cheapest layout that
+passes when it fails, the launch command and the check's notes for Details, an alternative's engine mark."""
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable
+
+from bot.i18n import fmt_gb, fmt_number, fmt_tokens, fmt_usd, t
+from engine.answer import Answer
+from engine.fit import Layout
+from engine.notes import Note
+from engine.serving import ServingCheck
+
+esc = html.escape
+ENGINE_NAMES = {"vllm": "vLLM", "llama.cpp": "llama.cpp"}
+# The flag that sets the context, as each engine spells it (engine/serving/command.py).
+CONTEXT_FLAGS = {"vllm": "--max-model-len", "llama.cpp": "-c"}
+# Notes that say why the engine refuses a layout at any memory: the line names the reason, not a shortfall.
+REFUSALS = ("serving_tp_heads", "serving_tp_kv_heads", "serving_context_over_max", "serving_v_cache_needs_fa")
+
+
+def engine_name(check: ServingCheck) -> str:
+    return ENGINE_NAMES.get(check.engine, check.engine)
+
+
+def short_context(lang: str, tokens: int) -> str:
+    """32k for 32,768: how people write a context that is a whole number of 1,024 tokens."""
+    return f"{tokens // 1024}k" if tokens >= 1024 and tokens % 1024 == 0 else fmt_tokens(lang, tokens)
+
+
+def _layout_label(count: int, name: str) -> str:
+    return esc(f"{count}x {name}")
+
+
+def serving_line(answer: Answer, check: ServingCheck | None, label: str, lang: str,
+                 note_text: Callable[[Note], str], fallback: Layout | None = None) -> str | None:
+    """The engine's verdict on the layout `label` names: starts with how much room, or why not and what runs."""
+    resolved = answer.resolved
+    if check is None or resolved is None:
+        return None
+    engine, context = engine_name(check), resolved.context_tokens
+    if check.starts:
+        concurrency = check.max_concurrency or 0.0
+        return t(lang, "serving.starts", engine=engine, layout=label,
+                 tokens=fmt_tokens(lang, int(concurrency * context)), users=math.floor(concurrency),
+                 context=short_context(lang, context))
+    refusal = next((note for note in check.notes if note.code in REFUSALS), None)
+    if refusal is not None:
+        line = t(lang, "serving.refused", engine=engine, layout=label, reason=note_text(refusal))
+    else:
+        line = t(lang, "serving.fails", engine=engine, layout=label, context=short_context(lang, context),
+                 need=fmt_gb(lang, check.weights_gb_per_gpu + check.kv_gb_per_gpu),
+                 usable=fmt_gb(lang, check.usable_gb_per_gpu))
+    shorter = check.max_context_tokens if refusal is None or refusal.code == "serving_context_over_max" else None
+    flag = CONTEXT_FLAGS.get(check.engine, "--max-model-len")
+    if fallback is not None:
+        line += t(lang, "serving.runs_on", layout=_layout_label(fallback.count, fallback.card.name),
+                  monthly=fmt_usd(lang, fallback.monthly_usd))
+        if shorter:
+            line += t(lang, "serving.or_context", flag=flag, tokens=shorter)
+    elif shorter:
+        line += t(lang, "serving.only_context", flag=flag, tokens=shorter)
+    return line
+
+
+def fit_serving_lines(answer: Answer, layout: Layout, lang: str, details: bool,
+                      note_text: Callable[[Note], str]) -> list[str]:
+    """The verdict for a layout the reply shows as the answer (the fit, the named layout, the recommendation);
+    with Details also the launch command and what the check assumed."""
+    review = answer.review
+    if review is None:
+        return []
+    where = answer.serving_layout
+    is_fit = answer.fit is not None and (layout.card.id, layout.count) == (answer.fit.card.id, answer.fit.count)
+    card, count = where if is_fit and where is not None else (layout.card, layout.count)
+    check = review.check(card, count)
+    fallback = review.passing(layout) if (card.id, count) == (layout.card.id, layout.count) else None
+    line = serving_line(answer, check, _layout_label(count, card.name), lang, note_text, fallback)
+    if line is None or check is None:
+        return []
+    lines = [line]
+    if details:
+        lines.append(t(lang, "serving.command", command=esc(check.command)))
+        notes = [note_text(note) for note in check.notes if isinstance(note, Note)]
+        if notes:
+            lines.append("<i>" + t(lang, "serving.notes", items="; ".join(notes)) + "</i>")
+    return lines
+
+
+def alternative_mark(answer: Answer, layout: Layout, lang: str) -> str:
+    """' · vLLM ✓' / ' · vLLM ✗' after an alternative: whether the engine starts on it."""
+    check = answer.review.check_layout(layout) if answer.review is not None else None
+    if check is None:
+        return ""
+    return t(lang, "serving.mark_yes" if check.starts else "serving.mark_no", engine=engine_name(check))
+
+
+def launch_reply(answer: Answer, lang: str) -> str:
+    """The launch command of the answer's layout as a code block (the 🚀 Launch button)."""
+    check, where = answer.serving, answer.serving_layout
+    if check is None or where is None:
+        return t(lang, "serving.launch_none")
+    card, count = where
+    text = t(lang, "serving.launch", engine=engine_name(check), layout=_layout_label(count, card.name),
+             command=esc(check.command))
+    if not check.starts:
+        text += "\n" + t(lang, "serving.launch_reduced")
+    return text
+
+
+def _value(lang: str, value: float | None, unit: str) -> str:
+    if value is None:
+        return t(lang, "capacity.none")
+    return fmt_number(lang, value, None if unit == "b" else 0) + ("B" if unit == "b" else "")
+
+
+def capacity_lines(answer: Answer, lang: str) -> list[str]:
+    """A reverse question's answer first: the rule's value and the engine's, for the layout they were computed for."""
+    capacity = answer.capacity
+    if capacity is None:
+        return []
+    layout = fmt_gb(lang, capacity.budget_gb, None) if capacity.budget_gb else _layout_label(capacity.count,
+                                                                                             capacity.card)
+    engine = ENGINE_NAMES.get(capacity.engine, capacity.engine)
+    context = short_context(lang, capacity.context_tokens) if capacity.context_tokens else ""
+    if capacity.kind == "max_context":
+        line = t(lang, "capacity.max_context", layout=layout, engine=engine,
+                 rule=_value(lang, capacity.rule_value, "tokens"),
+                 serving=_value(lang, capacity.serving_value, "tokens"))
+        if capacity.capped and capacity.serving_value is not None:
+            line += t(lang, "capacity.capped", tokens=fmt_tokens(lang, int(capacity.serving_value)))
+        return [line]
+    if capacity.kind == "max_batch":
+        return [t(lang, "capacity.max_batch", layout=layout, engine=engine, context=context,
+                  rule=_value(lang, capacity.rule_value, "n"), serving=_value(lang, capacity.serving_value, "n"))]
+    line = t(lang, "capacity.biggest", layout=layout, engine=engine, context=context,
+             precision=esc((capacity.precision or "").upper()),
+             rule=_value(lang, capacity.rule_value, "b"), serving=_value(lang, capacity.serving_value, "b"))
+    if capacity.models:
+        line += t(lang, "capacity.models", models=esc(", ".join(capacity.models)))
+    return [line]

@@ -1,0 +1,51 @@
+"""The conversation's memory (issue #12): the last question's request per chat, for follow-ups, kept a day."""
+from __future__ import annotations
+
+import time
+
+from bot.store.database import Repository
+from engine.followup import request_from_json, request_to_json
+from engine.payload import PayloadError, decode_request
+from engine.sizing import SizeRequest
+
+CONTEXT_TTL_S = 86_400.0  # "and in fp8?" the next day is a new conversation
+
+
+class ChatContextRepository(Repository):
+    async def keep_request(self, chat_id: int, request: SizeRequest, payload: str | None, *,
+                           now: float | None = None) -> None:
+        """Keep `request` (as the user set it, before their settings are filled in) as the chat's last question;
+        contexts older than a day are deleted on the way, so the table holds about a day of chats."""
+        now = time.time() if now is None else now
+        async with self._database.transaction() as db:
+            await db.execute(
+                """
+                INSERT INTO chat_context (chat_id, payload, request_json, updated_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (chat_id) DO UPDATE SET
+                    payload = excluded.payload,
+                    request_json = excluded.request_json,
+                    updated_at = excluded.updated_at
+                """,
+                (chat_id, payload, request_to_json(request), now),
+            )
+            await db.execute("DELETE FROM chat_context WHERE updated_at < ?", (now - CONTEXT_TTL_S,))
+
+    async def kept_request(self, chat_id: int, *, now: float | None = None) -> SizeRequest | None:
+        """The chat's last question if it is less than a day old; None when there is none, or none readable."""
+        now = time.time() if now is None else now
+        rows = await self._database.fetch(
+            "SELECT payload, request_json FROM chat_context WHERE chat_id = ? AND updated_at >= ?",
+            (chat_id, now - CONTEXT_TTL_S),
+        )
+        if not rows:
+            return None
+        request = request_from_json(rows[0]["request_json"])
+        if request is None and rows[0]["payload"]:
+            try:
+                request = decode_request(rows[0]["payload"])
+            except PayloadError:
+                return None
+        return request
+
+    async def forget_request(self, chat_id: int) -> None:
+        await self._database.write_one("DELETE FROM chat_context WHERE chat_id = ?", (chat_id,))

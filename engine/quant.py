@@ -1,0 +1,106 @@
+"""A request's named weight format (issue #10): its canonical name, and the weights it gives a model of the registry.
+
+engine/formats.py knows the formats' real bits per weight part by part (WeightParts); this module applies them to
+a request. The registry does not carry a model's vocabulary or MLP width yet, so the weights are the parameter
+count at the format's body bits, and a note says the embedding and output matrices are approximated that way.
+"""
+from __future__ import annotations
+
+from engine.formats import EXL2_DEFAULT_BPW, WeightFormat, canonical_format, normalize_format
+from engine.formula import fmt_gb, fmt_num
+from engine.notes import Note
+from engine.registry import ModelShape
+
+# The formats a plain "4-bit" means in practice (docs/formats.md "2-bit, 3-bit, 4-bit"): the GGUF download for
+# llama.cpp/ollama, the safetensors checkpoint for vLLM.
+REAL_4BIT = (("q4_k_m", "llama.cpp"), ("awq", "vLLM"))
+
+
+class UnknownFormat(ValueError):
+    """A format name that engine/formats.py does not know."""
+
+
+def find_format(name: str) -> WeightFormat:
+    """The format a canonical (or user) name names; raises UnknownFormat."""
+    found = canonical_format(name)
+    if found is None:
+        raise UnknownFormat(f"unknown weight format {name!r} (e.g. q4_k_m, q8_0, iq4_xs, awq, gptq, exl2:4.65, nf4, "
+                            "fp8, mxfp4, nvfp4)")
+    return found
+
+
+def quant_name(fmt: WeightFormat) -> str:
+    """The canonical name a request carries: the table's name, EXL2 with its target bpw ("exl2:4.65")."""
+    if fmt.family == "exl2":
+        return f"exl2:{fmt.bits_per_weight:g}"
+    return fmt.name
+
+
+def canonical_quant(word: str) -> str | None:
+    """A user's word -> the canonical name, or None when it names no format."""
+    found = canonical_format(word)
+    return None if found is None else quant_name(found)
+
+
+def exl2_name(bits: float | None = None) -> str:
+    return f"exl2:{(EXL2_DEFAULT_BPW if bits is None else bits):g}"
+
+
+def quant_weights_gb(params_b: float, fmt: WeightFormat) -> float:
+    """Decimal GB of `params_b` billion parameters at the format's bits per weight (scales included)."""
+    return params_b * fmt.bits_per_weight / 8
+
+
+def approximation_note(shape: ModelShape, fmt: WeightFormat) -> Note:
+    """Said with every quantized answer until the registry carries vocabulary and MLP widths."""
+    name = shape.name
+    return Note(f"{fmt.label} weights of {name} sized at {fmt_num(fmt.bits_per_weight)} bits for every parameter: "
+                "the embedding and output matrices (kept at higher precision by most formats) are approximated",
+                "quant_parts_approx", format=fmt.label, model=name, bits=fmt.bits_per_weight)
+
+
+def real_4bit_note(shape: ModelShape, params_b: float) -> Note:
+    """For a plain "4-bit"/"int4" answer (the seed's 0.5 B): what a real 4-bit checkpoint of the model weighs."""
+    gguf, awq = (find_format(name) for name, _engine in REAL_4BIT)
+    gguf_gb, awq_gb = quant_weights_gb(params_b, gguf), quant_weights_gb(params_b, awq)
+    return Note(f"a real 4-bit checkpoint of {shape.name} weighs more than 0.5 B per parameter: about {gguf.label} "
+                f"{fmt_gb(gguf_gb)} (llama.cpp) or {awq.label} {fmt_gb(awq_gb)} (vLLM), embedding matrices "
+                "approximated", "real_4bit",
+                model=shape.name, gguf=gguf.label, gguf_gb=gguf_gb, awq=awq.label, awq_gb=awq_gb)
+
+
+def request_format(name: str | None, workload: str, notes: list[Note]) -> WeightFormat | None:
+    """The request's named format for inference; training sizes its own weights (BF16, the frozen base, NF4) and
+    says the format was not used. Raises UnknownFormat."""
+    if not name:
+        return None
+    fmt = find_format(name)
+    if workload != "inference":
+        notes.append(Note(f"{fmt.label} ignored: {workload} sizing uses its own weight precision", "quant_unused",
+                          format=fmt.label, workload=workload))
+        return None
+    return fmt
+
+
+def quant_precision(plain: str | None, shape: ModelShape, fmt: WeightFormat,
+                    notes: list[Note]) -> tuple[str, float | None]:
+    """The precision and bytes per parameter of weights in a named format (`plain`: the seed precision the user's
+    word also was). A model published in that very format keeps its published size (bytes None, as in
+    engine.sizing); otherwise the default-precision and published notes no longer apply."""
+    notes[:] = [note for note in notes if note.code not in ("published", "default_precision")]
+    published = shape.published_weights
+    if published is not None and normalize_format(published.format) == normalize_format(fmt.name):
+        notes.append(Note(f"weights as published: {fmt_gb(published.gb)} ({published.format.upper()})",
+                          "published", weights_gb=published.gb, format=published.format.upper()))
+        return published.format, None
+    return plain or fmt.label.lower(), fmt.bits_per_weight / 8
+
+
+def weights_notes(shape: ModelShape, params_b: float, precision: str, fmt: WeightFormat | None) -> list[Note]:
+    """What an inference answer says about its weights: the approximation of a named format, or what a real
+    4-bit checkpoint weighs beside the seed's 0.5 B per parameter (`precision` "" when not inference)."""
+    if fmt is not None:
+        return [approximation_note(shape, fmt)]
+    if precision == "int4":
+        return [real_4bit_note(shape, params_b)]
+    return []

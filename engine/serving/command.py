@@ -1,0 +1,44 @@
+"""Launch commands for a serving layout: `vllm serve ...` (safetensors formats) and `llama-server ...` (GGUF).
+
+Flags as the engines spell them (vLLM 0.33.0 engine/arg_utils.py; llama.cpp 0c1e57098 common/arg.cpp).
+"""
+from __future__ import annotations
+
+UNKNOWN_REPO = "<your-model>"
+
+
+def vllm_command(repo: str | None, *, tp: int, max_model_len: int, gpu_memory_utilization: float,
+                 kv_cache_dtype: str = "auto", quantization: str | None = None, max_num_seqs: int | None = None,
+                 max_num_batched_tokens: int | None = None, enforce_eager: bool = False) -> str:
+    """`vllm serve` with the layout's TP size, context and memory share; the optional flags only where they apply."""
+    parts = ["vllm serve", repo or UNKNOWN_REPO, f"--tensor-parallel-size {tp}", f"--max-model-len {max_model_len}",
+             f"--gpu-memory-utilization {gpu_memory_utilization:g}"]
+    if kv_cache_dtype != "auto":
+        parts.append(f"--kv-cache-dtype {kv_cache_dtype}")
+    if quantization:
+        parts.append(f"--quantization {quantization}")
+    if max_num_seqs is not None:
+        parts.append(f"--max-num-seqs {max_num_seqs}")
+    if max_num_batched_tokens is not None:
+        parts.append(f"--max-num-batched-tokens {max_num_batched_tokens}")
+    if enforce_eager:
+        parts.append("--enforce-eager")
+    return " ".join(parts)
+
+
+def llama_cpp_command(repo: str | None, *, quant: str | None, n_ctx: int, devices: int = 1, slots: int = 1,
+                      cache_type_k: str = "f16", cache_type_v: str = "f16", flash_attn: bool = True) -> str:
+    """`llama-server -hf repo:quant -c N -ngl 99`; several slots share one unified cache of slots x context."""
+    model = repo or UNKNOWN_REPO
+    parts = ["llama-server -hf", f"{model}:{quant}" if quant else model, f"-c {n_ctx}", "-ngl 99"]
+    if slots > 1:
+        parts.append(f"-np {slots} --kv-unified")
+    if devices > 1:
+        parts.append("--tensor-split " + ",".join(["1"] * devices))
+    if cache_type_k != "f16":
+        parts.append(f"--cache-type-k {cache_type_k}")
+    if cache_type_v != "f16":
+        parts.append(f"--cache-type-v {cache_type_v}")
+    if not flash_attn:
+        parts.append("-fa off")
+    return " ".join(parts)

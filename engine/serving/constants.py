@@ -1,0 +1,105 @@
+"""The engines' own numbers the serving check follows, each with the source file and line it was read from.
+
+vLLM: release 0.33.0 (PyPI wheel, vllm/_version.py __commit_id__ 'g4ba787ec9'), the newest release when it was
+read; where an older release differs, the value of the last release before the change is kept next to it (public
+startup logs mostly come from 0.10-0.15). llama.cpp: commit 0c1e57098 (vendored by llama-cpp-python 0.3.36).
+Research notes with every line quoted: /work/research/serving.md (sections named below as "research §N").
+"""
+from __future__ import annotations
+
+from typing import Final
+
+GIB: Final = 2**30
+MIB: Final = 2**20
+GB: Final = 1e9
+
+VLLM_VERSION: Final = "0.33.0"
+LLAMA_CPP_COMMIT: Final = "0c1e57098"
+
+# -- vLLM 0.33.0 ----------------------------------------------------------------------------------------------
+# vllm/config/cache.py:215 `Field(default=0.92, gt=0, le=1)`; 0.9 up to and including 0.19.1
+# (config/cache.py:41 in 0.19.1). 0.20.0 raised it in the same release that began to count CUDA-graph memory.
+GPU_MEMORY_UTILIZATION: Final = 0.92
+GPU_MEMORY_UTILIZATION_BEFORE_0_20: Final = 0.9
+# vllm/config/cache.py:185 `DEFAULT_BLOCK_SIZE: ClassVar[int] = 16`.
+BLOCK_SIZE: Final = 16
+# vllm/model_executor/layers/vocab_parallel_embedding.py:36 DEFAULT_VOCAB_PADDING_SIZE; pad_vocab_size :95-97
+# pads the whole vocabulary, which is then divided evenly over the TP ranks (:301-306).
+VOCAB_PADDING: Final = 64
+# vllm/engine/arg_utils.py:2958-3006 get_batch_defaults, `vllm serve` = OPENAI_API_SERVER: the tier is chosen by
+# the NVML total in bytes; A100s (by name) and GB10 stay in the small tier whatever their memory.
+# (min total GiB, max_num_batched_tokens, max_num_seqs); the 160 GiB tier is new since 0.21.0.
+SERVE_BATCH_TIERS: Final = ((160, 16384, 1024), (70, 8192, 1024), (0, 2048, 256))
+# The Python LLM class (UsageContext.LLM_CLASS) of the same function; public offline logs use it.
+LLM_CLASS_BATCH_TIERS: Final = ((160, 16384, 1024), (70, 16384, 1024), (0, 8192, 256))
+MID_TIER_GIB: Final = 70
+MID_TIER_EXCLUDED_NAMES: Final = ("a100",)
+# vllm/config/vllm.py:588-609: max_in_flight_tokens = max_concurrent_batches x max_num_batched_tokens, with 2
+# batches in flight under async scheduling (on by default, :1685-1719) on one pipeline stage. 0.11-0.19 reserved
+# one batch: min(window - 1 + max_num_batched_tokens, max_model_len) (0.11.0 kv_cache_interface.py).
+IN_FLIGHT_BATCHES: Final = 2
+IN_FLIGHT_BATCHES_BEFORE_0_20: Final = 1
+# kv_cache_planning.py:1533-1542: the BlockPool's null block is taken before the capacity check (0.33).
+NULL_BLOCKS: Final = 1
+# kv_cache_planning.py:416-556: layer groups of hybrid models use min(layers per type), or max when max < 1.5 min.
+GROUP_SIZE_MAX_RATIO: Final = 1.5
+# vllm/envs.py:2219 VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS default "1" from the 0.20.0 wheel on ("0" before):
+# the CUDA-graph estimate is subtracted from the KV budget (gpu_worker.py:772-797).
+CUDAGRAPH_COUNTED_SINCE: Final = "0.20.0"
+# KV cache bytes per element (utils/torch_utils.py:40-46): auto = the model dtype (bf16/fp16), fp8 stored as uint8.
+VLLM_KV_DTYPE_BYTES: Final[dict[str, float]] = {"auto": 2, "bf16": 2, "fp16": 2, "fp8": 1, "fp8_e4m3": 1,
+                                                 "fp8_e5m2": 1}
+
+# Estimates, not vLLM source (vLLM measures these in its profile run; research §5, fitted to 7 public logs):
+# activation peak = mnbt x (4 H + 3 I / tp) x 2 B + S x V x 4 B x 3 (S = min(max_num_seqs, mnbt)); measured error
+# +25 % .. -31 % on dense models, so it is reported with a +-30 % caveat.
+ACTIVATION_ERROR_PERCENT: Final = 30
+# Non-torch memory (NCCL, cuBLAS workspaces): 0.03-0.07 GiB on one GPU, 0.32 GiB under TP2 in the logs.
+NON_TORCH_GIB_SINGLE: Final = 0.1
+NON_TORCH_GIB_TP: Final = 0.3
+# MoE: the formula misses by -60 % on gpt-oss-120b; the measured activation + non-torch of that log
+# (vLLM #23278: 71.27 - 65.97 + 2.14 = 7.44 GiB at 8192 tokens / 1024 sequences) is used instead, less the
+# non-torch share counted on its own.
+MOE_ACTIVATION_AND_NON_TORCH_GIB: Final = 7.44
+MOE_ACTIVATION_GIB: Final = MOE_ACTIVATION_AND_NON_TORCH_GIB - NON_TORCH_GIB_SINGLE
+# CUDA graphs: 0.67 GiB (Mistral-7B), 2.02 GiB (Llama-3.1-8B-INT8), ~2.4 GiB (Yi-34B TP4) measured; 0 when eager.
+CUDAGRAPH_GIB_SMALL: Final = 1.0  # one GPU, up to 14B parameters
+CUDAGRAPH_GIB_LARGE: Final = 2.0
+CUDAGRAPH_SMALL_MAX_PARAMS_B: Final = 14.0
+
+# -- MXFP4 MoE experts (vllm/model_executor/layers/fused_moe/oracle/mxfp4.py:837-917) -------------------------
+# 4-bit E2M1 values + one E8M0 scale byte per 32 (OCP MX block): 4.25 bits per weight.
+MXFP4_BITS: Final = 4.25
+# backend -> (intermediate multiple, hidden multiple); hidden 1 = unchanged.
+MXFP4_PADDING: Final[dict[str, tuple[int, int]]] = {
+    "marlin": (128, 256),
+    "trtllm": (128, 256),
+    "cutlass": (128, 128),
+    "flashinfer-cutlass": (128, 128),
+    "deepgemm": (128, 128),
+    "rocm": (256, 256),
+    "emulation": (32, 32),
+    "triton": (64, 1),
+}
+
+# -- llama.cpp 0c1e57098 --------------------------------------------------------------------------------------
+# common/common.h:483 fit target `1024 * 1024*1024` per device (-fitt); :480 -fitc 4096; :453-454 -b 2048 -ub 512.
+FIT_MARGIN_MIB: Final = 1024
+FIT_MIN_CONTEXT: Final = 4096
+N_BATCH: Final = 2048
+N_UBATCH: Final = 512
+# src/llama-context.cpp:290-305 and llama-kv-cache-iswa.cpp:68-104: cells are padded to 256.
+CELL_PADDING: Final = 256
+# tools/server/server.cpp:156-160: -np auto = 4 slots sharing one unified cache.
+SERVER_AUTO_SLOTS: Final = 4
+# ggml/src/ggml-common.h block structs: bytes per element of a cache type (q8_0 = 34 B / 32, q4_0 = 18 B / 32).
+LLAMA_CPP_KV_TYPE_BYTES: Final[dict[str, float]] = {
+    "f32": 4, "f16": 2, "bf16": 2, "q8_0": 34 / 32, "q4_0": 18 / 32, "q4_1": 20 / 32, "q5_0": 22 / 32,
+    "q5_1": 24 / 32, "iq4_nl": 18 / 32,
+}
+# Compute buffer (not a formula in llama.cpp: sched_reserve measures a worst-case graph, llama-context.cpp:700-745).
+# With flash attention (-fa auto, on for CUDA) logs show 0.17-0.76 GiB; the upper end of research §6.4's
+# 0.3-0.8 GiB is used. Without it the KQ matrix n_ctx x n_ubatch x n_head x 4 B is added to 96 MiB (logdetective
+# PR #106: 164 MiB at 2048, 2144 MiB at 32768 for 32 heads).
+COMPUTE_FA_MIB: Final = 800
+COMPUTE_NO_FA_BASE_MIB: Final = 96

@@ -1,0 +1,212 @@
+"""The KV cache as the engines reserve it: bytes per token per GPU, vLLM's blocks and layer groups, llama.cpp's cells.
+
+Shapes are engine.registry.ModelShape; the formulas are research §3 (vLLM 0.33.0) and §6.3 (llama.cpp 0c1e57098).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from engine.memo import by_identity
+from engine.registry import ModelShape
+from engine.serving.constants import (
+    BLOCK_SIZE,
+    CELL_PADDING,
+    GROUP_SIZE_MAX_RATIO,
+    IN_FLIGHT_BATCHES,
+    LLAMA_CPP_KV_TYPE_BYTES,
+    N_UBATCH,
+    VLLM_KV_DTYPE_BYTES,
+)
+
+
+class ServingShapeError(ValueError):
+    """A shape the serving check cannot size (its attention is not published)."""
+
+
+def kv_element_bytes(kv_dtype: str) -> float:
+    """Bytes per cached element for a vLLM --kv-cache-dtype or a llama.cpp --cache-type name."""
+    key = kv_dtype.strip().lower()
+    if key in VLLM_KV_DTYPE_BYTES:
+        return VLLM_KV_DTYPE_BYTES[key]
+    if key in LLAMA_CPP_KV_TYPE_BYTES:
+        return LLAMA_CPP_KV_TYPE_BYTES[key]
+    raise ValueError(f"unknown KV cache type {kv_dtype!r}")
+
+
+def kv_heads_per_gpu(kv_heads: int, tp: int) -> int:
+    """vllm/config/model.py:1663-1683: KV heads split over TP ranks, replicated when fewer than the ranks."""
+    return max(1, kv_heads // tp)
+
+
+def full_attention_layers(shape: ModelShape) -> int:
+    """Layers that keep every token (the rest hold a sliding window)."""
+    layers = _layers(shape)
+    return layers - shape.sliding_layers if shape.sliding_window else layers
+
+
+def sliding_window_layers(shape: ModelShape) -> int:
+    return shape.sliding_layers if shape.sliding_window else 0
+
+
+def kv_bytes_per_token_per_layer(shape: ModelShape, tp: int, kv_dtype: str) -> float:
+    """One token, one layer, one GPU: K and V of the KV heads on that rank, or the MLA latent whole on every rank.
+
+    MLA: vllm/model_executor/layers/attention/mla_attention.py:1376-1378 builds the spec with one KV head and
+    max_tp_shards=1, head size kv_lora_rank + qk_rope_head_dim, no V.
+    """
+    element = kv_element_bytes(kv_dtype)
+    if shape.mla_kv_lora_rank is not None:
+        return (shape.mla_kv_lora_rank + (shape.mla_qk_rope_head_dim or 0)) * element
+    if shape.kv_heads is None or shape.head_dim is None:
+        raise ServingShapeError(f"the attention shape of {shape.name} is not published")
+    return 2 * kv_heads_per_gpu(shape.kv_heads, tp) * shape.head_dim * element
+
+
+def kv_bytes_per_token_per_gpu(shape: ModelShape, tp: int, kv_dtype: str) -> float:
+    """What one more token adds on one GPU once every sliding window is full: the full-attention layers only."""
+    return full_attention_layers(shape) * kv_bytes_per_token_per_layer(shape, tp, kv_dtype)
+
+
+# -- vLLM blocks ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class LayerGroups:
+    """vLLM's KV cache groups (kv_cache_planning.py:416-556): every group has `size` layers, one block id covers
+    one page of each layer in a group, so a block of the pool is `size` pages."""
+
+    size: int
+    full: int
+    sliding: int
+
+    def padded_layers(self, shape: ModelShape) -> int:
+        """Layers added to fill the last group of each kind ("Add N padding layers" in the log)."""
+        return (self.full + self.sliding) * self.size - _layers(shape)
+
+
+@by_identity(maxsize=64)  # read several times per check, and per layout of one answer, for the same shape
+def layer_groups(shape: ModelShape) -> LayerGroups:
+    """Group size min(layers per kind), or max when max < 1.5 x min (gpt-oss: 18 + 18 -> two groups of 18)."""
+    full, sliding = full_attention_layers(shape), sliding_window_layers(shape)
+    if not sliding or not full:
+        return LayerGroups(size=full or sliding, full=1 if full else 0, sliding=1 if sliding else 0)
+    low, high = min(full, sliding), max(full, sliding)
+    size = high if high < GROUP_SIZE_MAX_RATIO * low else low
+    return LayerGroups(size=size, full=math.ceil(full / size), sliding=math.ceil(sliding / size))
+
+
+def bytes_per_block(shape: ModelShape, tp: int, kv_dtype: str) -> float:
+    """A block of the pool on one GPU: group size x page (page = 16 tokens x one layer's bytes per token)."""
+    return layer_groups(shape).size * BLOCK_SIZE * kv_bytes_per_token_per_layer(shape, tp, kv_dtype)
+
+
+def sliding_window_tokens(window: int, max_num_batched_tokens: int, max_model_len: int,
+                          in_flight_batches: int = IN_FLIGHT_BATCHES) -> int:
+    """Tokens a sliding-window layer holds for one request (SlidingWindowSpec, kv_cache_interface.py:901-960).
+
+    0.33.0: min(window - 1 + in-flight tokens, max_model_len), in-flight = 2 batches under async scheduling;
+    0.11-0.19 had one batch (pass in_flight_batches=1). extra_retained_tokens (speculative decoding) is 0 here.
+    """
+    return min(window - 1 + in_flight_batches * max_num_batched_tokens, max_model_len)
+
+
+def blocks_per_request(shape: ModelShape, max_model_len: int, max_num_batched_tokens: int,
+                       in_flight_batches: int = IN_FLIGHT_BATCHES) -> int:
+    """Blocks one request of max_model_len tokens takes (kv_cache_utils.py:1061): cdiv(L, 16) per full group,
+    cdiv(window tokens, 16) + 1 per sliding group (the window may not start on a block boundary)."""
+    groups = layer_groups(shape)
+    full = groups.full * math.ceil(max_model_len / BLOCK_SIZE)
+    if not groups.sliding:
+        return full
+    assert shape.sliding_window is not None
+    tokens = sliding_window_tokens(shape.sliding_window, max_num_batched_tokens, max_model_len, in_flight_batches)
+    return full + groups.sliding * (math.ceil(tokens / BLOCK_SIZE) + 1)
+
+
+def kv_blocks(available_bytes: float, block_bytes: float) -> int:
+    """kv_cache_planning.py:681: num_blocks = available // bytes per block (0 when nothing is left)."""
+    return max(0, int(available_bytes // block_bytes))
+
+
+def max_concurrency(num_blocks: int, per_request_blocks: int) -> float:
+    """The log's "Maximum concurrency for L tokens per request: Xx" (kv_cache_utils.py:1120-1127)."""
+    return num_blocks / per_request_blocks
+
+
+def kv_cache_tokens(num_blocks: int, per_request_blocks: int, max_model_len: int) -> int:
+    """The log's "GPU KV cache size: N tokens" in 0.33: int(max concurrency x max_model_len)."""
+    return int(max_concurrency(num_blocks, per_request_blocks) * max_model_len)
+
+
+def largest_fitting(fits: Callable[[int], bool], cap: int, step: int = 1) -> int | None:
+    """The largest multiple of `step` up to `cap` for which the monotone fits() holds; None if not even `step`."""
+    low, high = 0, cap // step
+    if high == 0 or not fits(step):
+        return None
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(middle * step):
+            low = middle
+        else:
+            high = middle - 1
+    return low * step
+
+
+def max_model_len_for_blocks(shape: ModelShape, num_blocks: int, max_num_batched_tokens: int, cap: int,
+                             in_flight_batches: int = IN_FLIGHT_BATCHES) -> int | None:
+    """The longest request whose blocks fit in `num_blocks` (estimate_max_model_len, kv_cache_planning.py:97-148:
+    a binary search; a dense model gets num_blocks x 16)."""
+    groups = layer_groups(shape)
+    if not groups.sliding:
+        # Full attention only: blocks = groups x cdiv(L, 16) <= num_blocks has the closed form the search finds.
+        tokens = min(cap, num_blocks // max(groups.full, 1) * BLOCK_SIZE)
+        return tokens if tokens >= 1 else None
+
+    def fits(tokens: int) -> bool:
+        return blocks_per_request(shape, tokens, max_num_batched_tokens, in_flight_batches) <= num_blocks
+
+    return largest_fitting(fits, cap)
+
+
+# -- llama.cpp cells -----------------------------------------------------------------------------------------
+
+def pad_cells(cells: int) -> int:
+    return math.ceil(cells / CELL_PADDING) * CELL_PADDING
+
+
+def llama_cpp_swa_cells(n_ctx: int, n_swa: int, n_seq: int, unified: bool, n_ubatch: int = N_UBATCH) -> int:
+    """llama-kv-cache-iswa.cpp:68-104: pad256(min(n_ctx, n_swa x (unified ? n_seq : 1) + n_ubatch))."""
+    return pad_cells(min(n_ctx, n_swa * (n_seq if unified else 1) + n_ubatch))
+
+
+def llama_cpp_kv_bytes_per_cell_layer(n_embd_k: int, n_embd_v: int, type_k: str, type_v: str) -> float:
+    """llama-kv-cache.cpp:150-305: K = n_embd_k_gqa x size(type_k), V = n_embd_v_gqa x size(type_v) per cell."""
+    return n_embd_k * kv_element_bytes(type_k) + n_embd_v * kv_element_bytes(type_v)
+
+
+def llama_cpp_embd_kv(shape: ModelShape) -> tuple[int, int]:
+    """(n_embd_k_gqa, n_embd_v_gqa): MLA keeps one K row of rank + rope and no V (has_v = !is_mla)."""
+    if shape.mla_kv_lora_rank is not None:
+        return shape.mla_kv_lora_rank + (shape.mla_qk_rope_head_dim or 0), 0
+    if shape.kv_heads is None or shape.head_dim is None:
+        raise ServingShapeError(f"the attention shape of {shape.name} is not published")
+    return shape.kv_heads * shape.head_dim, shape.kv_heads * shape.head_dim
+
+
+def llama_cpp_kv_bytes(shape: ModelShape, n_ctx: int, type_k: str, type_v: str, *, n_seq: int = 1,
+                       unified: bool = True, n_ubatch: int = N_UBATCH) -> float:
+    """The whole KV cache (all layers, all devices): full layers hold n_ctx cells, SWA layers their padded window."""
+    n_embd_k, n_embd_v = llama_cpp_embd_kv(shape)
+    per_cell_layer = llama_cpp_kv_bytes_per_cell_layer(n_embd_k, n_embd_v, type_k, type_v)
+    cells = pad_cells(n_ctx)
+    swa = 0
+    if shape.sliding_window and shape.sliding_layers:
+        swa = shape.sliding_layers * llama_cpp_swa_cells(cells, shape.sliding_window, n_seq, unified, n_ubatch)
+    return (full_attention_layers(shape) * cells + swa) * per_cell_layer
+
+
+def _layers(shape: ModelShape) -> int:
+    if shape.layers is None:
+        raise ServingShapeError(f"the layer count of {shape.name} is not published")
+    return shape.layers

@@ -1,0 +1,105 @@
+"""What an engine leaves for weights and KV cache on one GPU: its share of the card and its runtime overheads."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from engine.serving.constants import (
+    COMPUTE_FA_MIB,
+    COMPUTE_NO_FA_BASE_MIB,
+    CUDAGRAPH_GIB_LARGE,
+    CUDAGRAPH_GIB_SMALL,
+    CUDAGRAPH_SMALL_MAX_PARAMS_B,
+    FIT_MARGIN_MIB,
+    GIB,
+    LLM_CLASS_BATCH_TIERS,
+    MIB,
+    MID_TIER_EXCLUDED_NAMES,
+    MID_TIER_GIB,
+    MOE_ACTIVATION_GIB,
+    N_UBATCH,
+    NON_TORCH_GIB_SINGLE,
+    NON_TORCH_GIB_TP,
+    SERVE_BATCH_TIERS,
+)
+from engine.serving.weights import padded_vocab
+
+# Dimensions assumed when the registry does not publish them (a bare size): Llama 3's vocabulary and its
+# intermediate / hidden ratio (meta-llama/Llama-3.1-8B config.json: 14336 / 4096, vocab 128256).
+ASSUMED_VOCAB = 128256
+ASSUMED_INTERMEDIATE_RATIO = 3.5
+
+
+@dataclass(frozen=True, slots=True)
+class ModelDims:
+    """The config sizes the activation estimate and the vocabulary padding read (config.json fields)."""
+
+    hidden_size: int
+    intermediate_size: int
+    vocab_size: int
+    moe: bool = False
+
+    @classmethod
+    def assumed(cls, hidden_size: int, moe: bool = False) -> ModelDims:
+        return cls(hidden_size, round(hidden_size * ASSUMED_INTERMEDIATE_RATIO), ASSUMED_VOCAB, moe)
+
+
+def batch_defaults(memory_mib: int, device_name: str, usage: str = "serve") -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) vLLM picks for a card (arg_utils.py:2958-3006).
+
+    The mid tier (>= 70 GiB) excludes A100s by name; usage "serve" is `vllm serve`, "llm" the Python LLM class.
+    vLLM compares the NVML total; the CUDA total of catalog cards is 0.5-0.7 GiB lower, which moves no card
+    across a tier (research §1 table). GB10 (compute capability 12.1, also excluded) is not a rental card.
+    """
+    tiers = SERVE_BATCH_TIERS if usage == "serve" else LLM_CLASS_BATCH_TIERS
+    gib = memory_mib * MIB / GIB
+    excluded = any(name in device_name.lower() for name in MID_TIER_EXCLUDED_NAMES)
+    for min_gib, tokens, seqs in tiers:
+        if gib >= min_gib and not (excluded and min_gib == MID_TIER_GIB):
+            return tokens, seqs
+    raise AssertionError("the last tier has no minimum")  # pragma: no cover
+
+
+def requested_bytes(memory_mib: int, gpu_memory_utilization: float) -> int:
+    """utils.py:716 request_memory: ceil(CUDA total x gpu_memory_utilization)."""
+    return math.ceil(memory_mib * MIB * gpu_memory_utilization)
+
+
+def activation_peak_bytes(dims: ModelDims, max_num_batched_tokens: int, max_num_seqs: int, tp: int) -> float:
+    """Estimate of the profile run's transient peak (research §5; vLLM measures it, no formula exists).
+
+    Forward: mnbt x (4 hidden + 3 intermediate / tp) x 2 B; sampler: S x padded vocab x 4 B x 3 for
+    S = min(max_num_seqs, mnbt) requests. MoE: the measured gpt-oss-120b value, the formula misses by -60 %.
+    """
+    if dims.moe:
+        return MOE_ACTIVATION_GIB * GIB
+    forward = max_num_batched_tokens * (4 * dims.hidden_size + 3 * dims.intermediate_size / tp) * 2
+    sequences = min(max_num_seqs, max_num_batched_tokens)
+    sampler = sequences * padded_vocab(dims.vocab_size) * 4 * 3
+    return forward + sampler
+
+
+def non_torch_bytes(tp: int) -> float:
+    """NCCL and cuBLAS workspaces outside torch's allocator (0.03-0.07 GiB alone, 0.32 GiB under TP2 in logs)."""
+    return (NON_TORCH_GIB_SINGLE if tp == 1 else NON_TORCH_GIB_TP) * GIB
+
+
+def cudagraph_bytes(params_b: float, tp: int, enforce_eager: bool) -> float:
+    """CUDA-graph memory vLLM subtracts since 0.20 (measured 0.67-2.4 GiB in logs; none with --enforce-eager)."""
+    if enforce_eager:
+        return 0.0
+    small = tp == 1 and params_b <= CUDAGRAPH_SMALL_MAX_PARAMS_B
+    return (CUDAGRAPH_GIB_SMALL if small else CUDAGRAPH_GIB_LARGE) * GIB
+
+
+def llama_cpp_compute_bytes(n_ctx: int, attention_heads: int | None, flash_attn: bool,
+                            n_ubatch: int = N_UBATCH) -> float:
+    """Compute buffer estimate: flat with flash attention; without it the KQ matrix n_ctx x n_ubatch x n_head x 4 B."""
+    if flash_attn:
+        return COMPUTE_FA_MIB * MIB
+    return COMPUTE_NO_FA_BASE_MIB * MIB + n_ctx * n_ubatch * (attention_heads or 0) * 4
+
+
+def fit_margin_bytes() -> float:
+    """common/common.h:483: --fit keeps 1024 MiB free on every device."""
+    return FIT_MARGIN_MIB * MIB

@@ -1,0 +1,85 @@
+"""Reverse questions over the serving check: the largest context, the concurrency at a context, the biggest model."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from engine.registry import ModelShape, typical_shape
+from engine.serving.constants import FIT_MIN_CONTEXT
+from engine.serving.llama_cpp import LlamaCppSettings, llama_cpp_check
+from engine.serving.outcome import Gpu, ServingCheck, ServingModel
+from engine.serving.vllm import VllmSettings, vllm_check
+from engine.serving.weights import ResidentWeights
+
+# The biggest-model search: 0.1 B steps up to 100,000 B (engine.sizing's MAX_PARAMS_B).
+PARAMS_STEP_B = 0.1
+MAX_PARAMS_B = 100_000.0
+
+
+def serving_check(model: ServingModel, gpu: Gpu, context_tokens: int, *, engine: str = "vllm", tp: int = 1,
+                  batch: int = 1, vllm: VllmSettings | None = None,
+                  llama_cpp: LlamaCppSettings | None = None) -> ServingCheck:
+    """One entry point for both engines (`tp` is the device count for llama.cpp's layer split)."""
+    if engine == "vllm":
+        return vllm_check(model, gpu, context_tokens, batch=batch, tp=tp, settings=vllm)
+    if engine == "llama.cpp":
+        return llama_cpp_check(model, gpu, context_tokens, batch=batch, devices=tp, settings=llama_cpp)
+    raise ValueError(f"unknown engine {engine!r} (use vllm or llama.cpp)")
+
+
+def launch_command(model: ServingModel, gpu: Gpu, context_tokens: int, *, engine: str = "vllm", tp: int = 1,
+                   batch: int = 1, vllm: VllmSettings | None = None,
+                   llama_cpp: LlamaCppSettings | None = None) -> str:
+    """The command that launches the layout (the check's own `command`; engine.serving.command words it)."""
+    return serving_check(model, gpu, context_tokens, engine=engine, tp=tp, batch=batch, vllm=vllm,
+                         llama_cpp=llama_cpp).command
+
+
+def max_context_for_layout(model: ServingModel, gpu: Gpu, *, engine: str = "vllm", tp: int = 1,
+                           vllm: VllmSettings | None = None, llama_cpp: LlamaCppSettings | None = None) -> int | None:
+    """The longest single request that starts (vLLM's `--max-model-len auto`), None when the weights do not fit.
+
+    Checked at the model's own maximum, so vLLM's batch limits are those of that launch.
+    """
+    context = model.shape.context_max or FIT_MIN_CONTEXT
+    check = serving_check(model, gpu, context, engine=engine, tp=tp, vllm=vllm, llama_cpp=llama_cpp)
+    return check.max_context_tokens
+
+
+def max_concurrency_at(model: ServingModel, gpu: Gpu, context_tokens: int, *, engine: str = "vllm", tp: int = 1,
+                       vllm: VllmSettings | None = None, llama_cpp: LlamaCppSettings | None = None) -> float | None:
+    """How many requests of `context_tokens` the KV cache holds at once (vLLM's "Maximum concurrency")."""
+    check = serving_check(model, gpu, context_tokens, engine=engine, tp=tp, vllm=vllm, llama_cpp=llama_cpp)
+    return check.max_concurrency if check.starts else None
+
+
+def typical_model(params_b: float, bytes_per_param: float) -> ServingModel:
+    """A bare size: the seed's typical shape, every parameter at `bytes_per_param` (no vocabulary published)."""
+    shape: ModelShape = typical_shape(params_b)[0]
+    return ServingModel(shape=replace(shape, context_max=None),
+                        weights=ResidentWeights.from_precision(params_b, bytes_per_param))
+
+
+def biggest_model_params_b(gpu: Gpu, *, bytes_per_param: float, context_tokens: int, engine: str = "vllm",
+                           tp: int = 1, vllm: VllmSettings | None = None,
+                           llama_cpp: LlamaCppSettings | None = None) -> float | None:
+    """The most parameters (0.1 B steps) whose typical-shape model starts with `context_tokens` on the layout.
+
+    A bisection: more parameters never need less memory here except where the typical shape changes (at the
+    geometric midpoints between 7/13/34/70/405 B), which can move the answer by one shape's KV difference.
+    """
+    def starts(steps: int) -> bool:
+        model = typical_model(steps * PARAMS_STEP_B, bytes_per_param)
+        check = serving_check(model, gpu, context_tokens, engine=engine, tp=tp, vllm=vllm, llama_cpp=llama_cpp)
+        return check.starts
+
+    low, high = 0, round(MAX_PARAMS_B / PARAMS_STEP_B)
+    if not starts(1):
+        return None
+    low = 1
+    while low < high:
+        middle = (low + high + 1) // 2
+        if starts(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return round(low * PARAMS_STEP_B, 1)

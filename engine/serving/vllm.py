@@ -1,0 +1,187 @@
+"""The serving check under vLLM 0.33.0: its KV budget per GPU, blocks, concurrency, max context, command."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.notes import Note
+from engine.registry import ModelShape
+from engine.serving import command, kv, memory, weights
+from engine.serving.constants import (
+    ACTIVATION_ERROR_PERCENT,
+    GB,
+    GIB,
+    GPU_MEMORY_UTILIZATION,
+    IN_FLIGHT_BATCHES,
+    NULL_BLOCKS,
+    VLLM_VERSION,
+)
+from engine.serving.memory import ModelDims
+from engine.serving.outcome import (
+    Gpu,
+    ServingCheck,
+    ServingModel,
+    check_request,
+    context_allowed,
+    context_cap,
+    context_capped_note,
+    launch_context,
+    layout_refused,
+    outcome_notes,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class VllmSettings:
+    """vLLM options; the defaults are release 0.33.0's. BEFORE_0_20 reproduces the logs of 0.10-0.19."""
+
+    gpu_memory_utilization: float = GPU_MEMORY_UTILIZATION
+    kv_cache_dtype: str = "auto"
+    # --quantization for on-the-fly quantization (fp8 of a bf16 checkpoint); AWQ/GPTQ/FP8/MXFP4 checkpoints are
+    # detected from their config.json, and naming "awq" there would pick the slower kernel over awq_marlin.
+    quantization: str | None = None
+    max_num_batched_tokens: int | None = None
+    max_num_seqs: int | None = None
+    enforce_eager: bool = False
+    count_cudagraphs: bool = True
+    in_flight_batches: int = IN_FLIGHT_BATCHES
+    null_blocks: int = NULL_BLOCKS
+    usage: str = "serve"
+
+
+BEFORE_0_20 = VllmSettings(gpu_memory_utilization=0.9, count_cudagraphs=False, in_flight_batches=1, null_blocks=0)
+
+
+BEFORE_0_20 = VllmSettings(gpu_memory_utilization=0.9, count_cudagraphs=False, in_flight_batches=1, null_blocks=0)
+
+
+@dataclass(frozen=True, slots=True)
+class VllmBudget:
+    """One GPU under vLLM (gpu_worker.py:641 determine_available_memory), bytes."""
+
+    requested: float  # ceil(total x gpu_memory_utilization)
+    weights: float
+    activation: float
+    non_torch: float
+    cudagraph: float
+
+    @property
+    def overhead(self) -> float:
+        return self.activation + self.non_torch + self.cudagraph
+
+    @property
+    def available_kv(self) -> float:
+        """"Available KV cache memory" of the log: requested - weights - activation - non-torch - CUDA graphs."""
+        return self.requested - self.weights - self.overhead
+
+
+def vllm_batch_limits(gpu: Gpu, settings: VllmSettings, max_model_len: int) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) after arg_utils.py:3189-3240: mnbt <= seqs x L, seqs <= mnbt."""
+    tokens, seqs = memory.batch_defaults(gpu.memory_mib, gpu.name, settings.usage)
+    tokens = settings.max_num_batched_tokens or tokens
+    seqs = settings.max_num_seqs or seqs
+    tokens = min(seqs * max_model_len, tokens)
+    return tokens, min(seqs, tokens)
+
+
+def model_dims(model: ServingModel, notes: list[Note]) -> ModelDims:
+    """The config sizes, or Llama-like ones from the attention shape (noted) when the registry has none."""
+    if model.dims is not None:
+        return model.dims
+    shape = model.shape
+    hidden = (shape.attention_heads or 0) * (shape.head_dim or 0) or 4096
+    notes.append(Note(f"activation estimate uses a Llama-like shape (hidden {hidden}, vocabulary "
+                      f"{memory.ASSUMED_VOCAB:,})", "serving_dims_assumed", hidden=hidden))
+    return ModelDims.assumed(hidden, moe=bool(shape.experts_total))
+
+
+def vllm_budget(model: ServingModel, gpu: Gpu, tp: int, settings: VllmSettings, batch_tokens: int,
+                max_num_seqs: int, notes: list[Note]) -> VllmBudget:
+    dims = model_dims(model, notes)
+    activation = memory.activation_peak_bytes(dims, batch_tokens, max_num_seqs, tp)
+    cudagraph = memory.cudagraph_bytes(model.shape.params_b, tp, settings.enforce_eager)
+    notes.append(_activation_note(dims, activation))
+    if settings.count_cudagraphs and cudagraph:
+        notes.append(Note(f"CUDA graphs estimated at {cudagraph / GIB:.1f} GiB (vLLM >= 0.20 subtracts them; "
+                          "0.67-2.4 GiB measured in public logs)", "serving_cudagraph_estimate",
+                          gib=cudagraph / GIB))
+    return VllmBudget(
+        requested=memory.requested_bytes(gpu.memory_mib, settings.gpu_memory_utilization),
+        weights=weights.vllm_weights_bytes_per_gpu(model.weights, tp),
+        activation=activation,
+        non_torch=memory.non_torch_bytes(tp),
+        cudagraph=cudagraph if settings.count_cudagraphs else 0.0,
+    )
+
+
+def _activation_note(dims: ModelDims, activation: float) -> Note:
+    if dims.moe:
+        return Note(f"activation peak {activation / GIB:.2f} GiB taken from a measured MoE log (gpt-oss-120b, "
+                    "vLLM #23278); vLLM measures it at start", "serving_activation_moe", gib=activation / GIB)
+    return Note(f"activation peak estimated at {activation / GIB:.2f} GiB (+-{ACTIVATION_ERROR_PERCENT} %; vLLM "
+                "measures it in its profile run)", "serving_activation_estimate", gib=activation / GIB,
+                error_percent=ACTIVATION_ERROR_PERCENT)
+
+
+def vllm_check(model: ServingModel, gpu: Gpu, context_tokens: int, *, batch: int = 1, tp: int = 1,
+               settings: VllmSettings | None = None) -> ServingCheck:
+    """vLLM on `tp` equal GPUs: its KV budget per GPU, blocks, concurrency and the largest context that starts."""
+    settings = settings or VllmSettings()
+    shape = model.shape
+    check_request(shape, context_tokens, batch, tp)
+    notes = [Note(f"vLLM {VLLM_VERSION} rules, gpu_memory_utilization {settings.gpu_memory_utilization:g}",
+                  "serving_engine_version", engine="vllm", version=VLLM_VERSION)]
+    refused = layout_refused(shape, tp, notes)
+    allowed = not refused and context_allowed(shape, tp, context_tokens, notes)
+    batch_tokens, max_num_seqs = vllm_batch_limits(gpu, settings, context_tokens)
+    budget = vllm_budget(model, gpu, tp, settings, batch_tokens, max_num_seqs, notes)
+    block_bytes = kv.bytes_per_block(shape, tp, settings.kv_cache_dtype)
+    num_blocks = kv.kv_blocks(budget.available_kv, block_bytes)
+    usable_blocks = num_blocks - settings.null_blocks
+
+    blocks = kv.blocks_per_request(shape, context_tokens, batch_tokens, settings.in_flight_batches)
+    starts = allowed and budget.available_kv > 0 and blocks <= usable_blocks
+    cap = context_cap(shape, notes)
+    best, concurrency = None, None
+    if budget.available_kv > 0 and not refused:
+        best = kv.max_model_len_for_blocks(shape, usable_blocks, batch_tokens, cap, settings.in_flight_batches)
+        concurrency = kv.max_concurrency(num_blocks, blocks)
+    context_capped_note(shape, best, cap, notes)
+    outcome_notes(starts, concurrency, batch, budget.available_kv, notes)
+    if allowed and not starts and budget.available_kv > 0:
+        notes.append(_kv_too_small(context_tokens, blocks * block_bytes, budget.available_kv, best))
+    _sliding_note(shape, batch_tokens, context_tokens, settings.in_flight_batches, notes)
+    return ServingCheck(
+        engine="vllm", tp=tp, weights_gb=weights.vllm_weights_bytes(model.weights) / GB,
+        weights_gb_per_gpu=budget.weights / GB,
+        kv_bytes_per_token_per_gpu=kv.kv_bytes_per_token_per_gpu(shape, tp, settings.kv_cache_dtype),
+        kv_gb_per_gpu=blocks * batch * block_bytes / GB, runtime_overhead_gb_per_gpu=budget.overhead / GB,
+        usable_gb_per_gpu=(budget.requested - budget.overhead) / GB,
+        gpu_memory_utilization=settings.gpu_memory_utilization, max_num_batched_tokens=batch_tokens,
+        starts=starts, max_context_tokens=best, max_concurrency=concurrency,
+        command=command.vllm_command(
+            model.repo, tp=tp, max_model_len=launch_context(starts, context_tokens, best, notes),
+            gpu_memory_utilization=settings.gpu_memory_utilization,
+            kv_cache_dtype=settings.kv_cache_dtype, quantization=settings.quantization,
+            max_num_seqs=settings.max_num_seqs, max_num_batched_tokens=settings.max_num_batched_tokens,
+            enforce_eager=settings.enforce_eager),
+        notes=tuple(notes),
+    )
+
+
+def _sliding_note(shape: ModelShape, batch_tokens: int, context_tokens: int, in_flight_batches: int,
+                  notes: list[Note]) -> None:
+    if not (shape.sliding_window and shape.sliding_layers):
+        return
+    tokens = kv.sliding_window_tokens(shape.sliding_window, batch_tokens, context_tokens, in_flight_batches)
+    notes.append(Note(f"sliding-window layers reserve {tokens:,} tokens per request, not the "
+                      f"{shape.sliding_window:,}-token window", "serving_sliding_reserve",
+                      tokens=tokens, window=shape.sliding_window))
+
+
+def _kv_too_small(context_tokens: int, needed: float, available: float, best: int | None) -> Note:
+    """vLLM's start failure (kv_cache_planning.py:50-87): one request of max_model_len does not fit."""
+    return Note(f"one request of {context_tokens:,} tokens needs {needed / GIB:.2f} GiB of KV cache, "
+                f"{available / GIB:.2f} GiB available; the largest context that starts is {best or 0:,} tokens",
+                "serving_kv_too_small", tokens=context_tokens, needed_gib=needed / GIB,
+                available_gib=available / GIB, max_tokens=best or 0)
+

@@ -1,0 +1,206 @@
+"""The serving check on an answer's layouts (issue #11): which engine, the model as it reads it, one check per
+layout cached within the answer, and the cheapest layout that passes both the rule and the engine."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from catalog.schema import Card, Catalog
+from engine.fit import STANDARD_SET_SIZES, Layout, evaluate_layout
+from engine.formats import canonical_format
+from engine.notes import Note
+from engine.serving import (
+    Gpu,
+    LlamaCppSettings,
+    ResidentWeights,
+    ServingCheck,
+    ServingModel,
+    ServingShapeError,
+    VllmSettings,
+    serving_check,
+)
+from engine.serving.constants import GPU_MEMORY_UTILIZATION, MIB
+from engine.sizing import GB, PRECISION_BYTES, Requirement, ResolvedRequest
+
+ENGINES = ("vllm", "llama.cpp")
+# KV cache precision as each engine names it: vLLM stores "auto" (the model dtype) or fp8 (1 byte, int8 has no
+# cache dtype of its own there: vllm/config/cache.py CacheDType); llama.cpp's 8-bit cache type is q8_0.
+VLLM_KV_DTYPE = {"fp32": "auto", "fp16": "auto", "bf16": "auto", "fp8": "fp8", "int8": "fp8"}
+# A failing check with one of these notes fails on every layout: no search for one that passes.
+NOWHERE = ("serving_context_over_max", "serving_v_cache_needs_fa")
+LLAMA_CPP_KV_TYPE = {"fp32": "f16", "fp16": "f16", "bf16": "f16", "fp8": "q8_0", "int8": "q8_0"}
+
+
+@dataclass(frozen=True, slots=True)
+class ServingOptions:
+    """What the user chose for the check (CLI flags, /set engine); None: the engine's default."""
+
+    engine: str | None = None
+    tp: int | None = None  # check the fit's card at this count when no card/count was named
+    max_num_batched_tokens: int | None = None
+    gpu_memory_utilization: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.engine is not None and self.engine not in ENGINES:
+            raise ValueError(f"unknown engine {self.engine!r} (use vllm or llama.cpp)")
+        if self.tp is not None and not 1 <= self.tp <= 64:
+            raise ValueError(f"--tp {self.tp} is outside 1..64")
+        if self.max_num_batched_tokens is not None and not 1 <= self.max_num_batched_tokens <= 1_000_000:
+            raise ValueError(f"max_num_batched_tokens {self.max_num_batched_tokens} is outside 1..1,000,000")
+        if self.gpu_memory_utilization is not None and not 0 < self.gpu_memory_utilization <= 1:
+            raise ValueError(f"gpu_memory_utilization {self.gpu_memory_utilization:g} is outside (0, 1]")
+
+
+def engine_for(resolved: ResolvedRequest, options: ServingOptions | None = None) -> str:
+    """The engine asked for, else llama.cpp for a GGUF type and vLLM for every safetensors format."""
+    if options is not None and options.engine is not None:
+        return options.engine
+    fmt = canonical_format(resolved.precision)
+    return "llama.cpp" if fmt is not None and fmt.is_gguf else "vllm"
+
+
+def _bytes_per_param(resolved: ResolvedRequest) -> float | None:
+    if resolved.weight_bytes is not None:
+        return resolved.weight_bytes
+    if resolved.precision in PRECISION_BYTES:
+        return PRECISION_BYTES[resolved.precision]
+    fmt = canonical_format(resolved.precision)
+    return fmt.bits_per_weight / 8 if fmt is not None else None
+
+
+def serving_model(resolved: ResolvedRequest) -> ServingModel:
+    """The model as the check reads it: the published checkpoint's size when the answer uses it, else every
+    parameter at the precision's bytes (the registry publishes no vocabulary split; the check notes its
+    Llama-like assumption)."""
+    published = resolved.shape.published_weights
+    if resolved.weight_bytes is None and published is not None:
+        weights = ResidentWeights(body_bytes=published.gb * GB)
+    else:
+        per_param = _bytes_per_param(resolved)
+        if per_param is None:
+            raise ValueError(f"the serving check has no bytes per weight for {resolved.precision}")
+        weights = ResidentWeights.from_precision(resolved.params_b, per_param)
+    return ServingModel(shape=resolved.shape, weights=weights)
+
+
+def _quantization(resolved: ResolvedRequest) -> str | None:
+    """--quantization fp8 only for an on-the-fly FP8 of a 16-bit checkpoint; quantized checkpoints declare
+    their method in config.json (engine.serving.vllm.VllmSettings)."""
+    return "fp8" if resolved.precision == "fp8" and resolved.shape.published_weights is None else None
+
+
+@dataclass(slots=True)
+class ServingReview:
+    """One answer's serving checks: computed on first use per (card, count) -- the model, context and
+    precisions are the answer's -- so the JSON path pays for the fit only and a reply for what it shows."""
+
+    resolved: ResolvedRequest
+    requirement: Requirement
+    catalog: Catalog
+    options: ServingOptions = field(default_factory=ServingOptions)
+    engine: str = "vllm"
+    notes: list[Note] = field(default_factory=list)
+    _model: ServingModel | None = None
+    _checks: dict[tuple[str, int], ServingCheck | None] = field(default_factory=dict)
+    _passing: Layout | None = None
+    _searched: bool = False
+
+    @classmethod
+    def of(cls, resolved: ResolvedRequest, requirement: Requirement, catalog: Catalog,
+           options: ServingOptions | None = None) -> ServingReview | None:
+        """None for what no engine serves: training, and models that are no LLM."""
+        if resolved.workload != "inference" or resolved.shape.kind != "llm":
+            return None
+        options = options or ServingOptions()
+        return cls(resolved, requirement, catalog, options, engine_for(resolved, options))
+
+    def settings(self) -> tuple[VllmSettings | None, LlamaCppSettings | None]:
+        """The engine's options for this answer: the user's, the KV precision mapped, the GGUF type named."""
+        kv = self.resolved.kv_precision
+        if self.engine == "llama.cpp":
+            cache = LLAMA_CPP_KV_TYPE.get(kv, "f16")
+            fmt = canonical_format(self.resolved.precision)
+            quant = fmt.name.upper() if fmt is not None and fmt.is_gguf else None
+            return None, LlamaCppSettings(quant=quant, cache_type_k=cache, cache_type_v=cache)
+        options = self.options
+        return VllmSettings(
+            gpu_memory_utilization=options.gpu_memory_utilization or GPU_MEMORY_UTILIZATION,
+            kv_cache_dtype=VLLM_KV_DTYPE.get(kv, "auto"), quantization=_quantization(self.resolved),
+            max_num_batched_tokens=options.max_num_batched_tokens), None
+
+    def model(self) -> ServingModel | None:
+        """The model as the check reads it; None (noted once, by check()) when it cannot be read."""
+        if self._model is None:
+            try:
+                self._model = serving_model(self.resolved)
+            except ValueError:
+                return None
+        return self._model
+
+    def check(self, card: Card, count: int) -> ServingCheck | None:
+        """The check of `count` x `card`; None (and a note, once) when it cannot be made."""
+        key = (card.id, count)
+        if key not in self._checks:
+            self._checks[key] = self._run(card, count)
+        return self._checks[key]
+
+    def check_layout(self, layout: Layout | None) -> ServingCheck | None:
+        return self.check(layout.card, layout.count) if layout is not None else None
+
+    def _run(self, card: Card, count: int) -> ServingCheck | None:
+        vllm, llama_cpp = self.settings()
+        try:
+            if self._model is None:
+                self._model = serving_model(self.resolved)
+            return serving_check(self._model, Gpu.from_card(card), self.resolved.context_tokens,
+                                 engine=self.engine, tp=count, batch=self.resolved.batch, vllm=vllm,
+                                 llama_cpp=llama_cpp)
+        except (ServingShapeError, ValueError) as exc:
+            # A model without a published KV shape already carries sizing's kv_unknown note: said once.
+            said = isinstance(exc, ServingShapeError) and any(n.code == "kv_unknown" for n in self.requirement.notes)
+            if not said and not any(note.code == "serving_unavailable" for note in self.notes):
+                self.notes.append(Note(f"no serving check: {exc}", "serving_unavailable", reason=str(exc)))
+            return None
+
+    def passing(self, failing: Layout | None) -> Layout | None:
+        """When `failing`'s check says the engine would not start: the cheapest valid layout (price order) whose
+        check passes. Searched once per answer."""
+        check = self.check_layout(failing)
+        if failing is None or check is None or check.starts:
+            return None
+        if not self._searched:
+            self._searched = True
+            if not any(note.code in NOWHERE for note in check.notes):
+                self._passing = self._cheapest_passing(self._lower_bound_gb(check, failing.count))
+        return self._passing
+
+    def _lower_bound_gb(self, check: ServingCheck, count: int) -> float:
+        """What the whole set must hold at least, whatever the count: the weights, and the KV cache the start
+        needs (vLLM: one request; llama.cpp: every slot) when the failing check was on one GPU (on a set,
+        replicated KV heads make its per-GPU figure no lower bound)."""
+        if count != 1:
+            return check.weights_gb
+        requests = self.resolved.batch if self.engine == "vllm" else 1
+        return check.weights_gb + check.kv_gb_per_gpu / requests
+
+    def _share_gb(self, card: Card) -> float:
+        """One card's memory under the engine's share (vLLM's gpu_memory_utilization; llama.cpp: all of it)."""
+        share = 1.0 if self.engine == "llama.cpp" else (self.options.gpu_memory_utilization or GPU_MEMORY_UTILIZATION)
+        return (card.memory_mib or 0) * MIB * share / GB
+
+    def _cheapest_passing(self, lower_bound_gb: float) -> Layout | None:
+        catalog, total = self.catalog, self.requirement.total_gb
+        # Price order over what can hold the total at all; the rule is evaluated only on those, the engine
+        # check only on layouts the rule accepts.
+        sizes = [n for n in STANDARD_SET_SIZES if n <= catalog.selection.max_gpus_per_host]
+        options = sorted(((catalog.set_price_usd(card, n)[1], n, card.id, card) for card in catalog.cards
+                          for n in sizes if card.vram_gb * n >= total), key=lambda option: option[:3])
+        for _, count, _, card in options:
+            if self._share_gb(card) * count < lower_bound_gb:
+                continue  # cannot start: the weights (and one request's KV cache) alone exceed the engine's share
+            layout = evaluate_layout(card, count, self.requirement, self.resolved, catalog)
+            if not layout.valid:
+                continue
+            found = self.check(card, count)
+            if found is not None and found.starts:
+                return layout
+        return None

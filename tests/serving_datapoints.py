@@ -1,0 +1,350 @@
+"""The serving check against public engine startup logs (research: /work/research/serving_datapoints.yaml).
+
+Each row compares one logged figure with what engine.serving predicts from the other figures of the same log.
+tests/test_serving.py asserts every row within its tolerance and that docs/serving.md carries this table;
+`python -m tests.serving_datapoints` prints the table for the docs.
+
+Tolerances: "exact" rows differ only by the log's own rounding (GiB printed with 2 decimals: +-0.005 GiB on
+the input, half a unit of the last printed digit on the output); estimate rows use the error the research measured.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from engine.registry import ModelShape, default_registry
+from engine.serving import kv, memory, weights
+from engine.serving.constants import GIB, MIB
+from engine.serving.memory import ModelDims
+from engine.serving.outcome import Gpu, ServingCheck, ServingModel
+from engine.serving.reverse import typical_model
+from engine.serving.vllm import BEFORE_0_20, VllmBudget, vllm_check
+from engine.serving.weights import ResidentWeights
+
+REGISTRY = default_registry()
+
+# Shapes of models that are not in engine/data/models.yaml, from the datapoint's own arithmetic.
+# deepseek-ai/DeepSeek-V2-Lite config.json: 27 layers, 16 heads, kv_lora_rank 512, qk_rope_head_dim 64
+# (research §3.2; vLLM #15871 and PR #20665 logs reproduce 576 elements per token per layer).
+DEEPSEEK_V2_LITE = ModelShape(id="deepseek-v2-lite", name="DeepSeek-V2-Lite", params_b=15.7, active_params_b=2.4,
+                              layers=27, attention_heads=16, kv_heads=16, head_dim=None, mla_kv_lora_rank=512,
+                              mla_qk_rope_head_dim=64, context_max=163840)
+# vLLM #25350: the model is not named; 49 139 B per token in fp8 = 48 layers x 2 x 4 KV heads x 128 x 1 B.
+FP8_KV_MODEL = ModelShape(id="fp8-kv-48-layer", name="48-layer model", params_b=32, active_params_b=32, layers=48,
+                          attention_heads=None, kv_heads=4, head_dim=128)
+# /work/shared/reference/models.yaml (config.json copies): the sizes the weights and activation estimates read.
+LLAMA_31_8B_DIMS = ModelDims(hidden_size=4096, intermediate_size=14336, vocab_size=128256)
+QWEN25_72B_DIMS = ModelDims(hidden_size=8192, intermediate_size=29568, vocab_size=152064)
+GPT_OSS_120B = {"layers": 36, "experts": 128, "hidden": 2880, "intermediate": 2880, "vocab": 201088,
+                "heads": 64, "kv_heads": 8, "head_dim": 64}
+
+# CUDA totals printed in the logs (or in a log of the same card).
+A100_40GB_GIB = 39.38  # vLLM #16570, used by the datapoint's own check
+H100_GIB = 79.19       # "Free memory on device (78.66/79.19 GiB)" (llava log) = catalog h100-sxm 81089 MiB
+GIB_ROUNDING = 0.005   # half a unit of a GiB figure printed with two decimals
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    id: str
+    source: str
+    quantity: str
+    logged: float
+    predicted: float
+    tolerance_percent: float
+    basis: str  # what the prediction starts from
+
+    @property
+    def error_percent(self) -> float:
+        return (self.predicted - self.logged) / abs(self.logged) * 100
+
+    @property
+    def within(self) -> bool:
+        return abs(self.error_percent) <= self.tolerance_percent + 1e-9
+
+
+def _gib(value: float) -> float:
+    return value * GIB
+
+
+def _rounding_percent(printed: float, unit: float = GIB_ROUNDING) -> float:
+    return unit / abs(printed) * 100
+
+
+def _shape(model_id: str) -> ModelShape:
+    shape = REGISTRY.get(model_id)
+    assert shape is not None, model_id
+    return shape
+
+
+# -- vLLM KV arithmetic from the logged "Available KV cache memory" ---------------------------------------------
+
+def _tokens_rows(row_id: str, source: str, shape: ModelShape, tp: int, kv_dtype: str, available_gib: float,
+                 max_model_len: int, tokens: int, concurrency: float) -> list[Row]:
+    block = kv.bytes_per_block(shape, tp, kv_dtype)
+    blocks = kv.kv_blocks(_gib(available_gib), block)
+    per_request = kv.blocks_per_request(shape, max_model_len, 8192)
+    tolerance = _rounding_percent(available_gib)
+    return [
+        Row(row_id, source, "KV cache tokens", tokens, blocks * 16, tolerance, f"logged {available_gib} GiB"),
+        Row(row_id, source, "max concurrency", concurrency, kv.max_concurrency(blocks, per_request),
+            tolerance + _rounding_percent(concurrency), f"logged {available_gib} GiB"),
+    ]
+
+
+def llama_31_8b_a100_rows() -> list[Row]:
+    source = "code index 34342936495 (vLLM 0.15.1)"
+    rows = _tokens_rows("llama-3.1-8b-a100-40gb", source, _shape("llama-3.1-8b"), 1, "auto", 19.28, 131072,
+                        157936, 1.20)
+    model = ServingModel(_shape("llama-3.1-8b"), ResidentWeights.from_precision(
+        8.03, 2, vocab_size=128256, hidden_size=4096), LLAMA_31_8B_DIMS)
+    settings = replace(BEFORE_0_20, usage="llm", enforce_eager=True)
+    gpu = Gpu("A100-SXM4-40GB", round(A100_40GB_GIB * 1024))
+    check = vllm_check(model, gpu, 131072, settings=settings)
+    budget_weights = weights.vllm_weights_bytes_per_gpu(model.weights, 1) / GIB
+    overhead = check.runtime_overhead_gb_per_gpu * 1e9 / GIB
+    rows += [
+        Row("llama-3.1-8b-a100-40gb", source, "weights GiB", 14.99, budget_weights, 1.0, "8.03 B x 2 B"),
+        Row("llama-3.1-8b-a100-40gb", source, "activation + non-torch GiB", 1.17, overhead, 30.0,
+            "estimate (research §5)"),
+        Row("llama-3.1-8b-a100-40gb", source, "max concurrency end to end", 1.20, check.max_concurrency or 0.0, 3.0,
+            "card memory 39.38 GiB"),
+    ]
+    return rows
+
+
+def gemma_3_1b_rows() -> list[Row]:
+    """vLLM 0.13.0, LLM class, one batch in flight: 4 full + 22 sliding layers in groups of 4 (2 padding layers)."""
+    shape = _shape("gemma-3-1b")
+    block = kv.bytes_per_block(shape, 1, "auto")
+    blocks = kv.kv_blocks(_gib(25.39), block)
+    per_request = kv.blocks_per_request(shape, 2048, 8192, in_flight_batches=1)
+    source = "code index 45665312624 (vLLM 0.13.0)"
+    return [
+        Row("gemma-3-1b-it", source, "max concurrency (sliding window)", 461.21,
+            kv.max_concurrency(blocks, per_request), _rounding_percent(25.39) + _rounding_percent(461.21),
+            "logged 25.39 GiB"),
+        Row("gemma-3-1b-it", source, "padding layers", 2, kv.layer_groups(shape).padded_layers(shape), 0.0,
+            "layer groups"),
+    ]
+
+
+def deepseek_v2_lite_rows() -> list[Row]:
+    """TP2 x PP2 on 4x L4: stage 0 holds 14 layers (12.13 GiB), stage 1 13 (11.33 GiB); the minimum counts."""
+    stages = ((14, 12.13), (13, 11.33))
+    blocks = min(kv.kv_blocks(_gib(gib), kv.bytes_per_block(replace(DEEPSEEK_V2_LITE, layers=layers), 2, "auto"))
+                 for layers, gib in stages)
+    source = "https://github.com/vllm-project/vllm/pull/20665"
+    tolerance = _rounding_percent(12.13)
+    return [
+        Row("deepseek-v2-lite-tp2-pp2", source, "KV cache tokens (MLA, TP2)", 807792, blocks * 16, tolerance,
+            "logged 12.13 / 11.33 GiB"),
+        Row("deepseek-v2-lite-tp2-pp2", source, "max concurrency", 788.86, blocks / 64,
+            tolerance + _rounding_percent(788.86), "logged 12.13 / 11.33 GiB"),
+    ]
+
+
+def deepseek_v2_lite_needed_rows() -> list[Row]:
+    needed = kv.blocks_per_request(DEEPSEEK_V2_LITE, 32768, 8192) * kv.bytes_per_block(DEEPSEEK_V2_LITE, 1, "auto")
+    return [Row("deepseek-v2-lite-chat", "https://github.com/vllm-project/vllm/issues/15871",
+                "KV GiB needed at 32768", 0.95, needed / GIB, _rounding_percent(0.95), "MLA 576 x 2 B x 27 layers")]
+
+
+def qwen3_14b_rows() -> list[Row]:
+    return _tokens_rows("qwen3-14b", "https://github.com/LMCache/LMCache/issues/1739", _shape("qwen3-14b"), 1,
+                        "auto", 6.51, 32768, 42656, 1.30)
+
+
+def qwen3_235b_tp4_rows() -> list[Row]:
+    """4 KV heads over 4 ranks; the log's "Available" is one rank's, the blocks the minimum over ranks (+1.1 %)."""
+    shape = _shape("qwen3-235b-a22b")
+    blocks = kv.kv_blocks(_gib(8.11), kv.bytes_per_block(shape, 4, "auto"))
+    return [Row("qwen3-235b-a22b-fp8-tp4", "https://github.com/vllm-project/vllm/issues/21348",
+                "KV cache tokens (TP4)", 178880, blocks * 16, 1.5, "logged 8.11 GiB (one rank)")]
+
+
+def fp8_kv_rows() -> list[Row]:
+    shape = FP8_KV_MODEL
+    block = kv.bytes_per_block(shape, 1, "fp8")
+    blocks = kv.kv_blocks(_gib(10.55), block)
+    short = kv.kv_blocks(_gib(5.59), block)
+    needed = kv.blocks_per_request(shape, 221000, 8192) * block
+    source = "https://github.com/vllm-project/vllm/issues/25350"
+    return [
+        Row("fp8-kv-48-layer", source, "KV cache tokens (fp8)", 230528, blocks * 16, _rounding_percent(10.55),
+            "logged 10.55 GiB"),
+        Row("fp8-kv-48-layer", source, "max concurrency", 2.31, kv.max_concurrency(blocks, math.ceil(100000 / 16)),
+            _rounding_percent(10.55) + _rounding_percent(2.31), "logged 10.55 GiB"),
+        Row("fp8-kv-48-layer", source, "KV GiB needed at 221000", 10.12, needed / GIB, _rounding_percent(10.12),
+            "fp8 = 1 B"),
+        Row("fp8-kv-48-layer", source, "estimated max model len", 122080,
+            kv.max_model_len_for_blocks(shape, short, 8192, 10_000_000) or 0, _rounding_percent(5.59),
+            "logged 5.59 GiB"),
+    ]
+
+
+def llava_mistral_rows() -> list[Row]:
+    """vLLM ~0.10.2; the log prints the KV bytes exactly and every part of the budget."""
+    shape = _shape("mistral-7b-v0.2")
+    block = kv.bytes_per_block(shape, 1, "auto")
+    blocks = kv.kv_blocks(59_212_694_937, block)
+    budget = VllmBudget(requested=memory.requested_bytes(round(H100_GIB * 1024), 0.9), weights=_gib(14.08),
+                        activation=_gib(1.97), non_torch=_gib(0.07), cudagraph=0.0)
+    source = "code index 34680831065 (vLLM ~0.10.2)"
+    return [
+        Row("llava-mistral-7b", source, "KV cache tokens", 451744, blocks * 16, 0.0, "logged 59212694937 B"),
+        Row("llava-mistral-7b", source, "max concurrency", 110.29, kv.max_concurrency(blocks, 4096 // 16),
+            _rounding_percent(110.29), "logged 59212694937 B"),
+        Row("llava-mistral-7b", source, "available KV GiB", 55.15, budget.available_kv / GIB,
+            4 * _rounding_percent(55.15), "logged parts, total 79.19 GiB x 0.9"),
+    ]
+
+
+def qwen25_72b_awq_rows() -> list[Row]:
+    """V0 0.7.2 on 2x A40: AWQ body at 0.5 + 2.5/128 B (scales and zeros per group of 128), fp16 vocabulary."""
+    matrix = 152064 * 8192
+    body_params = 72.706e9 - 2 * matrix
+    resident = ResidentWeights(body_bytes=body_params * (0.5 + 2.5 / 128), embedding_bytes=matrix * 2,
+                               lm_head_bytes=matrix * 2, vocab_size=152064)
+    activation = memory.activation_peak_bytes(QWEN25_72B_DIMS, 32768, 256, 2)
+    source = "code index 39735714735 (vLLM 0.7.2)"
+    return [
+        Row("qwen2.5-72b-awq-tp2", source, "weights GiB per GPU (TP2)", 19.3952,
+            weights.vllm_weights_bytes_per_gpu(resident, 2) / GIB, 2.0, "AWQ bytes by part"),
+        Row("qwen2.5-72b-awq-tp2", source, "activation GiB", 5.66, activation / GIB, 30.0, "estimate (research §5)"),
+    ]
+
+
+def llama_31_8b_3090_rows() -> list[Row]:
+    """V0 without chunked prefill profiles max_model_len tokens (20 000 and 29 000) over 256 sequences."""
+    source = "https://github.com/vllm-project/vllm/issues/10517"
+    return [Row("llama-3.1-8b-rtx3090", source, f"activation GiB at {tokens}", logged,
+                memory.activation_peak_bytes(LLAMA_31_8B_DIMS, tokens, 256, 1) / GIB, 30.0, "estimate (research §5)")
+            for tokens, logged in ((20000, 2.07), (29000, 2.99))]
+
+
+def llama_31_8b_3090_kv_rows() -> list[Row]:
+    """V0 prints "GPU blocks": 1952 from 3.81 GiB at 20k; 1478 blocks (23 648 tokens) at 29k hold no request."""
+    shape = _shape("llama-3.1-8b")
+    block = kv.bytes_per_block(shape, 1, "auto")
+    source = "https://github.com/vllm-project/vllm/issues/10517"
+    rows = []
+    for gib, logged, context in ((3.81, 1952, 20000), (2.89, 1478, 29000)):
+        blocks = kv.kv_blocks(_gib(gib), block)
+        rows.append(Row("llama-3.1-8b-rtx3090", source, f"KV blocks at {context}", logged, blocks,
+                        _rounding_percent(gib), f"logged {gib} GiB"))
+    return rows
+
+
+def gpt_oss_rows() -> list[Row]:
+    g = GPT_OSS_120B
+    attention = g["layers"] * g["hidden"] * (2 * g["heads"] * g["head_dim"] + 2 * g["kv_heads"] * g["head_dim"]) * 2
+    vocab = g["vocab"] * g["hidden"] * 2
+
+    def resident(backend: str) -> float:
+        experts = weights.mxfp4_expert_bytes(layers=g["layers"], experts=g["experts"], hidden=g["hidden"],
+                                             intermediate=g["intermediate"], backend=backend)
+        parts = ResidentWeights(body_bytes=experts + attention, embedding_bytes=vocab, lm_head_bytes=vocab,
+                                vocab_size=g["vocab"])
+        return weights.vllm_weights_bytes_per_gpu(parts, 1) / GIB
+
+    return [
+        Row("gpt-oss-120b-marlin", "https://github.com/vllm-project/vllm/issues/23278", "weights GiB (MXFP4 Marlin)",
+            65.97, resident("marlin"), 1.0, "MXFP4 padding 128/256"),
+        Row("gpt-oss-120b-triton", "https://github.com/vllm-project/vllm/issues/33155", "weights GiB (MXFP4 Triton)",
+            64.38, resident("triton"), 6.0, "MXFP4 padding 64 (open question 4)"),
+    ]
+
+
+def qwen25_7b_rtx4060_rows() -> list[Row]:
+    """V0: 0.7 x 8.00 GiB - 5.20 weights - 0.03 non-torch - 1.42 activation = -1.05 GiB: does not start."""
+    budget = VllmBudget(requested=memory.requested_bytes(8 * 1024, 0.7), weights=_gib(5.20), activation=_gib(1.42),
+                        non_torch=_gib(0.03), cudagraph=0.0)
+    return [Row("qwen2.5-7b-rtx4060", "https://github.com/vllm-project/vllm/issues/13882", "available KV GiB",
+                -1.05, budget.available_kv / GIB, 4 * _rounding_percent(1.05), "logged parts")]
+
+
+# -- llama.cpp ---------------------------------------------------------------------------------------------------
+
+def llama_cpp_rows() -> list[Row]:
+    shape = _shape("mistral-7b-v0.2")
+    source = "https://github.com/fedora-copr/logdetective/pull/106"
+    rows = []
+    for n_ctx, logged_kv, logged_compute in ((2048, 256.0, 164.0), (32768, 4096.0, 2144.0)):
+        rows.append(Row("llamacpp-7b", source, f"KV MiB at {n_ctx}", logged_kv,
+                        kv.llama_cpp_kv_bytes(shape, n_ctx, "f16", "f16") / MIB, 0.0, "f16 cache"))
+        rows.append(Row("llamacpp-7b", source, f"compute MiB at {n_ctx} (no FA)", logged_compute,
+                        memory.llama_cpp_compute_bytes(n_ctx, 32, flash_attn=False) / MIB, 40.0,
+                        "KQ + 96 MiB estimate"))
+    per_layer = kv.llama_cpp_kv_bytes_per_cell_layer(24576, 16384, "q4_0", "f16") * 16384
+    rows.append(Row("llamacpp-deepseek-61l", "https://github.com/ggml-org/llama.cpp/issues/9390",
+                    "KV MiB on CUDA0 (8 layers, q4_0 K)", 5824.0, 8 * per_layer / MIB, 0.0, "q4_0 = 18 B / 32"))
+    rows.append(Row("llamacpp-qwen3.6-27b", "https://github.com/ggml-org/llama.cpp/pull/25465",
+                    "compute MiB at 262144 (FA)", 756.0, memory.llama_cpp_compute_bytes(262144, None, True) / MIB,
+                    30.0, "flat FA estimate"))
+    return rows
+
+
+def all_rows() -> list[Row]:
+    return [*llama_31_8b_a100_rows(), *gemma_3_1b_rows(), *deepseek_v2_lite_rows(), *deepseek_v2_lite_needed_rows(),
+            *qwen3_14b_rows(), *qwen3_235b_tp4_rows(), *fp8_kv_rows(), *llava_mistral_rows(),
+            *qwen25_72b_awq_rows(), *llama_31_8b_3090_rows(), *llama_31_8b_3090_kv_rows(), *gpt_oss_rows(),
+            *qwen25_7b_rtx4060_rows(), *llama_cpp_rows()]
+
+
+# -- the issue's own figures (no log: what the check says) ------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    question: str
+    layout: str
+    check: ServingCheck
+
+
+def issue_figures() -> list[Figure]:
+    """Issue #11's examples on the catalog cards (A40 45 520 MiB, A100 80GB 81 920 MiB), vLLM 0.33.0 defaults."""
+    a40, a100 = Gpu("A40", 45520), Gpu("A100-SXM4-80GB", 81920)
+    llama_70b = ServingModel(_shape("llama-3.1-70b"), weights.weights_at_precision(
+        70.554, "int4", vocab_size=128256, hidden_size=8192), ModelDims(8192, 28672, 128256),
+        "hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4")
+    return [
+        Figure("70B at 4-bit, 32k", "1x A40", vllm_check(typical_model(70, 0.5), a40, 32768)),
+        Figure("Llama 3.1 70B AWQ, 32k", "1x A40", vllm_check(llama_70b, a40, 32768)),
+        Figure("Llama 3.1 70B AWQ, 128k", "1x A100 80GB", vllm_check(llama_70b, a100, 131072)),
+        Figure("Llama 3.1 70B AWQ, 128k", "2x A100 80GB", vllm_check(llama_70b, a100, 131072, tp=2)),
+    ]
+
+
+def render_figures(figures: list[Figure]) -> str:
+    lines = ["| question | layout | starts | max context (one request) | max concurrency | command |",
+             "| --- | --- | --- | ---: | ---: | --- |"]
+    for figure in figures:
+        check = figure.check
+        concurrency = "-" if check.max_concurrency is None else f"{check.max_concurrency:.2f}x"
+        context = "-" if check.max_context_tokens is None else f"{check.max_context_tokens:,}"
+        lines.append(f"| {figure.question} | {figure.layout} | {'yes' if check.starts else 'no'} | {context} | "
+                     f"{concurrency} | `{check.command}` |")
+    return "\n".join(lines)
+
+
+def _fmt(value: float) -> str:
+    if abs(value) >= 1000 or float(value).is_integer():
+        return f"{value:,.0f}"
+    return f"{value:.4f}" if abs(value) < 10 else f"{value:.2f}"
+
+
+def render_table(rows: list[Row]) -> str:
+    lines = ["| datapoint | source | quantity | from | logged | predicted | error | tolerance |",
+             "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |"]
+    for row in rows:
+        lines.append(f"| {row.id} | {row.source} | {row.quantity} | {row.basis} | {_fmt(row.logged)} | "
+                     f"{_fmt(row.predicted)} | {row.error_percent:+.2f} % | {row.tolerance_percent:.2f} % |")
+    return "\n".join(lines)
+
+
+
+
+if __name__ == "__main__":
+    print(render_table(all_rows()))
+    print()
+    print(render_figures(issue_figures()))

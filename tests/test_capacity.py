@@ -1,0 +1,88 @@
+"""Issue #11's reverse questions: the largest context, requests at once and the biggest model on a layout, by the
+seeds' rule and by the serving check, in English and German, with the JSON `capacity` of Contract v2."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bot.cli import ask_answer
+from bot.render import plain, render_answer
+from catalog.loader import load_catalog
+from engine.parse import Vocabulary
+from engine.serving import Gpu, max_concurrency_at, max_context_for_layout
+from engine.sizing import SizeRequest, resolve, size
+
+CATALOG = load_catalog("gpurenthub").catalog
+VOCABULARY = Vocabulary.of_catalog(CATALOG)
+CAPACITY_KEYS = {"kind", "card", "count", "context_tokens", "batch", "rule_value", "serving_value", "models"}
+
+
+def ask(text: str):
+    answer, error, _ = ask_answer(text, CATALOG, VOCABULARY)
+    assert answer is not None and error is None, error
+    return answer
+
+
+def test_max_context_for_70b_fp8_on_an_h100():
+    answer = ask("What is the max context for 70B FP8 on an H100?")
+    data = answer.to_json()
+    capacity = data["capacity"]
+    assert set(capacity) == CAPACITY_KEYS and capacity["kind"] == "max_context"
+    assert (capacity["card"], capacity["count"]) == ("H100 SXM", 1)
+    # The rule: weights + overhead + KV per token x tokens <= 80 GB, solved for the tokens.
+    requirement = answer.requirement
+    per_token = requirement.kv_cache_gb / requirement_context(answer)
+    fixed = requirement.total_gb - requirement.kv_cache_gb
+    assert capacity["rule_value"] == int((80 - fixed) / per_token)
+    # The engine: vLLM's largest single request on the same card.
+    card = CATALOG.card("h100")
+    expected = max_context_for_layout(answer.review.model(), Gpu.from_card(card), tp=1)
+    assert capacity["serving_value"] == expected and expected < capacity["rule_value"]
+    text = plain(render_answer(answer, "en"))
+    assert f"Longest context on 1x H100 SXM: {int(capacity['rule_value']):,} tokens by the rule" in text
+    json.dumps(data, allow_nan=False)
+
+
+def requirement_context(answer) -> int:
+    return answer.resolved.context_tokens * answer.resolved.batch
+
+
+def test_max_context_is_capped_at_the_models_maximum_and_says_so():
+    answer = ask("max context for Llama 3.1 8B on an A100")
+    assert answer.capacity.serving_value == 131072 and answer.capacity.rule_value == 131072
+    assert "capped at the model's maximum" in plain(render_answer(answer, "en"))
+
+
+def test_how_many_users_on_an_l40s_with_llama_8b_at_8k():
+    answer = ask("how many users can I serve on an L40S with Llama 3.1 8B at 8k?")
+    capacity = answer.capacity
+    assert capacity.kind == "max_batch" and capacity.card == "L40S" and capacity.context_tokens == 8192
+    card = CATALOG.card("l40s")
+    concurrency = max_concurrency_at(answer.review.model(), Gpu.from_card(card), 8192)
+    assert capacity.serving_value == int(concurrency)
+    fixed = answer.requirement.total_gb - answer.requirement.kv_cache_gb
+    assert capacity.rule_value == int((card.vram_gb - fixed) / answer.requirement.kv_cache_gb)
+    german = plain(render_answer(ask("Wie viele Nutzer gleichzeitig auf einer L40S mit Llama 3.1 8B bei 8k?"), "de"))
+    assert "Gleichzeitige Anfragen bei 8k auf 1x L40S" in german
+
+
+@pytest.mark.parametrize("text,label", [("what is the biggest model I can run on a 4090?", "RTX 4090"),
+                                        ("Welches ist das größte Modell für 48 GB?", "48 GB")])
+def test_biggest_model_on_a_card_or_in_a_budget(text, label):
+    answer = ask(text)
+    capacity = answer.capacity
+    assert capacity.kind == "biggest_model" and capacity.card == label
+    assert capacity.rule_value is not None and capacity.serving_value is not None
+    vram = CATALOG.card("4090").vram_gb if label == "RTX 4090" else 48
+    # The rule's value is the largest size (0.1 B steps) whose requirement fits; 0.1 B more does not.
+    def total(params_b: float) -> float:
+        return size(resolve(SizeRequest(params_b=params_b), CATALOG.sizing), CATALOG.sizing).total_gb
+    assert total(capacity.rule_value) <= vram < total(capacity.rule_value + 0.1)
+    assert capacity.models and answer.to_json()["capacity"]["models"] == list(capacity.models)
+    assert answer.to_json()["fit"] is None
+    assert capacity.card in plain(render_answer(answer, "en"))
+
+
+def test_a_size_question_has_no_capacity():
+    assert ask("70B at 4-bit, 32k").to_json()["capacity"] is None

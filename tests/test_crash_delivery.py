@@ -1,0 +1,173 @@
+"""Issue #15, defect 2 and 8: a real `cardfit bot` process killed with SIGKILL between a send and its record
+(the test-only CARDFIT_TEST_CRASH_AT hook of bot/alerts.py), restarted against the same Bot API emulator and
+database: nothing is sent twice, the alert whose fate is unknown is counted, the admin is asked about the part."""
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.support.botapi_emulator import BotApiEmulator, Call
+
+ROOT = Path(__file__).resolve().parents[1]
+BUNDLED = ROOT / "catalog" / "data" / "gpurenthub.yaml"
+TOKEN = "123456:TEST-TOKEN-not-real"
+ADMIN = 900
+CHANNEL = -1001234567890
+SUBSCRIBERS = (601, 602, 603)
+
+
+class Bot:
+    """One `cardfit bot` process at a time over the same database, catalog file and emulator."""
+
+    def __init__(self, emulator: BotApiEmulator, tmp_path: Path, *, auto: bool):
+        self.emulator = emulator
+        self.db = tmp_path / "crash.sqlite3"
+        self.catalog = tmp_path / "catalog.yaml"
+        shutil.copy(BUNDLED, self.catalog)
+        self.log = tmp_path / "bot.log"
+        self.auto = auto
+        self.process: asyncio.subprocess.Process | None = None
+
+    async def start(self, crash_at: str | None = None, *, wait_polling: bool = True) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CARDFIT_")}
+        env.update(CARDFIT_BOT_TOKEN=self.emulator.token, CARDFIT_BOT_API_URL=self.emulator.base_url,
+                   CARDFIT_DB=str(self.db), CARDFIT_ADMIN_IDS=str(ADMIN), CARDFIT_CATALOG=str(self.catalog),
+                   CARDFIT_ANNOUNCE_CHAT=str(CHANNEL), CARDFIT_ANNOUNCE_AUTO="1" if self.auto else "0",
+                   CARDFIT_CATALOG_WATCH_S="3600", CARDFIT_LOG_LEVEL="INFO", PTB_TIMEDELTA="1")
+        if crash_at is not None:
+            env["CARDFIT_TEST_CRASH_AT"] = crash_at
+        mark = self.emulator.mark()
+        with self.log.open("ab") as handle:
+            self.process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "bot.cli", "bot", cwd=ROOT, env=env, stdout=handle, stderr=handle)
+        if wait_polling:
+            await self.emulator.wait_for("getUpdates", since=mark, timeout=30)
+
+    async def stop(self) -> None:
+        assert self.process is not None
+        if self.process.returncode is None:
+            self.process.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(self.process.wait(), 30)
+
+    async def killed(self) -> None:
+        """Wait for the process to kill itself at its crash point."""
+        assert self.process is not None
+        code = await asyncio.wait_for(self.process.wait(), 30)
+        assert code == -signal.SIGKILL, self.log.read_text(errors="replace")[-3000:]
+
+    def edit_price(self, card_id: str, monthly: float) -> None:
+        data = yaml.safe_load(self.catalog.read_text())
+        next(card for card in data["cards"] if card["id"] == card_id)["price_monthly_usd"] = monthly
+        self.catalog.write_text(yaml.safe_dump(data, sort_keys=False))
+
+    def rows(self, sql: str) -> list[tuple]:
+        with sqlite3.connect(self.db) as conn:
+            return conn.execute(sql).fetchall()
+
+
+@pytest.fixture
+async def emulator():
+    async with BotApiEmulator(token=TOKEN) as emu:
+        yield emu
+
+
+async def make_bot(emulator: BotApiEmulator, tmp_path: Path, *, auto: bool, subscribers=()) -> Bot:
+    """A first run records the baseline (and the subscriptions), then stops cleanly."""
+    bot = Bot(emulator, tmp_path, auto=auto)
+    await bot.start()
+    for user in subscribers:
+        mark = emulator.mark()
+        emulator.push_message(user, "/subscribe A40")
+        await emulator.wait_for("sendMessage", lambda c, u=user: c.chat_id == u, since=mark, timeout=20)
+    await bot.stop()
+    return bot
+
+
+def alerts_to(emulator: BotApiEmulator, user: int) -> list[Call]:
+    return [c for c in emulator.sent("sendMessage", chat_id=user) if "now costs" in (c.text or "")]
+
+
+async def test_kill_between_an_alert_and_its_record_neither_repeats_nor_hides_it(emulator, tmp_path):
+    bot = await make_bot(emulator, tmp_path, auto=True, subscribers=SUBSCRIBERS)
+    bot.edit_price("a40", 230)  # edited while the bot is down: announced at the next start (defect 8)
+    await bot.start("alert:2", wait_polling=False)  # posts, alerts 601, sends 602, dies before recording it
+    await bot.killed()
+    assert [len(alerts_to(emulator, user)) for user in SUBSCRIBERS] == [1, 1, 0]
+    progress = [c for c in emulator.sent("sendMessage", chat_id=ADMIN) if "Alerts for announcement" in c.text]
+    assert len(progress) == 1 and "sent 1 / 3" in progress[0].text
+
+    await bot.start()
+    await emulator.wait_for("sendMessage", lambda c: c.chat_id == SUBSCRIBERS[2], timeout=30)
+    await bot.stop()
+    assert [len(alerts_to(emulator, user)) for user in SUBSCRIBERS] == [1, 1, 1]  # 602 is not sent again
+    assert len(emulator.sent("sendMessage", chat_id=CHANNEL)) == 1
+    statuses = dict(bot.rows("SELECT user_id, status FROM alerts"))
+    assert statuses == {601: "sent", 602: "unknown", 603: "sent"}
+    # The restart edits the one progress message instead of sending another, and shows the unknown one.
+    again = [c for c in emulator.sent("sendMessage", chat_id=ADMIN) if "Alerts for announcement" in c.text]
+    assert again == progress
+    edits = [c for c in emulator.sent("editMessageText") if c.params.get("message_id") == progress[0].result[
+        "message_id"]]
+    assert edits and "sent 2 / 3" in edits[-1].params["text"] and "1 unknown" in edits[-1].params["text"]
+
+
+async def test_kill_between_a_channel_part_and_its_record_asks_the_admin(emulator, tmp_path):
+    bot = await make_bot(emulator, tmp_path, auto=True)
+    bot.edit_price("a40", 230)
+    await bot.start("part:1", wait_polling=False)
+    await bot.killed()
+    [post] = emulator.sent("sendMessage", chat_id=CHANNEL)
+
+    mark = emulator.mark()
+    await bot.start()
+    [question] = await emulator.wait_for("sendMessage", lambda c: c.chat_id == ADMIN and c.reply_markup, since=mark,
+                                         timeout=30)
+    shown = [c for c in emulator.sent("sendMessage", chat_id=ADMIN) if c.seq >= mark]
+    assert shown[0].text == post.text  # the exact part
+    assert "Part 1 of 1" in question.text and "may or may not be" in question.text
+    labels = [b["text"] for row in question.reply_markup["inline_keyboard"] for b in row]
+    assert labels == ["📣 Post again", "✅ It is there"]
+    assert len(emulator.sent("sendMessage", chat_id=CHANNEL)) == 1  # not silently posted again
+
+    there = question.reply_markup["inline_keyboard"][0][1]["callback_data"]
+    mark = emulator.mark()
+    emulator.push_callback(ADMIN, question.result["message_id"], there)
+    [done] = await emulator.wait_for("sendMessage", lambda c: c.chat_id == ADMIN, since=mark, timeout=20)
+    assert done.text.startswith("✅ Posted to")
+    await bot.stop()
+
+    await bot.start()  # answered: a further start neither asks again nor posts
+    await asyncio.sleep(1.0)
+    await bot.stop()
+    assert len(emulator.sent("sendMessage", chat_id=CHANNEL)) == 1
+    assert [c for c in emulator.sent("sendMessage", chat_id=ADMIN) if "may or may not be" in (c.text or "")] == [
+        question]
+    assert bot.rows("SELECT status FROM announcements ORDER BY id DESC LIMIT 1") == [("posted",)]
+
+
+async def test_kill_between_recording_an_announcement_and_its_preview_previews_at_the_next_start(emulator,
+                                                                                                 tmp_path):
+    bot = await make_bot(emulator, tmp_path, auto=False)
+    bot.edit_price("a40", 250)
+    await bot.start("announced", wait_polling=False)
+    await bot.killed()
+    assert not [c for c in emulator.sent("sendMessage", chat_id=ADMIN) if "Preview" in (c.text or "")]
+
+    await bot.start()
+    [preview] = await emulator.wait_for("sendMessage", lambda c: c.chat_id == ADMIN and "Preview" in c.text,
+                                        timeout=30)
+    post = preview.reply_markup["inline_keyboard"][0][0]["callback_data"]
+    mark = emulator.mark()
+    emulator.push_callback(ADMIN, preview.result["message_id"], post)
+    await emulator.wait_for("sendMessage", lambda c: c.chat_id == CHANNEL, since=mark, timeout=20)
+    await bot.stop()
+    [channel] = emulator.sent("sendMessage", chat_id=CHANNEL)
+    assert "$240 → $250/month" in channel.text

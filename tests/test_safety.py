@@ -1,0 +1,209 @@
+"""Issue 15, "nothing lost, nothing doubled": sends that may have arrived are not repeated, long texts are cut,
+group answers stay anonymous, a refused token is never printed, network noise reaches the admin summarised."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from telegram.error import NetworkError
+
+from bot.app import SEND_READ_TIMEOUT_S, build_application
+from bot.config import load_settings
+from bot.conversation import Conversation
+from bot.handlers.errors import POLLING_SUMMARY_S
+from bot.render import clip
+from tests.support.botharness import BOT_USERNAME, TOKEN, Harness, lost_response, network_error, read_timeout
+
+ADMIN = 42
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), admin_ids=f"{ADMIN}",
+                         topup_secret="test-secret")
+
+
+@pytest.fixture
+async def bot(settings):
+    async with Harness(settings) as harness:
+        yield harness
+
+
+def attempts(bot: Harness, chat_id: int, method: str = "sendMessage") -> list[str]:
+    return [c.method for c in bot.request.calls if c.params.get("chat_id") == chat_id and c.method.startswith(method)]
+
+
+# -- defect 3: a lost or slow response must not double the reply ------------------------------------------------
+
+async def test_a_send_that_timed_out_reading_is_not_repeated(bot):
+    bot.request.fail("sendMessage", exception=read_timeout())
+    await bot.send(101, "7B bf16")
+    assert attempts(bot, 101) == ["sendMessage!failed"]  # Telegram may have delivered it: no second copy
+
+
+async def test_a_send_whose_answer_was_lost_is_not_repeated(bot):
+    bot.request.fail("sendMessage", exception=lost_response())
+    await bot.send(102, "7B bf16")
+    assert attempts(bot, 102) == ["sendMessage!failed"]
+
+
+async def test_failures_before_the_request_left_are_retried(bot):
+    bot.request.fail("sendMessage", exception=network_error())
+    bot.request.fail("sendMessage", 502, "Bad Gateway")
+    await bot.send(103, "7B bf16")
+    assert attempts(bot, 103) == ["sendMessage!failed", "sendMessage!failed", "sendMessage"]
+
+
+async def test_an_edit_is_repeated_after_a_read_time_out(bot):
+    await bot.send(104, "70B int4")
+    fp8 = next(b for row in bot.replies(104)[-1]["reply_markup"]["inline_keyboard"] for b in row
+               if b["text"] == "FP8")
+    bot.request.fail("editMessageText", exception=read_timeout())
+    await bot.press(104, fp8["callback_data"])
+    assert attempts(bot, 104, "editMessageText") == ["editMessageText!failed", "editMessageText"]
+
+
+def test_sends_wait_long_enough_for_a_slow_telegram(settings):
+    application = build_application(settings)
+    assert application.bot.request.read_timeout == SEND_READ_TIMEOUT_S >= 20
+
+
+# -- defect 11: no reply over Telegram's 4,096 characters -------------------------------------------------------
+
+LONG = "x" * 10_000
+
+
+@pytest.mark.parametrize("command", ["/set coin {}", "/set {} int4", "/card {}", "/subscribe {}",
+                                     "/subscribe {} below 2", "/compare A40 {}", "/compare {} {}"])
+async def test_a_10000_character_argument_is_quoted_cut(bot, command):
+    await bot.send(110, command.format(LONG, LONG))
+    text = bot.last_text(110)
+    assert len(text) < 1000 and "x" * 40 in text and "x" * 100 not in text and "…" in text
+
+
+async def test_the_unknown_card_answer_names_a_few_cards_not_all(bot, monkeypatch):
+    catalog = bot.app.bot_data["catalog"].catalog
+    many = [card.model_copy(update={"id": f"{card.id}-{n}", "name": f"{card.name} v{n}"})
+            for n in range(40) for card in catalog.cards[:1]]
+    big = catalog.model_copy(update={"cards": (*catalog.cards, *many)})
+    monkeypatch.setattr(Conversation, "catalog", property(lambda self: big))
+    await bot.send(111, "/card nonsense")
+    text = bot.last_text(111)
+    assert "/cards" in text and "more" in text and text.count(" v") <= 12
+
+
+async def test_every_reply_is_cut_to_telegrams_limit_with_balanced_html(bot, monkeypatch):
+    from bot.conversation import Reply
+
+    async def huge(caller):
+        return Reply("<b>" + "word &amp; " * 2000 + "</b>")
+
+    monkeypatch.setattr(bot.app.bot_data["services"].conversation, "help", huge)
+    await bot.send(112, "/help")
+    text = bot.last_text(112)
+    assert len(text) <= 4096 and text.count("<b>") == text.count("</b>") == 1
+    assert text.rstrip("\n…").endswith("</b>") and not text.rstrip("\n…</b>").endswith("&amp")
+
+
+# -- defect 12: what is said in a group is nobody's ------------------------------------------------------------
+
+def urls(params: dict) -> list[str]:
+    return [b.get("url", "") for row in params.get("reply_markup", {}).get("inline_keyboard", []) for b in row]
+
+
+async def test_a_deep_link_in_a_group_carries_no_ref(bot):
+    await bot.send(120, f"/start@{BOT_USERNAME} Mllama-3_1-70bPi4C32k", chat_type="group", chat_id=-400)
+    reply = bot.replies(-400)[-1]
+    assert "1x A40" in reply["text"] and "&amp;ref=" not in reply["text"]
+    assert not any("ref=" in u for u in urls(reply))
+    await bot.send(120, "/start Mllama-3_1-70bPi4C32k")  # in private it does
+    assert any("ref=" in u for u in urls(bot.replies(120)[-1]))
+
+
+async def test_subscriptions_are_not_shown_to_a_group(bot):
+    await bot.send(121, "/subscribe A40 below 0.5")
+    await bot.send(121, "/subscriptions", chat_type="group", chat_id=-401)
+    text = bot.last_text(-401)
+    assert "private chat" in text and "A40" not in text
+    await bot.send(121, "/subscriptions")
+    assert "A40" in bot.last_text(121)
+
+
+async def test_a_group_that_refuses_the_bot_does_not_block_the_user(bot):
+    svc = bot.app.bot_data["services"]
+    await bot.send(122, "/subscribe A40")
+    bot.request.fail("sendMessage", 403, "Forbidden: bot was kicked from the group chat")
+    await bot.send(122, f"@{BOT_USERNAME} 7B bf16", chat_type="group", chat_id=-402)
+    assert not (await svc.store.get_preferences(122)).blocked
+    assert await svc.store.subscriptions(122)
+    bot.request.fail("sendMessage", 403, "Forbidden: bot was blocked by the user")
+    await bot.send(122, "7B bf16")  # the user's own chat refusing: that is a block
+    assert (await svc.store.get_preferences(122)).blocked
+
+
+# -- defect 13: noise for the admin, silence for the user ------------------------------------------------------
+
+def admin_texts(bot: Harness) -> list[str]:
+    return [p["text"] for p in bot.replies(ADMIN)]
+
+
+async def test_polling_network_errors_reach_the_admin_summarised(bot):
+    for _ in range(5):
+        await bot.app.process_error(None, NetworkError("Bad Gateway"))
+    [notice] = admin_texts(bot)
+    assert "Telegram unreachable" in notice and "1 network error" in notice and "<pre>" not in notice
+    bot.app.bot_data["polling_trouble"].last_notice -= POLLING_SUMMARY_S  # ten minutes later
+    await bot.app.process_error(None, NetworkError("Bad Gateway"))
+    assert len(admin_texts(bot)) == 2 and "5 network error" in admin_texts(bot)[-1]
+
+
+async def test_a_reply_lost_to_the_network_is_logged_with_context(bot, caplog):
+    bot.request.fail("sendMessage", exception=read_timeout())
+    await bot.send(130, "7B bf16")
+    assert not admin_texts(bot)  # network weather, not a bug: no traceback for the admin
+    assert not bot.replies(130)  # and no "could not send" into the chat the send may have reached
+    assert any("sendMessage to chat 130 failed" in r.getMessage() for r in caplog.records)
+
+
+async def test_a_failed_edit_tells_the_user(bot):
+    await bot.send(131, "70B int4")
+    fp8 = next(b for row in bot.replies(131)[-1]["reply_markup"]["inline_keyboard"] for b in row
+               if b["text"] == "FP8")
+    bot.request.fail("editMessageText", 400, "Bad Request: can't parse entities: unsupported start tag")
+    await bot.press(131, fp8["callback_data"])
+    assert "could not send my answer" in bot.last_text(131)
+    assert "Can&#x27;t parse entities" in admin_texts(bot)[-1]  # a refused text is our bug: the admin hears of it
+
+
+@pytest.mark.parametrize("text", [
+    "<pre>" + "a &amp; b\n" * 1000 + "</pre>",  # a tag across many lines: closed after the cut
+    "<b>" + "x" * 4000 + '</b> <a href="https://example.com/?a=1&amp;b=2">link</a>' + "y" * 200,  # no line break
+    "z" * 4090 + "&amp;&lt;&gt;" + "z" * 50,  # an entity at the limit: not split
+])
+def test_clip_cuts_at_a_safe_point_and_closes_tags(text):
+    clipped = clip(text)
+    assert len(clipped) <= 4096 and clipped.endswith("…")
+    for tag in ("pre", "b", "a"):
+        assert clipped.count(f"<{tag}") == clipped.count(f"</{tag}>")
+    assert re.sub(r"&(amp|lt|gt);", "", clipped).count("&") == 0 and clipped.count("<") == clipped.count(">")
+
+
+# -- defect 10: the token in nothing the process prints ---------------------------------------------------------
+
+def test_tracebacks_are_redacted_in_log_records_and_on_stderr(capsys):
+    import logging
+
+    from bot.cli import RedactSecrets
+
+    redact = RedactSecrets(["123456:SECRET-token-xyz"])
+    try:
+        raise RuntimeError("The token `123456:SECRET-token-xyz` was rejected by the server.")
+    except RuntimeError as exc:
+        error = exc
+        record = logging.LogRecord("x", logging.ERROR, __file__, 1, "failed", None, (type(exc), exc, exc.__traceback__))
+    redact.filter(record)
+    formatted = logging.Formatter().format(record)
+    assert "SECRET" not in formatted and "The token `***` was rejected" in formatted
+    redact.excepthook(type(error), error, error.__traceback__)
+    err = capsys.readouterr().err
+    assert "SECRET" not in err and "RuntimeError: The token `***`" in err

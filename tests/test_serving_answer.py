@@ -1,0 +1,257 @@
+"""Issue #11 wired: the serving check in every sizing answer, its JSON, the reply line, the CLI flags, the
+Launch button and /set engine."""
+from __future__ import annotations
+
+import dataclasses
+import html
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bot.callbacks import LaunchButton
+from bot.cli import ask_answer, main
+from bot.config import load_settings
+from bot.i18n import placeholders, texts
+from bot.render import localize, plain, render_answer, render_compact
+from catalog.loader import load_catalog
+from engine import serving as serving_package
+from engine.answer import build_answer
+from engine.fit import candidate_layouts
+from engine.parse import Vocabulary
+from engine.serving_answer import ServingOptions, engine_for
+from engine.sizing import SizeRequest, resolve
+from tests.support.botharness import TOKEN, Harness
+
+ROOT = Path(__file__).resolve().parents[1]
+CATALOG = load_catalog("gpurenthub").catalog
+VOCABULARY = Vocabulary.of_catalog(CATALOG)
+SERVING_KEYS = {"engine", "tp", "weights_gb", "weights_gb_per_gpu", "kv_bytes_per_token_per_gpu", "kv_gb_per_gpu",
+                "runtime_overhead_gb_per_gpu", "usable_gb_per_gpu", "gpu_memory_utilization",
+                "max_num_batched_tokens", "starts", "max_context_tokens", "max_concurrency", "command", "notes"}
+
+
+def ask(text: str):
+    answer, error, _ = ask_answer(text, CATALOG, VOCABULARY)
+    assert answer is not None and error is None, error
+    return answer
+
+
+def assert_cheapest_passing(answer) -> None:
+    """The fallback passes the rule and the engine, and every valid layout cheaper than it fails the engine."""
+    review, fallback = answer.review, answer.serving_fallback
+    assert review is not None and fallback is not None and fallback.valid
+    assert review.check_layout(fallback).starts
+    for layout in candidate_layouts(answer.requirement, answer.resolved, CATALOG):
+        if layout.valid and layout.monthly_usd < fallback.monthly_usd:
+            check = review.check_layout(layout)
+            assert check is None or not check.starts, layout.label
+
+
+# -- the issue's examples ---------------------------------------------------------------------------------------
+
+def test_70b_4bit_32k_on_one_a40_would_not_start_and_names_the_cheapest_that_does():
+    answer = ask("70B at 4-bit, 32k")
+    assert answer.fit is not None and answer.fit.label == "1x A40"  # the rule's choice stays
+    serving = answer.serving
+    assert serving is not None and serving.engine == "vllm" and not serving.starts
+    assert serving.max_context_tokens == 17600  # docs/serving.md "The issue's own figures"
+    assert_cheapest_passing(answer)
+    text = plain(render_answer(answer, "en"))
+    verdict, engine = text.index("Fits on 1x A40"), text.index("vLLM would not start at 32k on 1x A40")
+    assert verdict < engine  # the rule's verdict first
+    assert f"runs on {answer.serving_fallback.label} ($456/month)" in text
+    assert "or with --max-model-len 17600" in text
+    german = plain(render_answer(answer, "de"))
+    assert "vLLM würde bei 32k auf 1x A40 nicht starten" in german and "oder mit --max-model-len 17600" in german
+
+
+def test_llama_70b_awq_128k_on_one_a100_would_not_start_and_names_the_cheapest_that_does():
+    # The issue's figure was the seed's 0.5 B for every 4-bit word; with AWQ's real bits (engine/formats.py) the
+    # rule itself no longer picks the A100, so the seed precision reproduces the premise.
+    assert ask("Llama 3.1 70B AWQ at 128k").fit.label != "1x A100 SXM"
+    answer = ask("Llama 3.1 70B int4 at 128k")
+    assert answer.fit is not None and answer.fit.label == "1x A100 SXM"
+    assert answer.serving is not None and not answer.serving.starts
+    assert_cheapest_passing(answer)
+    text = plain(render_answer(answer, "en"))
+    assert "vLLM would not start at 128k on 1x A100 SXM" in text
+    assert f"runs on {answer.serving_fallback.label}" in text
+
+
+def test_a_layout_that_starts_says_how_much_room_it_has():
+    answer = ask("Llama 3.1 8B at 8k")
+    serving = answer.serving
+    assert serving is not None and serving.starts and answer.serving_fallback is None
+    users = int(serving.max_concurrency)
+    tokens = int(serving.max_concurrency * 8192)
+    line = f"vLLM: starts on {answer.fit.label} — room for {tokens:,} tokens ({users} users at 8k)"
+    assert line in plain(render_answer(answer, "en"))
+    assert line in plain(render_compact(answer, "en"))  # /quote and inline answers carry it too
+    assert "Platz für" in plain(render_answer(answer, "de"))
+
+
+def test_a_named_layout_gets_the_engine_line_after_the_rule():
+    answer = ask("70B int4 32k on 2x A40")
+    text = plain(render_answer(answer, "en"))
+    assert answer.serving is not None and answer.serving.tp == 2
+    assert text.index("2x A40") < text.index("vLLM: starts on 2x A40")
+
+
+def test_details_show_the_launch_command_as_code_and_the_checks_notes():
+    answer = ask("Llama 3.1 8B at 8k")
+    html_text = render_answer(answer, "en", details=True)
+    assert f"<code>{html.escape(answer.serving.command)}</code>" in html_text
+    assert "Engine check:" in html_text and "vllm 0.33.0 rules" in html_text
+
+
+def test_alternatives_carry_their_engine_mark():
+    text = plain(render_answer(ask("70B at 4-bit, 32k"), "en", max_alternatives=3))
+    alternatives = text.split("Alternatives")[1]
+    assert "vLLM ✓" in alternatives and "vLLM ✗" in alternatives
+
+
+# -- JSON --------------------------------------------------------------------------------------------------------
+
+def test_json_serving_describes_the_fit_with_the_contract_keys():
+    data = ask("70B at 4-bit, 32k").to_json()
+    assert set(data["serving"]) == SERVING_KEYS
+    assert data["serving"]["tp"] == data["fit"]["count"] and data["serving"]["starts"] is False
+    assert data["serving_fallback"]["valid"] is True
+    json.dumps(data, allow_nan=False)
+
+
+def test_kv_precision_maps_to_the_engines_cache_dtype():
+    assert "--kv-cache-dtype fp8" in ask("Llama 3.1 8B at 8k, fp8 kv cache").serving.command
+    assert "--kv-cache-dtype" not in ask("Llama 3.1 8B at 8k").serving.command
+
+
+def test_no_serving_check_for_training_or_an_unknown_kv_shape():
+    assert ask("QLoRA Llama 3.1 70B").to_json()["serving"] is None
+    answer = build_answer(SizeRequest(model="deepseek-v4-flash"), CATALOG)
+    assert answer.error is None and answer.to_json()["serving"] is None
+
+
+def test_a_card_without_runtime_memory_gives_serving_null_and_a_note():
+    cards = tuple(card.model_copy(update={"memory_mib": None}) for card in CATALOG.cards)
+    catalog = CATALOG.model_copy(update={"cards": cards})
+    answer = build_answer(SizeRequest(params_b=7, precision="bf16"), catalog)
+    data = answer.to_json()
+    assert data["serving"] is None and data["fit"] is not None
+    assert any(note.code == "serving_unavailable" for note in answer.assumed)
+    assert "no serving check" in plain(render_answer(answer, "en"))
+
+
+def test_engine_choice_follows_the_format_and_the_option():
+    resolved = resolve(SizeRequest(params_b=8, precision="int4"), CATALOG.sizing)
+    assert engine_for(resolved) == "vllm"
+    assert engine_for(dataclasses.replace(resolved, precision="fp8")) == "vllm"
+    assert engine_for(dataclasses.replace(resolved, precision="q4_k_m")) == "llama.cpp"
+    assert engine_for(resolved, ServingOptions(engine="llama.cpp")) == "llama.cpp"
+    with pytest.raises(ValueError):
+        ServingOptions(engine="tgi")
+
+
+# -- every note the serving package emits has its words ---------------------------------------------------------
+
+def serving_note_codes() -> set[str]:
+    source = "\n".join(path.read_text(encoding="utf-8") for path in (ROOT / "engine" / "serving").glob("*.py"))
+    return set(re.findall(r'"(serving_[a-z_]+)"', source)) - set(serving_package.__all__)  # codes, not exported names
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_every_serving_note_code_is_in_the_locale(lang):
+    codes = serving_note_codes() | {"serving_unavailable"}
+    assert len(codes) >= 19
+    missing = sorted(code for code in codes if f"note.{code}" not in texts(lang))
+    assert missing == []
+
+
+@pytest.mark.parametrize("text", ["70B at 4-bit, 32k", "Llama 3.1 70B AWQ at 128k", "gemma 3 27b at 128k",
+                                  "Llama 3.1 8B at 8k, batch 64", "DeepSeek V3 on 8x H200"])
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_the_checks_notes_localize_with_their_values(text, lang):
+    answer = ask(text)
+    for note in answer.serving.notes if answer.serving else ():
+        template = texts(lang)[f"note.{note.code}"]
+        assert placeholders(template) <= set(note.values), note.code
+        assert localize(lang, note)
+
+
+# -- CLI ---------------------------------------------------------------------------------------------------------
+
+def size_json(capsys, *argv):
+    code = main(["size", "--json", *argv])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_cli_engine_tp_and_vllm_flags(capsys):
+    base = ("--params", "70", "--precision", "int4", "--context", "32768")
+    code, data = size_json(capsys, *base, "--engine", "llama.cpp")
+    assert code == 0 and data["serving"]["engine"] == "llama.cpp"
+    assert data["serving"]["command"].startswith("llama-server")
+    code, data = size_json(capsys, *base, "--tp", "2")
+    assert code == 0 and data["serving"]["tp"] == 2 and data["fit"]["card"] == "a40" and data["fit"]["count"] == 1
+    assert data["serving"]["starts"] is True and data["serving_fallback"] is None
+    code, data = size_json(capsys, *base, "--max-num-batched-tokens", "4096", "--gpu-memory-utilization", "0.85")
+    serving = data["serving"]
+    assert code == 0 and serving["max_num_batched_tokens"] == 4096 and serving["gpu_memory_utilization"] == 0.85
+    assert "--max-num-batched-tokens 4096" in serving["command"]
+    assert "--gpu-memory-utilization 0.85" in serving["command"]
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--tp", "2", "--card", "a40"], "--tp applies to the fit's card"),
+    (["--gpu-memory-utilization", "1.5"], "gpu_memory_utilization"),
+    (["--tp", "0"], "--tp 0"),
+    (["--engine", "tgi"], "invalid choice"),
+])
+def test_cli_bad_serving_flags_exit_2(capsys, argv, needle):
+    code = main(["size", "--json", "--params", "7", *argv])
+    captured = capsys.readouterr()
+    assert code == 2 and needle in json.loads(captured.out)["error"] and needle in captured.err
+
+
+# -- the bot: Launch button and /set engine ----------------------------------------------------------------------
+
+def test_launch_button_encoding():
+    assert LaunchButton("en", "S7").encode() == "l:en:S7"
+    assert LaunchButton.decode("l:de:S70Pi4") == LaunchButton("de", "S70Pi4")
+    assert LaunchButton.decode("l:fr:S7") is None and LaunchButton.decode("l:en:") is None
+
+
+@pytest.fixture
+def settings(tmp_path):
+    path = tmp_path / "catalog.yaml"
+    shutil.copy(ROOT / "catalog" / "data" / "gpurenthub.yaml", path)
+    return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), catalog=str(path),
+                         topup_secret="s", rate_limit_messages=50)
+
+
+def _buttons(params: dict) -> list[dict]:
+    return [b for row in (params.get("reply_markup") or {}).get("inline_keyboard", []) for b in row]
+
+
+async def test_launch_button_shows_the_command_as_pre(settings):
+    async with Harness(settings) as bot:
+        await bot.send(44, "Llama 3.1 8B at 8k")
+        reply = bot.replies(44)[-1]
+        assert "vLLM: starts on" in reply["text"]
+        launch = [b for b in _buttons(reply) if b.get("callback_data", "").startswith("l:")]
+        assert launch and launch[0]["text"] == "🚀 Launch"
+        await bot.press(44, launch[0]["callback_data"])
+        edited = bot.request.sent("editMessageText")[-1].params
+        assert "<pre>vllm serve" in edited["text"] and "--max-model-len 8192" in edited["text"]
+        assert any(b.get("callback_data", "").startswith("f:") for b in _buttons(edited))  # back to the answer
+
+
+async def test_set_engine_changes_the_engine_of_later_answers(settings):
+    async with Harness(settings) as bot:
+        await bot.send(44, "/set engine llama.cpp")
+        assert "engine" in bot.last_text(44)
+        await bot.send(44, "Llama 3.1 8B at 8k")
+        assert "llama.cpp: starts on" in bot.last_text(44)
+        await bot.send(44, "/set engine tgi")
+        assert "vllm or llama.cpp" in bot.last_text(44)
