@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install install-test run lint typecheck test bench clean
+.PHONY: install install-test postgres run lint typecheck test bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,10 @@ run: install
 	@mkdir -p var
 	@if [ -n "$$CARDFIT_BOT_TOKEN" ]; then exec $(BIN)/cardfit bot; else exec $(BIN)/cardfit chat; fi
 
+# The store's tests run against a real PostgreSQL too: its server binaries, installed when missing (apt, as root).
+postgres:
+	scripts/ensure-postgres.sh
+
 lint: install-test
 	$(BIN)/ruff check .
 
@@ -26,7 +30,7 @@ typecheck: install-test
 	$(BIN)/mypy
 
 # Lint, types, then the whole suite, in that order (.ci/run calls this).
-test: install-test
+test: install-test postgres
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest

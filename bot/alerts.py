@@ -12,7 +12,9 @@ import html
 import logging
 import os
 import signal
+import socket
 import time
+import uuid
 from collections import Counter
 from typing import Any, Protocol
 
@@ -21,7 +23,7 @@ from telegram.error import Forbidden, RetryAfter, TelegramError, TimedOut
 
 from bot.config import Settings
 from bot.i18n import fmt_number, fmt_usd, t
-from bot.store import AlertProgress, Store
+from bot.store import DATABASE_ERRORS, AlertProgress, Store
 from catalog.diff import CatalogDiff
 from catalog.schema import Catalog
 
@@ -109,6 +111,8 @@ class AlertDelivery:
         self.sender = sender
         self.lang = lang
         self._deliver_lock = asyncio.Lock()
+        # Who holds a claimed alert (the store's lease), unique per sender even for replicas on one host.
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._delivery: asyncio.Task[dict[int, AlertProgress]] | None = None
         self._stopping = False
 
@@ -135,40 +139,75 @@ class AlertDelivery:
         return self._delivery
 
     async def deliver(self) -> dict[int, AlertProgress]:
-        """Send queued alerts one after another under the rate limiter; every outcome is stored at once."""
+        """Send queued alerts one after another under the rate limiter; every outcome is stored at once. Each
+        batch is claimed first, so replicas delivering at the same time never send one alert twice."""
         async with self._deliver_lock:
-            last_edit: dict[int, float] = {}
-            touched: set[int] = set()
-            while True:
-                batch = await self.store.next_alerts(BATCH)
-                if not batch:
-                    break
-                for alert in batch:
-                    if self._stopping:
-                        return {aid: await self.store.alert_progress(aid) for aid in touched}
-                    if not await self.store.claim_alert(alert.id):
-                        continue  # taken by another sender meanwhile
-                    try:
-                        status, error = await self._send_alert(alert.user_id, alert.text)
-                    except (asyncio.CancelledError, Exception):
-                        # Cancelled without an answer (a forced stop after stop()'s grace period; a graceful one
-                        # lets the send finish) or not a Telegram answer at all (the HTTP client already shut
-                        # down): the alert goes back to the queue.
-                        await self.store.release_alert(alert.id)
-                        raise
-                    if status is None:
-                        await self.store.release_alert(alert.id)  # refused: certainly not sent, try again
-                        continue
-                    crash_point("alert")
-                    await self.store.mark_alert(alert.id, status, error)
-                    touched.add(alert.announcement_id)
-                    now = time.monotonic()
-                    if now - last_edit.get(alert.announcement_id, 0.0) >= PROGRESS_EVERY_S:
-                        last_edit[alert.announcement_id] = now
-                        await self._progress(alert.announcement_id)
-            for announcement_id in touched:
-                await self._progress(announcement_id)
-            return {aid: await self.store.alert_progress(aid) for aid in touched}
+            try:
+                return await self._deliver_claimed()
+            finally:
+                # A stopping sender hands its queued claims back at once; a killed one's claims expire
+                # (ALERT_LEASE_S). Its 'sending' alerts stay: they become 'unknown', never resent.
+                try:
+                    await self.store.release_alerts(self.owner)
+                except DATABASE_ERRORS as exc:
+                    log.warning("could not release alert claims (they expire by themselves): %s", exc)
+
+    async def _deliver_claimed(self) -> dict[int, AlertProgress]:
+        last_edit: dict[int, float] = {}
+        touched: set[int] = set()
+        # A dead replica's cut-off sends, once its lease ran out: counted as unknown, not resent.
+        for announcement_id in await self.store.settle_interrupted_alerts(self.owner_alive):
+            touched.add(announcement_id)
+        while True:
+            batch = await self.store.claim_alerts(self.owner, BATCH)
+            if not batch:
+                break
+            for alert in batch:
+                if self._stopping:
+                    return {aid: await self.store.alert_progress(aid) for aid in touched}
+                if not await self.store.claim_alert(alert.id, self.owner):
+                    continue  # taken by another sender meanwhile
+                try:
+                    status, error = await self._send_alert(alert.user_id, alert.text)
+                except (asyncio.CancelledError, Exception):
+                    # Cancelled without an answer (a forced stop after stop()'s grace period; a graceful one
+                    # lets the send finish) or not a Telegram answer at all (the HTTP client already shut
+                    # down): the alert goes back to the queue.
+                    await self.store.release_alert(alert.id)
+                    raise
+                if status is None:
+                    # Refused: certainly not sent; still claimed by us, so the next batch picks it up again.
+                    await self.store.release_alert(alert.id)
+                    continue
+                crash_point("alert")
+                await self.store.mark_alert(alert.id, status, error)
+                touched.add(alert.announcement_id)
+                now = time.monotonic()
+                if now - last_edit.get(alert.announcement_id, 0.0) >= PROGRESS_EVERY_S:
+                    last_edit[alert.announcement_id] = now
+                    await self._progress(alert.announcement_id)
+        for announcement_id in touched:
+            await self._progress(announcement_id)
+        return {aid: await self.store.alert_progress(aid) for aid in touched}
+
+    def owner_alive(self, owner: str) -> bool:
+        """Whether the sender that holds a claim may still be running. Owners are "<host>:<pid>:<nonce>": a process
+        of this host that no longer exists is dead at once; another host's replica is trusted until its lease
+        runs out (the store checks the lease)."""
+        host, _, rest = owner.partition(":")
+        pid_text = rest.partition(":")[0]
+        if host != socket.gethostname() or not pid_text.isdigit() or owner == self.owner:
+            return True
+        pid = int(pid_text)
+        if pid == os.getpid():
+            return True  # another sender of this process (several Applications in one process)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except OSError:
+            return True  # exists, owned by someone else
+        return True
 
     async def _send_alert(self, user_id: int, text: str) -> tuple[str | None, str | None]:
         try:
@@ -214,10 +253,11 @@ class AlertDelivery:
     async def resume(self) -> None:
         """After a restart: count the alerts cut off between send and record as unknown (never resent), show
         that in their progress messages, and deliver what is still queued."""
-        for announcement_id, count in (await self.store.settle_interrupted_alerts()).items():
+        for announcement_id, count in (await self.store.settle_interrupted_alerts(self.owner_alive)).items():
             log.warning("%d alert(s) of announcement %s were interrupted between send and record: counted as "
                         "unknown, not resent", count, announcement_id)
             await self._progress(announcement_id)
+        await self.store.release_dead_claims(self.owner_alive)
         if await self.store.next_alerts(1):
             self.start_delivery()
 

@@ -241,6 +241,21 @@ class AnnouncementWorkflow:
         chat = self.settings.announce_chat
         if not chat:
             return t(self.lang, "announce.no_chat"), False
+        # The lock in post() keeps this process's posts apart; the store's claim keeps replicas apart.
+        if not await self.store.claim_announcement(announcement_id, self.alerts.owner):
+            return t(self.lang, "announce.posting"), False
+        posted = False
+        try:
+            text, posted = await self._post_claimed(record, chat)
+        finally:
+            if not posted:
+                # Not finished (an unknown part waits for an admin, or the post failed): resumable at once, here
+                # or on another replica; a killed replica's claim expires by its lease.
+                await self.store.release_announcement(announcement_id, self.alerts.owner)
+        return text, posted
+
+    async def _post_claimed(self, record: Announcement, chat: str) -> tuple[str, bool]:
+        announcement_id = record.id
         parts = split_message(record.message)
         states = await self.store.announcement_part_states(announcement_id)
         for index, part in enumerate(parts):
@@ -315,6 +330,7 @@ class AnnouncementWorkflow:
         """After a restart: finish posts begun (asking about a part whose fate is unknown), post pending auto
         announcements that need no confirmation, and send again a preview that never went out."""
         auto = self.settings.announce_auto and bool(self.settings.announce_chat)
+        await self.store.release_dead_posting_claims(self.alerts.owner_alive)
         for record in await self.store.pending_announcements():
             try:
                 begun = bool(await self.store.announcement_part_states(record.id))

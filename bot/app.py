@@ -77,7 +77,7 @@ async def _post_init(application: CardfitApplication) -> None:
                                             first=settings.catalog_watch_s, name="catalog-watch")
     await _set_commands(application, settings)
     log.info("Cardfit started: catalog %s (%d cards), store %s", catalogs.catalog.id, len(catalogs.catalog.cards),
-             settings.db)
+             services.store.path)  # the path, or the URL without its password
 
 
 async def _set_commands(application: CardfitApplication, settings: Settings) -> None:

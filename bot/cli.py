@@ -379,7 +379,8 @@ def cmd_bot(args: argparse.Namespace) -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)  # its request lines contain the bot token
     logging.getLogger("apscheduler").setLevel(logging.WARNING)  # a line per catalog-watch run otherwise
     redact = RedactSecrets([settings.bot_token.get_secret_value(),
-                            settings.topup_secret.get_secret_value() if settings.topup_secret else ""])
+                            settings.topup_secret.get_secret_value() if settings.topup_secret else "",
+                            settings.webhook_secret.get_secret_value() if settings.webhook_secret else ""])
     for handler in logging.getLogger().handlers:
         handler.addFilter(redact)  # whatever a library logs at DEBUG, the secrets never reach the log
     sys.excepthook = redact.excepthook  # nor an uncaught exception's traceback on stderr
@@ -389,6 +390,14 @@ def cmd_bot(args: argparse.Namespace) -> int:
 
     application = build_application(settings)
     try:
+        if settings.webhook_url is not None:
+            import asyncio
+
+            from bot.webhook import serve_webhook
+
+            asyncio.run(serve_webhook(application, settings))
+            return EXIT_OK
+        # Polling (the default) on a bot that had a webhook: PTB's run_polling deletes the webhook first.
         application.run_polling(allowed_updates=None, drop_pending_updates=False)
     except InvalidToken:
         # PTB's message quotes the whole token ("The token `...` was rejected by the server"): never print it.
@@ -400,6 +409,7 @@ def cmd_health(args: argparse.Namespace) -> int:
     import asyncio
 
     from bot.store import Store
+    from bot.store.database import redacted
 
     settings = _settings()
     _load(settings.catalog)
@@ -414,7 +424,7 @@ def cmd_health(args: argparse.Namespace) -> int:
     try:
         asyncio.run(probe())
     except Exception as exc:  # any failure to open the store is unhealthy; say which, never a secret
-        raise CliError(f"store {settings.db}: {exc.__class__.__name__}: {exc}") from None
+        raise CliError(f"store {redacted(settings.db)}: {exc.__class__.__name__}: {exc}") from None
     print("ok")
     return EXIT_OK
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEFAULT_BOT_API_URL = "https://api.telegram.org/bot"
 _TOKEN = re.compile(r"^\d{3,}:[A-Za-z0-9_-]{10,}$")
+# setWebhook's secret_token: 1-256 characters A-Z, a-z, 0-9, _ and - (https://core.telegram.org/bots/api#setwebhook).
+_WEBHOOK_SECRET = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 
 
 class ConfigError(ValueError):
@@ -35,6 +37,11 @@ class Settings(BaseSettings):
     # place is half-written for a moment, and a byte-prefix of a catalog is often a valid, shorter catalog.
     catalog_settle_s: float = Field(default=1.0, ge=0, le=60, description="seconds a changed file must hold still")
     send_rate_per_s: float = Field(default=30.0, gt=0, description="overall outgoing messages per second")
+    # Webhook mode (several replicas behind a load balancer); unset: long polling.
+    webhook_url: str | None = None
+    webhook_secret: SecretStr | None = None
+    webhook_listen: str = "0.0.0.0"
+    webhook_port: int = Field(default=8080, ge=1, le=65535)
     chart_dir: str = Field(default="var", description="where the terminal chat writes a chart button's PNG")
     # Any Hugging Face model (issue #10): an org/name the registry does not know is looked up on the Hub
     # (HF_ENDPOINT and HF_HUB_OFFLINE are huggingface_hub's own settings and are honoured as they are).
@@ -80,6 +87,41 @@ class Settings(BaseSettings):
             raise ValueError("must be @channelname or a numeric chat id")
         return value
 
+    @field_validator("db")
+    @classmethod
+    def _db(cls, value: str) -> str:
+        if value.startswith(("postgres://", "postgresql://")):
+            if re.search(r"\s", value) or value.rstrip("/").endswith(("://", "@")):
+                raise ValueError("a PostgreSQL URL looks like postgresql://user:password@host:5432/database")
+        elif "://" in value:
+            raise ValueError("must be a SQLite file path or a postgresql:// URL")
+        return value
+
+    @field_validator("webhook_url")
+    @classmethod
+    def _webhook_url(cls, value: str | None) -> str | None:
+        if value in (None, ""):
+            return None
+        if not re.match(r"^https?://[^\s/]+(/\S*)?$", value):
+            raise ValueError("must be the public https:// URL Telegram posts updates to")
+        return value
+
+    @field_validator("webhook_secret")
+    @classmethod
+    def _webhook_secret(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or value.get_secret_value() == "":
+            return None
+        if not _WEBHOOK_SECRET.match(value.get_secret_value()):
+            raise ValueError("must be 1-256 characters of A-Z, a-z, 0-9, _ and - (Telegram's secret_token)")
+        return value
+
+    @model_validator(mode="after")
+    def _webhook_needs_secret(self) -> Settings:
+        if self.webhook_url is not None and self.webhook_secret is None:
+            # Without it anyone who finds the URL could post forged updates (a fake admin's /reload, say).
+            raise ValueError("CARDFIT_WEBHOOK_SECRET: required when CARDFIT_WEBHOOK_URL is set (webhook mode)")
+        return self
+
     @field_validator("log_level")
     @classmethod
     def _level(cls, value: str) -> str:
@@ -99,6 +141,14 @@ class Settings(BaseSettings):
         head, _, tail = self.bot_api_url.rpartition("/")
         return f"{head}/file/{tail}" if tail.startswith("bot") else f"{self.bot_api_url}/file/bot"
 
+    @property
+    def webhook_path(self) -> str:
+        """The path Telegram posts to (the webhook URL's), which the replica serves behind the proxy."""
+        if self.webhook_url is None:
+            return "/"
+        path = "/" + self.webhook_url.split("://", 1)[1].partition("/")[2]
+        return path.split("?", 1)[0] or "/"
+
     def is_admin(self, user_id: int | None) -> bool:
         return user_id is not None and user_id in self.admin_ids
 
@@ -113,7 +163,9 @@ def load_settings(**overrides: Any) -> Settings:
     except ValidationError as exc:
         lines = []
         for error in exc.errors():
-            field = str(error["loc"][0]) if error.get("loc") else "?"
             message = error.get("msg", "invalid").removeprefix("Value error, ")
-            lines.append(f"CARDFIT_{field.upper()}: {message}")
+            if not error.get("loc"):  # a rule across fields names its variables itself
+                lines.append(message)
+                continue
+            lines.append(f"CARDFIT_{str(error['loc'][0]).upper()}: {message}")
         raise ConfigError("bad configuration:\n  " + "\n  ".join(lines)) from None

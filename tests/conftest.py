@@ -51,6 +51,30 @@ def bundled_vocabulary() -> Vocabulary:
     return Vocabulary.build(default_registry(), bundled_cards(), bundled_region_names())
 
 
+@pytest.fixture(scope="session")
+def postgres_server():
+    """One PostgreSQL server for the whole session (tests/support/postgres.py), stopped and removed at the end;
+    each test that needs one takes a fresh database from it (`postgres_server.create_database()`)."""
+    import shutil
+
+    from tests.support.postgres import start_or_skip
+
+    server = start_or_skip()
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(server.root, ignore_errors=True)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_target(request, tmp_path):
+    """Where a store lives, once per engine: a SQLite file in tmp_path, or a fresh PostgreSQL database's URL."""
+    if request.param == "sqlite":
+        return str(tmp_path / "cardfit.sqlite3")
+    return request.getfixturevalue("postgres_server").create_database()
+
+
 @pytest.fixture(autouse=True)
 def _catalog_settles_at_once(monkeypatch):
     """A reload takes a changed file without the production settle delay (1 s), so the suite stays fast; the

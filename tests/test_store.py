@@ -1,16 +1,27 @@
-"""The SQLite store: migrations, restart durability, field-level updates without lost writes, announcements, alerts."""
+"""The store on both engines (SQLite and PostgreSQL: the `store` and `db_target` fixtures): migrations, restart
+durability, field-level updates without lost writes, announcements, alerts."""
 from __future__ import annotations
 
 import asyncio
 import sqlite3
 
+import asyncpg
 import pytest
 import pytest_asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bot.store.schema as store_module
-from bot.store import MIGRATIONS, PREFERENCE_FIELDS, Preferences, Store, split_sql_script
+from bot.store import (
+    INTEGRITY_ERRORS,
+    MIGRATIONS,
+    PREFERENCE_FIELDS,
+    Preferences,
+    Store,
+    is_postgres_url,
+    split_sql_script,
+)
+from bot.store.database import pg_ddl, pg_placeholders, redacted
 
 LATEST_VERSION = MIGRATIONS[-1][0]
 
@@ -28,16 +39,57 @@ SAMPLE_VALUES = {
 }
 
 
-@pytest_asyncio.fixture
-async def store():
-    opened = await Store.open(":memory:")
+@pytest_asyncio.fixture(params=["sqlite", "postgresql"])
+async def store(request):
+    if request.param == "sqlite":
+        target = ":memory:"
+    else:
+        target = request.getfixturevalue("postgres_server").create_database()
+    opened = await Store.open(target)
     yield opened
     await opened.close()
 
 
-def _user_version(path) -> int:
-    with sqlite3.connect(path) as conn:
-        return conn.execute("PRAGMA user_version").fetchone()[0]
+class Probe:
+    """Looks at a database with the engine's own client (sqlite3, psql), outside the code under test."""
+
+    def __init__(self, target: str, server) -> None:
+        self.target, self.server = target, server
+
+    def version(self) -> int:
+        if self.server is None:
+            with sqlite3.connect(self.target) as conn:
+                return conn.execute("PRAGMA user_version").fetchone()[0]
+        return int(self.server.psql(self.target, "SELECT max(version) FROM schema_version"))
+
+    def set_version(self, version: int) -> None:
+        if self.server is None:
+            with sqlite3.connect(self.target) as conn:
+                conn.execute(f"PRAGMA user_version = {version}")
+        else:
+            self.server.psql(self.target, "CREATE TABLE schema_version (version BIGINT NOT NULL); "
+                                          f"INSERT INTO schema_version VALUES ({version})")
+
+    def tables(self) -> set[str]:
+        if self.server is None:
+            with sqlite3.connect(self.target) as conn:
+                return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        return set(self.server.psql(self.target, "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+                   .split())
+
+    def schema(self) -> list:
+        if self.server is None:
+            with sqlite3.connect(self.target) as conn:
+                return conn.execute("SELECT sql FROM sqlite_master ORDER BY name").fetchall()
+        return self.server.psql(self.target, "SELECT table_name, column_name, data_type, column_default "
+                                             "FROM information_schema.columns WHERE table_schema = 'public' "
+                                             "ORDER BY 1, 2").splitlines()
+
+
+@pytest.fixture
+def probe(request, db_target):
+    server = request.getfixturevalue("postgres_server") if is_postgres_url(db_target) else None
+    return Probe(db_target, server)
 
 
 # -- migrations and durability ----------------------------------------------------------------------------------
@@ -70,10 +122,19 @@ async def test_migrations_from_empty(tmp_path):
         assert store.schema_version == LATEST_VERSION
     finally:
         await store.close()
-    assert _user_version(path) == LATEST_VERSION
-    with sqlite3.connect(path) as conn:
-        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert {"users", "subscriptions", "announcements", "alerts"} <= tables
+    probe = Probe(str(path), None)
+    assert probe.version() == LATEST_VERSION
+    assert {"users", "subscriptions", "announcements", "alerts"} <= probe.tables()
+
+
+async def test_migrations_from_empty_on_either_engine(db_target, probe):
+    store = await Store.open(db_target)
+    try:
+        assert store.schema_version == LATEST_VERSION
+    finally:
+        await store.close()
+    assert probe.version() == LATEST_VERSION
+    assert {"users", "subscriptions", "announcements", "alerts", "announcement_parts"} <= probe.tables()
 
 
 async def test_memory_database_is_migrated(store):
@@ -81,8 +142,8 @@ async def test_memory_database_is_migrated(store):
     assert await store.count_users() == 0
 
 
-async def test_reopen_applies_nothing_new_and_a_restart_loses_nothing(tmp_path):
-    path = tmp_path / "cardfit.sqlite3"
+async def test_reopen_applies_nothing_new_and_a_restart_loses_nothing(db_target, probe):
+    path = db_target
     first = await Store.open(path)
     await first.set_preference(7, "precision", "int4")
     await first.touch_user(7, "de")
@@ -92,8 +153,7 @@ async def test_reopen_applies_nothing_new_and_a_restart_loses_nothing(tmp_path):
     await first.enqueue_alerts(announcement_id, [(7, "H100 is cheaper")])
     await first.close()
 
-    with sqlite3.connect(path) as conn:
-        schema_before = conn.execute("SELECT sql FROM sqlite_master ORDER BY name").fetchall()
+    schema_before = probe.schema()
 
     second = await Store.open(path)
     try:
@@ -106,12 +166,11 @@ async def test_reopen_applies_nothing_new_and_a_restart_loses_nothing(tmp_path):
         assert await second.next_alerts() == [(1, announcement_id, 7, "H100 is cheaper")]
     finally:
         await second.close()
-    with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT sql FROM sqlite_master ORDER BY name").fetchall() == schema_before
+    assert probe.schema() == schema_before
 
 
-async def test_reopen_applies_only_the_missing_migrations(tmp_path, monkeypatch):
-    path = tmp_path / "cardfit.sqlite3"
+async def test_reopen_applies_only_the_missing_migrations(db_target, monkeypatch):
+    path = db_target
     monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS[:2])
     old = await Store.open(path)
     assert old.schema_version == 2
@@ -130,21 +189,20 @@ async def test_reopen_applies_only_the_missing_migrations(tmp_path, monkeypatch)
         await new.close()
 
 
-async def test_a_failing_migration_leaves_the_previous_version(tmp_path, monkeypatch):
-    path = tmp_path / "cardfit.sqlite3"
+async def test_a_failing_migration_leaves_the_previous_version(db_target, probe, monkeypatch):
+    path = db_target
     broken = [*MIGRATIONS, (LATEST_VERSION + 1, "CREATE TABLE extra (x INTEGER); SELECT no_such_function();")]
     monkeypatch.setattr(store_module, "MIGRATIONS", broken)
-    with pytest.raises(sqlite3.OperationalError):
+    expected = asyncpg.UndefinedFunctionError if is_postgres_url(path) else sqlite3.OperationalError
+    with pytest.raises(expected):
         await Store.open(path)
-    assert _user_version(path) == LATEST_VERSION
-    with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'extra'").fetchall() == []
+    assert probe.version() == LATEST_VERSION
+    assert "extra" not in probe.tables()
 
 
-async def test_a_database_from_newer_code_is_refused(tmp_path):
-    path = tmp_path / "cardfit.sqlite3"
-    with sqlite3.connect(path) as conn:
-        conn.execute(f"PRAGMA user_version = {LATEST_VERSION + 1}")
+async def test_a_database_from_newer_code_is_refused(db_target, probe):
+    path = db_target
+    probe.set_version(LATEST_VERSION + 1)
     with pytest.raises(RuntimeError, match="newer"):
         await Store.open(path)
 
@@ -247,8 +305,8 @@ async def test_concurrent_field_updates_are_all_kept(store):
             assert getattr(prefs, field) == value_for(user_id, field)
 
 
-async def test_two_stores_on_one_file_never_lose_each_others_fields(tmp_path):
-    path = tmp_path / "shared.sqlite3"
+async def test_two_stores_on_one_file_never_lose_each_others_fields(db_target):
+    path = db_target
     store_a = await Store.open(path)
     store_b = await Store.open(path)
     try:
@@ -273,7 +331,7 @@ async def test_two_stores_on_one_file_never_lose_each_others_fields(tmp_path):
 async def test_a_bad_row_rolls_back_the_whole_alert_batch(store):
     announcement_id = await store.begin_announcement("gpurenthub", "sha-1", "cards: []\n", "msg")
     rows = [(1, "first"), (2, "second"), (3, None), (4, "fourth")]  # NULL text violates NOT NULL
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(INTEGRITY_ERRORS):
         await store.enqueue_alerts(announcement_id, rows)
     assert await store.next_alerts() == []
     assert (await store.alert_progress(announcement_id))["total"] == 0
@@ -282,7 +340,7 @@ async def test_a_bad_row_rolls_back_the_whole_alert_batch(store):
 
 
 async def test_alerts_for_an_unknown_announcement_are_refused(store):
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(INTEGRITY_ERRORS):
         await store.enqueue_alerts(999, [(1, "text")])
     assert await store.next_alerts() == []
 
@@ -424,8 +482,8 @@ async def test_enqueue_is_idempotent_and_progress_counts(store):
         await store.mark_alert(99999, "sent")
 
 
-async def test_alert_progress_survives_a_restart(tmp_path):
-    path = tmp_path / "cardfit.sqlite3"
+async def test_alert_progress_survives_a_restart(db_target):
+    path = db_target
     store = await Store.open(path)
     announcement_id = await store.begin_announcement("gpurenthub", "sha-1", "yaml", "msg")
     await store.enqueue_alerts(announcement_id, [(1, "a"), (2, "b"), (3, "c")])
@@ -482,3 +540,95 @@ def test_random_set_and_clear_sequences_match_a_dict_model(operations):
             await store.close()
 
     asyncio.run(run())
+
+
+# -- alert claims (several senders on one database) --------------------------------------------------------------
+
+
+async def test_claims_are_disjoint_own_claims_return_and_a_dead_senders_lease_expires(db_target):
+    a, b = await Store.open(db_target), await Store.open(db_target)
+    try:
+        announcement_id = await a.begin_announcement("gpurenthub", "sha-1", "yaml", "msg")
+        await a.enqueue_alerts(announcement_id, [(user_id, f"alert {user_id}") for user_id in range(1, 41)])
+        first, second = await asyncio.gather(a.claim_alerts("a", 15), b.claim_alerts("b", 15, lease_s=0.3))
+        ids_a, ids_b = {alert.id for alert in first}, {alert.id for alert in second}
+        assert len(ids_a) == len(ids_b) == 15 and not ids_a & ids_b
+        again = {alert.id for alert in await a.claim_alerts("a", 100)}  # its own, and the 10 nobody held
+        assert ids_a < again and not again & ids_b and len(again) == 25
+        assert await b.claim_alerts("c", 100) == []  # everything is held
+        await asyncio.sleep(0.4)  # "b" died: its lease ran out
+        assert {alert.id for alert in await b.claim_alerts("c", 100)} == ids_b
+        assert await a.release_alerts("a") == 25
+        assert {alert.id for alert in await b.claim_alerts("d", 100)} == again
+        await a.mark_alert(min(again), "sent")
+        assert await a.release_alerts("d") == 24  # a sent alert is no longer claimed, nor claimable
+        assert min(again) not in {alert.id for alert in await a.claim_alerts("e", 100)}
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_senders_draining_one_queue_at_once_send_each_alert_once(db_target):
+    stores = [await Store.open(db_target) for _ in range(4)]
+    try:
+        announcement_id = await stores[0].begin_announcement("gpurenthub", "sha-1", "yaml", "msg")
+        await stores[0].enqueue_alerts(announcement_id, [(user_id, f"alert {user_id}") for user_id in range(100)])
+        sent: list[int] = []
+
+        async def drain(store: Store, owner: str) -> None:
+            while batch := await store.claim_alerts(owner, 3):
+                for alert in batch:
+                    sent.append(alert.user_id)
+                    await asyncio.sleep(0)  # the send: another sender runs meanwhile
+                    await store.mark_alert(alert.id, "sent")
+
+        await asyncio.gather(*(drain(store, f"sender-{index}") for index, store in enumerate(stores)))
+        assert sorted(sent) == list(range(100))
+        assert (await stores[0].alert_progress(announcement_id))["sent"] == 100
+    finally:
+        for store in stores:
+            await store.close()
+
+
+# -- the SQL translation for PostgreSQL (bot/store/database.py) ---------------------------------------------------
+
+
+def test_placeholders_are_numbered_outside_literals_and_comments():
+    sql = "SELECT '?', \"a?\" FROM t -- why?\nWHERE a = ? AND b = '' || ? /* ? */ AND c IN (?, ?)"
+    assert pg_placeholders(sql) == (
+        "SELECT '?', \"a?\" FROM t -- why?\nWHERE a = $1 AND b = '' || $2 /* ? */ AND c IN ($3, $4)")
+    assert pg_placeholders("UPDATE t SET a = 'it''s ?' WHERE id = ?") == "UPDATE t SET a = 'it''s ?' WHERE id = $1"
+
+
+def test_ddl_types_are_mapped_once_and_literals_kept():
+    ddl = pg_ddl("CREATE TABLE t (id INTEGER PRIMARY KEY AUTOINCREMENT, n integer NOT NULL, "
+                 "x REAL DEFAULT 'REAL INTEGER', b BLOB, note TEXT CHECK (note <> 'integer'))")
+    assert ddl == ("CREATE TABLE t (id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, n BIGINT NOT NULL, "
+                   "x DOUBLE PRECISION DEFAULT 'REAL INTEGER', b BYTEA, note TEXT CHECK (note <> 'integer'))")
+
+
+def test_a_postgres_url_is_logged_without_its_password():
+    assert redacted("postgresql://cardfit:s3cret@db:5432/cardfit") == "postgresql://cardfit:***@db:5432/cardfit"
+    assert redacted("postgresql://db/cardfit") == "postgresql://db/cardfit"
+    assert redacted("var/cardfit.sqlite3") == "var/cardfit.sqlite3"
+
+
+async def test_statements_report_rows_counts_and_last_ids_alike(store):
+    """The cursor-shaped Result of Connection.execute, the same on both engines: what repository code reads."""
+    async with store._database.transaction() as db:
+        await db.execute(db.ddl("CREATE TABLE scratch (id INTEGER PRIMARY KEY, name TEXT UNIQUE, n INTEGER)"))
+        first = await db.execute("INSERT INTO scratch (name, n) VALUES (?, ?)", ("a", 1))
+        second = await db.execute("INSERT INTO scratch (name, n) VALUES (?, ?)", ("b", 2))
+        assert (first.rowcount, second.rowcount) == (1, 1) and second.lastrowid == first.lastrowid + 1
+        skipped = await db.execute("INSERT INTO scratch (name, n) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
+                                   ("a", 3))
+        assert skipped.rowcount == 0
+        changed = await db.execute(
+            "WITH picked AS (SELECT id FROM scratch WHERE n >= ?) UPDATE scratch SET n = n + 10 "
+            "WHERE id IN (SELECT id FROM picked)", (1,))
+        assert changed.rowcount == 2
+        rows = await (await db.execute("SELECT name, n FROM scratch WHERE n > ? ORDER BY name", (0,))).fetchall()
+        assert [(row["name"], row[1]) for row in rows] == [("a", 11), ("b", 12)]
+        gone = await db.execute("DELETE FROM scratch WHERE name = ? RETURNING id", ("b",))
+        assert gone.rowcount == 1 and gone.rows[0]["id"] == second.lastrowid
+        await db.execute("DROP TABLE scratch")

@@ -16,12 +16,13 @@ import bot.store.schema as schema
 from bot.announce import Announcer
 from bot.config import load_settings
 from bot.conversation import CatalogHolder
-from bot.store import MIGRATIONS, Store
+from bot.store import INTEGRITY_ERRORS, MIGRATIONS, Store
 from catalog.loader import load_catalog
 
 BUNDLED = Path(__file__).resolve().parents[1] / "catalog" / "data" / "gpurenthub.yaml"
 CHANNEL = "@cardfit_news"
 A, B, C, D = ("a" * 64, "b" * 64, "c" * 64, "d" * 64)
+MIGRATIONS_TO_6 = [migration for migration in MIGRATIONS if migration[0] <= 6]
 
 
 class RecordingSender:
@@ -144,4 +145,46 @@ async def test_a_migrated_pending_preview_is_found_by_the_next_reload(tmp_path, 
         assert (await announcer.check(force=True)).status == "already"
     finally:
         await announcer.stop()
+        await store.close()
+
+
+async def test_postgres_migration_6_splits_packed_keys_in_place(postgres_server, monkeypatch):
+    """PostgreSQL runs 6 as ALTER TABLE (schema.POSTGRES_MIGRATIONS): the rows keep their ids, the alerts and parts
+    keep their foreign keys, and the new UNIQUE key decides."""
+    url = postgres_server.create_database()
+    await schema_5_database(url, monkeypatch)
+
+    def insert(catalog_id: str, packed_key: str, text: str, status: str) -> int:
+        ids, posted_at = ("'[]'", "1") if status == "posted" else ("NULL", "NULL")
+        return int(postgres_server.psql(url, (
+            "INSERT INTO announcements (catalog_id, sha256, catalog_text, message, status, message_ids, created_at, "
+            f"posted_at) VALUES ('{catalog_id}', '{packed_key}', '{text}', 'm', '{status}', {ids}, 1, {posted_at}) "
+            "RETURNING id")).split()[0])
+
+    baseline = insert("gpurenthub", A, "v-a", "posted")
+    posted = insert("gpurenthub", f"{B}@{A}", "v-b", "posted")
+    pending = insert("gpurenthub", f"{C}@{B}", "v-c", "pending")
+    postgres_server.psql(url, "INSERT INTO users (user_id, created_at, updated_at) VALUES (7, 1, 1); "
+                              "INSERT INTO alerts (announcement_id, user_id, text, status, created_at) "
+                              f"VALUES ({posted}, 7, 'B is cheaper', 'queued', 1); "
+                              "INSERT INTO announcement_parts (announcement_id, part, message_id, sent_at) "
+                              f"VALUES ({posted}, 0, 501, 1)")
+
+    store = await Store.open(url)
+    try:
+        assert store.schema_version == MIGRATIONS[-1][0]
+        rows = postgres_server.psql(url, "SELECT id, sha256, base_sha256 FROM announcements ORDER BY id")
+        assert rows.splitlines() == [f"{baseline}|{A}|", f"{posted}|{B}|{A}", f"{pending}|{C}|{B}"]
+        assert await store.last_announced("gpurenthub") == B
+        [record] = await store.pending_announcements()
+        assert (record.id, record.sha256, record.base_sha256) == (pending, C, B)
+        assert [(a.announcement_id, a.user_id) for a in await store.next_alerts()] == [(posted, 7)]
+        assert await store.announcement_parts(posted) == {0: 501}
+        for sha, base in ((C, B), (B, A), (A, "")):
+            assert await store.begin_announcement("gpurenthub", sha, "x", "x", base_sha256=base) is None
+        new = await store.begin_announcement("gpurenthub", A, "v-a", "A again", base_sha256=B)
+        assert new is not None and new > pending  # the identity continues after the migrated ids
+        with pytest.raises(INTEGRITY_ERRORS):  # the foreign keys survived the migration
+            await store.enqueue_alerts(12345, [(7, "nowhere")])
+    finally:
         await store.close()

@@ -1,27 +1,29 @@
-"""Persistent bot state in SQLite: one `Store` over one connection, made of a repository per table group."""
+"""Persistent bot state in SQLite or PostgreSQL: one `Store` over one Database, a repository per table group."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from bot.store.alerts import ALERT_OUTCOMES, AlertProgress, AlertRepository, QueuedAlert
+from bot.store.alerts import ALERT_LEASE_S, ALERT_OUTCOMES, AlertProgress, AlertRepository, QueuedAlert
 from bot.store.announcements import AnnouncedVersion, Announcement, AnnouncementRepository, PartState
 from bot.store.contexts import CONTEXT_TTL_S, ChatContextRepository
-from bot.store.database import Database
+from bot.store.database import DATABASE_ERRORS, INTEGRITY_ERRORS, Database, is_postgres_url
 from bot.store.hub_models import HubEntry, HubModelRepository
 from bot.store.schema import MIGRATIONS, migrate, split_sql_script
 from bot.store.subscriptions import Subscriber, Subscription, SubscriptionRepository
 from bot.store.users import PREFERENCE_FIELDS, Preferences, UserRepository
 
 __all__ = [
-    "ALERT_OUTCOMES", "CONTEXT_TTL_S", "MIGRATIONS", "PREFERENCE_FIELDS", "AlertProgress", "AnnouncedVersion",
-    "Announcement", "ChatContextRepository", "HubEntry", "PartState", "Preferences", "QueuedAlert", "Store",
-    "Subscriber", "Subscription", "split_sql_script",
+    "ALERT_LEASE_S", "ALERT_OUTCOMES", "CONTEXT_TTL_S", "DATABASE_ERRORS", "INTEGRITY_ERRORS", "MIGRATIONS",
+    "PREFERENCE_FIELDS", "AlertProgress", "AnnouncedVersion", "Announcement", "ChatContextRepository", "HubEntry",
+    "PartState", "Preferences", "QueuedAlert", "Store", "Subscriber", "Subscription", "is_postgres_url",
+    "split_sql_script",
 ]
 
 
 class Store(UserRepository, AnnouncementRepository, SubscriptionRepository, AlertRepository, ChatContextRepository,
             HubModelRepository):
-    """The repositories over one Database: `await Store.open(path)` connects and migrates, `close()` closes."""
+    """The repositories over one Database: `await Store.open(target)` connects and migrates (a file path: SQLite,
+    a postgresql:// URL: PostgreSQL), `close()` closes."""
 
     def __init__(self, database: Database, schema_version: int) -> None:
         super().__init__(database)
@@ -46,4 +48,13 @@ class Store(UserRepository, AnnouncementRepository, SubscriptionRepository, Aler
 
     @property
     def path(self) -> str:
+        """The file, or the URL without its password."""
         return self._database.path
+
+    @property
+    def engine(self) -> str:
+        return self._database.engine
+
+    async def ping(self) -> None:
+        """One round trip to the database; raises one of DATABASE_ERRORS when it cannot serve."""
+        await self._database.fetch("SELECT 1")

@@ -2,15 +2,15 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-import aiosqlite
+from bot.store.database import Connection, Repository, Row, fetch_rows
 
-from bot.store.database import Repository, fetch_rows
-
+# A channel post is a few messages; a replica holding the post longer than this is taken for dead.
+POST_LEASE_S = 120.0
 _COLUMNS = ("id, catalog_id, sha256, base_sha256, catalog_text, message, status, message_ids, created_at, "
             "posted_at, preview_sent_at, needs_confirmation, admin_note")
 
@@ -47,7 +47,7 @@ class AnnouncedVersion(NamedTuple):
     posted_at: float
 
 
-def _announcement(row: sqlite3.Row) -> Announcement:
+def _announcement(row: Row) -> Announcement:
     return Announcement(
         id=int(row["id"]), catalog_id=row["catalog_id"], sha256=row["sha256"], base_sha256=row["base_sha256"],
         catalog_text=row["catalog_text"], message=row["message"], status=row["status"],
@@ -59,7 +59,7 @@ def _announcement(row: sqlite3.Row) -> Announcement:
     )
 
 
-async def _status(db: aiosqlite.Connection, announcement_id: int) -> str:
+async def _status(db: Connection, announcement_id: int) -> str:
     rows = await fetch_rows(db, "SELECT status FROM announcements WHERE id = ?", (announcement_id,))
     if not rows:
         raise ValueError(f"no announcement with id {announcement_id}")
@@ -88,7 +88,7 @@ class AnnouncementRepository(Repository):
         row = await self._last_posted(catalog_id)
         return str(row["catalog_text"]) if row else None
 
-    async def _last_posted(self, catalog_id: str) -> sqlite3.Row | None:
+    async def _last_posted(self, catalog_id: str) -> Row | None:
         rows = await self._database.fetch(
             """
             SELECT sha256, catalog_text
@@ -129,6 +129,39 @@ class AnnouncementRepository(Repository):
             announcement_id = cursor.lastrowid
             await cursor.close()
         return announcement_id if inserted else None
+
+    async def claim_announcement(self, announcement_id: int, owner: str, lease_s: float = POST_LEASE_S) -> bool:
+        """Whether `owner` may post this pending announcement now: nobody else holds it, or their lease ran out (a
+        replica that died half-way; the parts it sent are skipped on resume). Two replicas racing get one True."""
+        now = time.time()
+        async with self._database.transaction() as db:
+            cursor = await db.execute(
+                """
+                UPDATE announcements SET posting_by = ?, posting_until = ?
+                WHERE id = ? AND status = 'pending'
+                  AND (posting_until IS NULL OR posting_until < ? OR posting_by = ?)
+                """,
+                (owner, now + lease_s, announcement_id, now, owner),
+            )
+            return cursor.rowcount == 1
+
+    async def release_announcement(self, announcement_id: int, owner: str) -> None:
+        async with self._database.transaction() as db:
+            await db.execute(
+                "UPDATE announcements SET posting_by = NULL, posting_until = NULL WHERE id = ? AND posting_by = ?",
+                (announcement_id, owner),
+            )
+
+    async def release_dead_posting_claims(self, alive: Callable[[str], bool]) -> None:
+        """Free the posting claims whose holder `alive` says is dead (a killed process of this host), so a restart
+        resumes the post at once instead of after the lease."""
+        async with self._database.transaction() as db:
+            rows = await fetch_rows(db, "SELECT DISTINCT posting_by FROM announcements "
+                                        "WHERE status = 'pending' AND posting_by IS NOT NULL")
+            for owner in (str(row["posting_by"]) for row in rows):
+                if not alive(owner):
+                    await db.execute("UPDATE announcements SET posting_by = NULL, posting_until = NULL "
+                                     "WHERE posting_by = ? AND status = 'pending'", (owner,))
 
     async def pending_announcements(self) -> list[Announcement]:
         rows = await self._database.fetch(f"SELECT {_COLUMNS} FROM announcements WHERE status = 'pending' ORDER BY id")

@@ -4,12 +4,14 @@ from __future__ import annotations
 import logging
 import sqlite3
 
-from bot.store.database import Database, fetch_rows
+from bot.store.database import Database
 
 log = logging.getLogger(__name__)
 
 # Append only: a released version's script is never edited, because databases in the field already ran it.
-# Each script runs inside one BEGIN IMMEDIATE transaction together with `PRAGMA user_version = <version>`.
+# Each script runs inside one exclusive transaction together with the version bump: on SQLite BEGIN IMMEDIATE and
+# `PRAGMA user_version`, on PostgreSQL an advisory lock and the schema_version table (bot/store/database.py).
+# Write portable DDL: SQLite's types (INTEGER, REAL, INTEGER PRIMARY KEY) are mapped for PostgreSQL there.
 MIGRATIONS: list[tuple[int, str]] = [
     (
         1,
@@ -215,50 +217,74 @@ MIGRATIONS: list[tuple[int, str]] = [
         );
         """,
     ),
+    (
+        11,
+        # Claims for several replicas on one database: who sends a queued alert (AlertRepository.claim_alerts) and
+        # who posts a pending announcement (AnnouncementRepository.claim_announcement), each until when. Added to
+        # the tables as migration 8 rebuilt them; a claim is a lease, so a dead replica's work is resumed after it.
+        """
+        ALTER TABLE alerts ADD COLUMN claimed_by TEXT;
+        ALTER TABLE alerts ADD COLUMN claimed_until REAL;
+        ALTER TABLE announcements ADD COLUMN posting_by TEXT;
+        ALTER TABLE announcements ADD COLUMN posting_until REAL;
+        """,
+    ),
 ]
+
+# The PostgreSQL form of a migration whose SQLite script has no portable form. Only 6: SQLite changes a UNIQUE
+# constraint by rebuilding the table, and a rebuild on PostgreSQL would drop the foreign keys that reference the
+# old table (they follow the table, not its name); ALTER TABLE does the same change in place there. A number not
+# listed here runs MIGRATIONS' script on both engines, its column types mapped by database.pg_ddl. Migration 8's
+# rebuilds of alerts and announcement_parts run as written: no foreign key references either table, and the
+# runner moves the copied tables' identities past their ids (database.PostgresConnection.after_migration).
+POSTGRES_MIGRATIONS: dict[int, str] = {
+    6: """
+        ALTER TABLE announcements ADD COLUMN base_sha256 TEXT NOT NULL DEFAULT '';
+        UPDATE announcements
+        SET base_sha256 = split_part(sha256, '@', 2), sha256 = split_part(sha256, '@', 1)
+        WHERE strpos(sha256, '@') > 0;
+        ALTER TABLE announcements DROP CONSTRAINT announcements_catalog_id_sha256_key;
+        ALTER TABLE announcements ADD CONSTRAINT announcements_catalog_id_sha256_base_sha256_key
+            UNIQUE (catalog_id, sha256, base_sha256);
+    """,
+}
+
+
+def script_for(engine: str, number: int, script: str) -> str:
+    if engine == "postgresql":
+        return POSTGRES_MIGRATIONS.get(number, script)
+    return script
+
 
 async def migrate(database: Database) -> int:
     """Apply the migrations this database lacks; return its schema version."""
-    version = await user_version(database)
+    version = await database.schema_version()
     latest = MIGRATIONS[-1][0] if MIGRATIONS else 0
     if version > latest:
         raise RuntimeError(f"database {database.path} has schema version {version}, newer than this code's {latest}")
     if version == latest:
         return version
-    # Off for the whole run, as SQLite's table-rebuild procedure asks; each migration checks the keys before
-    # it commits instead, so a migration that breaks a reference rolls back.
-    await database.pragma("PRAGMA foreign_keys = OFF")
-    try:
+    async with database.migrating():
         for number, script in MIGRATIONS:
             if number <= version:
                 continue
-            async with database.transaction() as db:
-                # Re-read under the write lock: another process may have migrated since we looked.
-                rows = await fetch_rows(db, "PRAGMA user_version")
-                if rows[0][0] >= number:
+            async with database.migration() as db:
+                # Re-read inside the exclusive transaction: another process may have migrated since we looked.
+                if await db.schema_version() >= number:
                     continue
-                for statement in split_sql_script(script):
-                    await db.execute(statement)
-                broken = await fetch_rows(db, "PRAGMA foreign_key_check")
-                if broken:
-                    raise sqlite3.IntegrityError(f"migration {number} breaks {len(broken)} foreign key(s)")
-                await db.execute(f"PRAGMA user_version = {int(number)}")
-            log.info("SQLite %s migrated to schema version %d", database.path, number)
-    finally:
-        await database.pragma("PRAGMA foreign_keys = ON")
-    return await user_version(database)
-
-
-async def user_version(database: Database) -> int:
-    rows = await database.fetch("PRAGMA user_version")
-    return int(rows[0][0])
+                for statement in split_sql_script(script_for(database.engine, number, script)):
+                    await db.execute(db.ddl(statement))
+                await db.after_migration(number)
+                await db.set_schema_version(number)
+            log.info("%s %s migrated to schema version %d", database.engine, database.path, number)
+    return await database.schema_version()
 
 
 def split_sql_script(script: str) -> list[str]:
     """Split a migration script into single statements (sqlite3 `execute` runs one at a time).
 
     `executescript` is not usable here: it commits any open transaction first, and a migration must
-    run inside the same transaction as its `user_version` bump.
+    run inside the same transaction as its schema version bump.
     """
     statements: list[str] = []
     buffer = ""

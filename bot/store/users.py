@@ -1,13 +1,10 @@
 """Users and their preferences: field-level upserts, the last question, reachability (blocked) and language."""
 from __future__ import annotations
 
-import sqlite3
 import time
 from dataclasses import dataclass
 
-import aiosqlite
-
-from bot.store.database import Repository, fetch_rows
+from bot.store.database import Connection, Repository, Row, fetch_rows
 
 PREFERENCE_FIELDS = (
     "language",
@@ -62,7 +59,7 @@ _RETURNING_PREFERENCES = "*"
 _SELECT_PREFERENCES = "SELECT * FROM users WHERE user_id = ?"
 
 
-def _preferences_from_row(row: sqlite3.Row) -> Preferences:
+def _preferences_from_row(row: Row) -> Preferences:
     present = set(row.keys())
     values = {column: row[column] for column in _PREFERENCE_COLUMNS if column in present}
     values["blocked"] = bool(values["blocked"])
@@ -85,7 +82,7 @@ def _checked_preference(field: str, value: object) -> object:
     return value
 
 
-async def set_blocked(db: aiosqlite.Connection, user_id: int, blocked: bool, now: float) -> None:
+async def set_blocked(db: Connection, user_id: int, blocked: bool, now: float) -> None:
     """Inside the caller's transaction (a failed alert marks its user in the same one)."""
     await db.execute(
         """
