@@ -19,19 +19,38 @@ from bot.telegram_io import is_not_modified, query_of, show, user_id, user_langu
 log = logging.getLogger(__name__)
 
 
-async def announcement_button(update: Update, context: CustomContext) -> None:
+async def _admin_button(update: Update, context: CustomContext,
+                        kind: type[AnnouncementButton] | type[PartButton]) -> AnnouncementButton | PartButton | None:
+    """The decoded button when an admin pressed a valid one; otherwise the presser is answered and None."""
     query = query_of(update)
-    if not AnnouncementButton.matches(query.data):  # a query without data: PTB offers it to every pattern
+    if not kind.matches(query.data):  # a query without data: PTB offers it to every pattern
         await show(query, context.conversation.unknown_button(context.caller))
-        return
+        return None
     if not context.settings.is_admin(user_id(update)):
         await query.answer(t(user_language(update), "error.admin_only"), show_alert=True)
-        return
-    button = AnnouncementButton.decode(query.data)
+        return None
+    button = kind.decode(query.data)
     if button is None:
-        await query.answer(t(user_language(update), AnnouncementButton.invalid_notice))
-        return
+        await query.answer(t(user_language(update), kind.invalid_notice))
+        return None
     await query.answer()
+    return button
+
+
+async def _drop_keyboard(update: Update) -> None:
+    """Remove the buttons of the pressed message; a second tap (keyboard already gone) is no error."""
+    try:
+        await query_of(update).edit_message_reply_markup(None)
+    except BadRequest as exc:
+        if not is_not_modified(exc):
+            raise
+
+
+async def announcement_button(update: Update, context: CustomContext) -> None:
+    button = await _admin_button(update, context, AnnouncementButton)
+    if not isinstance(button, AnnouncementButton):
+        return
+    query = query_of(update)
     if button.action == "post":
         try:
             text = await context.announcer.post(button.announcement_id)
@@ -47,39 +66,23 @@ async def announcement_button(update: Update, context: CustomContext) -> None:
     else:
         text = await context.announcer.discard(button.announcement_id)
     if query.message is not None:
-        try:
-            await query.edit_message_reply_markup(None)
-        except BadRequest as exc:
-            if not is_not_modified(exc):  # a second tap: the keyboard is already gone, the reply still matters
-                raise
+        await _drop_keyboard(update)
         if isinstance(query.message, Message):  # not one too old for the bot to reach
             await query.message.reply_text(clip(text))
 
 
 async def part_button(update: Update, context: CustomContext) -> None:
+    button = await _admin_button(update, context, PartButton)
+    if not isinstance(button, PartButton):
+        return
     query = query_of(update)
-    if not PartButton.matches(query.data):
-        await show(query, context.conversation.unknown_button(context.caller))
-        return
-    if not context.settings.is_admin(user_id(update)):
-        await query.answer(t(user_language(update), "error.admin_only"), show_alert=True)
-        return
-    button = PartButton.decode(query.data)
-    if button is None:
-        await query.answer(t(user_language(update), PartButton.invalid_notice))
-        return
-    await query.answer()
     try:
         text = await context.announcer.resolve_part(button.announcement_id, button.part, button.action)
     except TelegramError as exc:  # as for Post: the channel refused; this admin is not blocked
         log.warning("announcement %s could not be continued: %s", button.announcement_id, exc)
         text = t(user_language(update), "announce.post_failed", chat=html.escape(context.settings.announce_chat or "-"),
                  error=html.escape(str(exc)))
-    try:
-        await query.edit_message_reply_markup(None)
-    except BadRequest as exc:
-        if not is_not_modified(exc):
-            raise
+    await _drop_keyboard(update)
     if isinstance(query.message, Message):
         await query.message.reply_text(text)
 
