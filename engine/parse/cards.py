@@ -54,13 +54,18 @@ def find_cards(scan: Scan, draft: Draft, vocabulary: Vocabulary) -> None:
         if match is None:
             i += 1
             continue
-        length, name = match
-        taken = draft.take_card(name)
-        scan.use(i, length)
-        if taken:
-            _card_count(scan, draft, i, i + length)
-        i += length
+        i = _take(scan, draft, i, *match)
     _find_other_gpus(scan, draft)
+
+
+def _take(scan: Scan, draft: Draft, i: int, length: int, name: str) -> int:
+    """Card `name` named by tokens i..i+length: the draft takes it (first card wins) with the count around it;
+    returns where reading goes on."""
+    taken = draft.take_card(name)
+    scan.use(i, length)
+    if taken:
+        _card_count(scan, draft, i, i + length)
+    return i + length
 
 
 def _find_other_gpus(scan: Scan, draft: Draft) -> None:
@@ -72,12 +77,7 @@ def _find_other_gpus(scan: Scan, draft: Draft) -> None:
         if found is None:
             i += 1
             continue
-        length, name = found
-        taken = draft.take_card(name)
-        scan.use(i, length)
-        if taken:
-            _card_count(scan, draft, i, i + length)
-        i += length
+        i = _take(scan, draft, i, *found)
 
 
 def _other_gpu_at(scan: Scan, i: int) -> tuple[int, str] | None:
