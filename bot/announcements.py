@@ -23,6 +23,7 @@ from bot.alerts import AlertDelivery, Sender, crash_point, fmt_percent
 from bot.callbacks import AnnouncementButton, PartButton
 from bot.config import Settings
 from bot.i18n import fmt_gb, fmt_usd, t
+from bot.render import telegram_length, utf16_prefix
 from bot.store import Announcement, Store
 from catalog.diff import CatalogDiff, diff_catalogs
 from catalog.loader import CatalogError, LoadedCatalog, parse_catalog
@@ -51,22 +52,27 @@ def short_sha(sha: str) -> str:
 
 
 def split_message(text: str, limit: int = MESSAGE_LIMIT) -> list[str]:
-    """Split at line boundaries into parts under `limit` (a single over-long line is cut hard)."""
+    """Split at line boundaries into parts under `limit` UTF-16 units, as Telegram counts (a single over-long line
+    is cut hard, never through an emoji)."""
     parts: list[str] = []
-    current = ""
+    current, used = "", 0
     for line in text.split("\n"):
-        while len(line) > limit:
+        size = telegram_length(line)
+        while size > limit:
             if current:
                 parts.append(current)
-                current = ""
-            parts.append(line[:limit])
-            line = line[limit:]
-        candidate = f"{current}\n{line}" if current else line
-        if len(candidate) > limit:
+                current, used = "", 0
+            cut = max(1, utf16_prefix(line, limit))
+            parts.append(line[:cut])
+            line = line[cut:]
+            size = telegram_length(line)
+        if current and used + 1 + size > limit:
             parts.append(current)
-            current = line
+            current, used = line, size
+        elif current:
+            current, used = f"{current}\n{line}", used + 1 + size
         else:
-            current = candidate
+            current, used = line, size
     if current:
         parts.append(current)
     return parts
@@ -195,7 +201,7 @@ class AnnouncementWorkflow:
             InlineKeyboardButton(t(self.lang, "button.discard"),
                                  callback_data=AnnouncementButton("discard", record.id).encode()),
         ]])
-        parts = split_message(record.message, MESSAGE_LIMIT - len(head) - 2)
+        parts = split_message(record.message, MESSAGE_LIMIT - telegram_length(head) - 2)
         delivered = not self.settings.admin_ids
         for admin in self.settings.admin_ids:
             try:

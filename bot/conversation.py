@@ -30,6 +30,7 @@ from bot.render import (
     render_help,
     render_parse_error,
     render_request,
+    telegram_length,
 )
 from bot.setting_values import SETTINGS
 from bot.store import Preferences, Store
@@ -452,9 +453,11 @@ class Conversation:
 
     # -- price alerts -----------------------------------------------------------------------------------
 
-    async def subscribe(self, caller: Caller, args: Sequence[str]) -> Reply:
+    async def subscribe(self, caller: Caller, args: Sequence[str], *, shared: bool = False) -> Reply:
         # Alerts go out later, in the language we know the user by: the caller's resolution recorded it.
         lang = caller.language
+        if shared:  # an alert is as private as the list of them (/subscriptions): set in the private chat only
+            return Reply(t(lang, "subscribe.private_only"))
         unit = t(lang, f"unit.{self.catalog.price_unit}")
         words = list(args)
         below: float | None = None
@@ -480,7 +483,9 @@ class Conversation:
         below_text = t(lang, "subscribe.below", price=fmt_usd(lang, below), unit=unit) if below is not None else ""
         return Reply(t(lang, "subscribe.ok", card=esc(card.name), below=below_text))
 
-    async def unsubscribe(self, caller: Caller, args: Sequence[str]) -> Reply:
+    async def unsubscribe(self, caller: Caller, args: Sequence[str], *, shared: bool = False) -> Reply:
+        if shared:  # "removed 2 alerts" in a group would tell it what the sender watches
+            return Reply(t(caller.language, "unsubscribe.private_only"))
         card_id = None
         if args:
             card = self.catalog.card(" ".join(args))
@@ -531,7 +536,7 @@ def echo(text: str, limit: int = ECHO_LIMIT) -> str:
 
 def clip_with(body: str, tail: str, limit: int = 4096) -> str:
     """Append `tail` (a link that must survive) and keep the whole under Telegram's limit."""
-    return clip(body, limit - len(tail)) + tail
+    return clip(body, limit - telegram_length(tail)) + tail
 
 
 def _private_chat(caller: Caller, shared: bool) -> int | None:

@@ -16,7 +16,8 @@ from engine.registry import ShapeSummary
 from engine.sizing import Component, Requirement, ResolvedRequest
 from engine.topup import period_prices
 
-TELEGRAM_LIMIT = 4096
+TELEGRAM_LIMIT = 4096  # a message's text; both limits are UTF-16 code units after entity parsing
+CAPTION_LIMIT = 1024  # a photo's caption (core.telegram.org/bots/api#sendphoto)
 esc = html.escape
 
 
@@ -368,12 +369,26 @@ def _hours_label(lang: str, hours: int, catalog: Catalog) -> str:
     return t(lang, f"period.{names[hours]}") if hours in names else t(lang, "period.hours", hours=hours)
 
 
+def telegram_length(text: str) -> int:
+    """The length Telegram measures its limits in: UTF-16 code units, so an emoji outside the BMP counts twice."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2  # a lone surrogate from a JSON update: one unit
+
+
+def utf16_prefix(text: str, units: int) -> int:
+    """The longest prefix of `text` (as a code-point index) that fits in `units` UTF-16 code units."""
+    if len(text) * 2 <= units:
+        return len(text)
+    # A cut through a surrogate pair leaves half a character, which the decoder drops (a lone one too: shorter).
+    return len(text.encode("utf-16-le", "surrogatepass")[:2 * max(units, 0)].decode("utf-16-le", errors="ignore"))
+
+
 def clip(text: str, limit: int = TELEGRAM_LIMIT) -> str:
     """Keep a reply under Telegram's limit, cutting at a line boundary where there is one, never inside a tag or
-    an entity, and closing the tags the cut left open (Telegram refuses unbalanced HTML)."""
-    if len(text) <= limit:
+    an entity, and closing the tags the cut left open (Telegram refuses unbalanced HTML). Lengths are UTF-16
+    units, as Telegram counts them: 4,096 code points of emoji are 8,192 units and refused (issue 15)."""
+    if len(text) <= limit // 2 or telegram_length(text) <= limit:
         return text
-    budget = limit - 2 - _CLOSING_RESERVE
+    budget = utf16_prefix(text, limit - 2 - _CLOSING_RESERVE)
     cut = text.rfind("\n", 0, budget)
     if cut <= 0:
         cut = _safe_cut(text, budget)

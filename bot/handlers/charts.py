@@ -10,6 +10,7 @@ from telegram.ext import CallbackQueryHandler
 from bot.callbacks import ChartButton
 from bot.chart import ChartData, press_chart, render_png
 from bot.context import CardfitApplication, CustomContext
+from bot.render import CAPTION_LIMIT, clip
 from bot.telegram_io import is_shared, query_of, show
 
 
@@ -25,7 +26,7 @@ async def chart_button(update: Update, context: CustomContext) -> None:
         return
     png = await asyncio.to_thread(render_png, outcome)  # matplotlib is CPU-bound: off the event loop
     # A 400 or 403 goes to the global error handler like every other send (bot/handlers/errors.py).
-    await context.bot.send_photo(chat.id, photo=png, caption=html.escape(outcome.caption))
+    await context.bot.send_photo(chat.id, photo=png, caption=clip(html.escape(outcome.caption), CAPTION_LIMIT))
 
 
 def register(application: CardfitApplication) -> None:

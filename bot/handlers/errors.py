@@ -10,12 +10,12 @@ from dataclasses import dataclass
 
 from telegram import Update
 from telegram.constants import ChatType
-from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
+from telegram.error import BadRequest, Conflict, Forbidden, NetworkError, RetryAfter, TelegramError
 
 from bot.context import CardfitApplication, CustomContext
 from bot.i18n import t
 from bot.render import clip
-from bot.telegram_io import failed_request, is_not_modified, user_language
+from bot.telegram_io import failed_request, is_not_modified, never_reached_telegram, user_language
 
 log = logging.getLogger(__name__)
 ADMIN_NOTICE_LIMIT = 3500
@@ -45,6 +45,9 @@ class PollingTrouble:
 async def on_error(update: object, context: CustomContext) -> None:
     error = context.error
     if error is None or is_not_modified(error):
+        return
+    if update is None and isinstance(error, Conflict):
+        await _polling_conflict(error, context)
         return
     if update is None and _is_weather(error):
         await _polling_trouble(error, context)
@@ -95,12 +98,15 @@ async def _forbidden(update: object, error: Forbidden, context: CustomContext) -
 async def _tell_the_user(update: object, error: BaseException, failed: tuple[str, object] | None,
                          context: CustomContext) -> None:
     """A short notice in the chat of the update, when something failed there that the user would otherwise never
-    learn of. Not when the failure was a send to that very chat: it may have arrived, or the chat refuses us."""
+    learn of. A send to that very chat that failed is told about only when the failure proves nothing arrived
+    (refused, or never reached Telegram): a reply that may have arrived gets no "could not send" after it."""
     if not isinstance(update, Update) or update.effective_chat is None:
         return
     chat_id = update.effective_chat.id
     if isinstance(error, TelegramError):
-        if failed is None or (failed[0].startswith("send") and failed[1] == chat_id):
+        if failed is None:
+            return
+        if failed[0].startswith("send") and failed[1] == chat_id and not _nothing_arrived(error):
             return
         key = "error.not_sent"
     else:
@@ -109,6 +115,12 @@ async def _tell_the_user(update: object, error: BaseException, failed: tuple[str
         await context.bot.send_message(chat_id, t(user_language(update), key))
     except TelegramError:
         log.warning("could not tell the user about the error")
+
+
+def _nothing_arrived(error: TelegramError) -> bool:
+    """The failed send certainly had no effect: Telegram refused it, or the request never reached it. Not a 429
+    (RetryAfter): a notice would only be held up by the same limit."""
+    return isinstance(error, BadRequest) or (isinstance(error, NetworkError) and never_reached_telegram(error))
 
 
 async def _notify_admin(summary: str, error: BaseException, context: CustomContext) -> None:
@@ -127,19 +139,34 @@ async def _notify_admin(summary: str, error: BaseException, context: CustomConte
 
 
 async def _polling_trouble(error: BaseException, context: CustomContext) -> None:
-    trouble: PollingTrouble = context.bot_data.setdefault("polling_trouble", PollingTrouble())
-    due = trouble.record(time.monotonic(), time.time())
     log.warning("fetching updates failed: %s: %s", error.__class__.__name__, error)
+    await _summarise(context, "polling_trouble", "admin.polling_errors", error)
+
+
+async def _polling_conflict(error: BaseException, context: CustomContext) -> None:
+    """409 from getUpdates: a second process polls with this token (a replica started without webhook mode, an
+    old container still running). PTB retries it every few seconds: one summary per interval, like the network."""
+    if "webhook" in str(error).lower():
+        log.warning("another instance set a webhook for this token; getUpdates is refused (409 Conflict): %s", error)
+    else:
+        log.warning("another instance is polling with this token (409 Conflict from getUpdates): %s", error)
+    await _summarise(context, "polling_conflict", "admin.polling_conflict", error)
+
+
+async def _summarise(context: CustomContext, slot: str, key: str, error: BaseException) -> None:
+    """Count one failure of getUpdates under `slot`; tell the first admin when the interval has passed."""
+    trouble: PollingTrouble = context.bot_data.setdefault(slot, PollingTrouble())
+    due = trouble.record(time.monotonic(), time.time())
     settings = context.bot_data.get("settings")
     if due is None or settings is None or not settings.admin_ids:
         return
     count, since = due
-    text = t("en", "admin.polling_errors", count=count, since=time.strftime("%H:%M UTC", time.gmtime(since)),
+    text = t("en", key, count=count, since=time.strftime("%H:%M UTC", time.gmtime(since)),
              error=html.escape(str(error)[:200]), minutes=round(POLLING_SUMMARY_S / 60))
     try:
         await context.bot.send_message(settings.admin_ids[0], text)
     except TelegramError:
-        log.warning("could not tell the admin that Telegram is unreachable")
+        log.warning("could not send the admin the summary of failed getUpdates calls")
 
 
 def _describe(update: object) -> str:

@@ -1182,6 +1182,8 @@ class BotApiEmulator:
             return [self._deliver(chat, {}, **({"caption": m["caption"]} if m.get("caption")
                                               else {})) for m in media]
         fields = {"caption": p["caption"]} if p.get("caption") else {}
+        if fields and _visible_length(str(fields["caption"]), p.get("parse_mode")) > 1024:
+            raise _ApiError(400, "Bad Request: message caption is too long")
         return self._deliver(chat, p, **fields)
 
     def _edit_target(self, p: dict[str, Any]) -> tuple[dict[str, Any], bool]:
@@ -1258,6 +1260,11 @@ class BotApiEmulator:
         ids = [r.get("id") for r in results if isinstance(r, dict)]
         if len(set(ids)) != len(ids):
             raise _ApiError(400, "Bad Request: RESULT_ID_DUPLICATE")
+        for result in results:
+            content = result.get("input_message_content") if isinstance(result, dict) else None
+            if isinstance(content, dict) and "message_text" in content \
+                    and _visible_length(str(content["message_text"]), content.get("parse_mode")) > 4096:
+                raise _ApiError(400, "Bad Request: MESSAGE_TOO_LONG")
         self._open_inline_queries.discard(query_id)
         return True
 
