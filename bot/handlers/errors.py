@@ -98,8 +98,8 @@ async def _forbidden(update: object, error: Forbidden, context: CustomContext) -
 async def _tell_the_user(update: object, error: BaseException, failed: tuple[str, object] | None,
                          context: CustomContext) -> None:
     """A short notice in the chat of the update, when something failed there that the user would otherwise never
-    learn of. A send to that very chat that failed is told about only when the failure proves nothing arrived
-    (refused, or never reached Telegram): a reply that may have arrived gets no "could not send" after it."""
+    learn of. A send to that very chat that failed is told about only when it never reached Telegram: a reply
+    that may have arrived gets no "could not send" after it."""
     if not isinstance(update, Update) or update.effective_chat is None:
         return
     chat_id = update.effective_chat.id
@@ -118,9 +118,10 @@ async def _tell_the_user(update: object, error: BaseException, failed: tuple[str
 
 
 def _nothing_arrived(error: TelegramError) -> bool:
-    """The failed send certainly had no effect: Telegram refused it, or the request never reached it. Not a 429
-    (RetryAfter): a notice would only be held up by the same limit."""
-    return isinstance(error, BadRequest) or (isinstance(error, NetworkError) and never_reached_telegram(error))
+    """The failed send never reached Telegram (no connection, or its front answered 502/503 after all retries):
+    nothing arrived, and a notice cannot double anything. Not a refusal (400: our bug, the admin hears of it; the
+    user is not shown Telegram's complaint) nor a 429 (a notice would be held up by the same limit)."""
+    return isinstance(error, NetworkError) and not isinstance(error, BadRequest) and never_reached_telegram(error)
 
 
 async def _notify_admin(summary: str, error: BaseException, context: CustomContext) -> None:
