@@ -281,3 +281,17 @@ async def test_reload_refuses_a_latin1_file_the_start_would_refuse(bot, catalog_
     await bot.send(ADMIN, "/reload")
     assert "not UTF-8 text" in admin_texts(bot)[-1]
     assert bot.app.bot_data["catalog"].catalog.provider == "GPU Rent Hub"  # the old version stays in service
+
+
+# -- audit: defect 10, the secrets in the admin's error notice ------------------------------------------------------
+
+async def test_the_admins_traceback_has_no_secret_in_it(bot, monkeypatch):
+    async def leaky(caller):
+        raise RuntimeError(f"failed with {TOKEN} and key test-secret")
+
+    monkeypatch.setattr(bot.app.bot_data["services"].conversation, "help", leaky)
+    await bot.send(180, "/help")
+    notice = admin_texts(bot)[-1]
+    assert "RuntimeError: failed with *** and key ***" in notice
+    assert TOKEN.split(":")[1] not in notice and "test-secret" not in notice
+    assert "something went wrong" in bot.last_text(180)

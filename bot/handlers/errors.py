@@ -129,8 +129,10 @@ async def _notify_admin(summary: str, error: BaseException, context: CustomConte
     if settings is None or not settings.admin_ids:
         return
     trace = "".join(traceback.format_exception(type(error), error, error.__traceback__))
-    if settings.bot_token is not None:  # PTB quotes the token in some messages (InvalidToken)
-        trace = trace.replace(settings.bot_token.get_secret_value(), "***")
+    # PTB quotes the token in some messages (InvalidToken); a URL or a locals dump may carry the other secrets.
+    for secret in (settings.bot_token, settings.topup_secret, settings.webhook_secret):
+        if secret is not None and secret.get_secret_value():
+            trace = trace.replace(secret.get_secret_value(), "***")
     text = clip(f"⚠️ <b>Cardfit error</b>\n{html.escape(summary)}\n"
                 f"<pre>{html.escape(trace[-ADMIN_NOTICE_LIMIT:])}</pre>")
     try:
