@@ -295,3 +295,15 @@ async def test_the_admins_traceback_has_no_secret_in_it(bot, monkeypatch):
     assert "RuntimeError: failed with *** and key ***" in notice
     assert TOKEN.split(":")[1] not in notice and "test-secret" not in notice
     assert "something went wrong" in bot.last_text(180)
+
+
+async def test_a_reply_refused_six_times_with_429_is_logged_with_context_and_told(bot, caplog):
+    # ResilientRateLimiter(max_retries=5): the first try and five waits. The issue found this dropped silently.
+    bot.request.fail("sendMessage", 429, "Too Many Requests: retry after 1", retry_after=1, times=6)  # ~6 s
+    await bot.send(174, "7B bf16")
+    calls = [c.method for c in bot.request.calls if c.params.get("chat_id") == 174]
+    assert calls == ["sendMessage!failed"] * 6 + ["sendMessage"]
+    assert "could not send my answer" in bot.last_text(174)
+    assert any("gave up on a request while handling update" in r.getMessage() and "chat 174" in r.getMessage()
+               and "RetryAfter" in r.getMessage() for r in caplog.records)
+    assert not admin_texts(bot)

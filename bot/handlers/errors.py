@@ -118,9 +118,12 @@ async def _tell_the_user(update: object, error: BaseException, failed: tuple[str
 
 
 def _nothing_arrived(error: TelegramError) -> bool:
-    """The failed send never reached Telegram (no connection, or its front answered 502/503 after all retries):
-    nothing arrived, and a notice cannot double anything. Not a refusal (400: our bug, the admin hears of it; the
-    user is not shown Telegram's complaint) nor a 429 (a notice would be held up by the same limit)."""
+    """The failed send certainly had no effect and a notice cannot double anything: it never reached Telegram (no
+    connection, or its front answered 502/503, after all retries), or Telegram answered 429 to every one of the
+    rate limiter's six tries (the notice waits out the limit in the rate limiter like any send). Not a refusal
+    (400: our bug, the admin hears of it; Telegram's complaint is not the user's to read)."""
+    if isinstance(error, RetryAfter):
+        return True
     return isinstance(error, NetworkError) and not isinstance(error, BadRequest) and never_reached_telegram(error)
 
 
