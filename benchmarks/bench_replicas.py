@@ -121,9 +121,7 @@ async def push(session: aiohttp.ClientSession, replicas: list[Replica], updates:
     return started, statuses
 
 
-async def measure(server: postgres.PostgresServer, count: int, replicas_n: int, connections: int,
-                  work: Path) -> dict[str, Any]:
-    database = server.create_database()
+async def measure(database: str, count: int, replicas_n: int, connections: int, work: Path) -> dict[str, Any]:
     async with BotApiEmulator(token=TOKEN) as emulator, aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=connections)) as session:
         replicas = [await start_replica(emulator, database, work, f"r{replicas_n}-{i}") for i in range(replicas_n)]
@@ -168,6 +166,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--updates", type=int, default=2000)
     parser.add_argument("--connections", type=int, default=40)
+    parser.add_argument("--sqlite", action="store_true", help="also one replica on SQLite (the default store)")
     args = parser.parse_args()
     reason = postgres.unavailable_reason()
     if reason is not None:
@@ -178,7 +177,9 @@ async def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="cardfit-bench-replicas-"))
     try:
         server.start()
-        results = [await measure(server, args.updates, n, args.connections, work) for n in (1, 2)]
+        results = [await measure(server.create_database(), args.updates, n, args.connections, work) for n in (1, 2)]
+        if args.sqlite:
+            sqlite = await measure(str(work / "bench.sqlite3"), args.updates, 1, args.connections, work)
     finally:
         server.stop()
         shutil.rmtree(server.root, ignore_errors=True)
@@ -188,6 +189,9 @@ async def main() -> None:
         print(f"{result['replicas']} replica(s): {result['answered']:5d}/{args.updates} answered  "
               f"{result['rate']:7.1f} answered/s  p50 {result['p50']:7.1f} ms  p95 {result['p95']:7.1f} ms  "
               f"duplicates {result['duplicates']}  lost {result['lost']}  HTTP {result['http']}")
+    if args.sqlite:
+        print(f"1 replica on SQLite: {sqlite['rate']:7.1f} answered/s  p50 {sqlite['p50']:7.1f} ms  "
+              f"p95 {sqlite['p95']:7.1f} ms  duplicates {sqlite['duplicates']}  lost {sqlite['lost']}")
     one, two = results
     print(f"two replicas / one: {two['rate'] / one['rate']:.2f}x throughput "
           f"({os.cpu_count()} CPUs on this machine, shared with PostgreSQL and the emulator)")

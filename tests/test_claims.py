@@ -13,7 +13,7 @@ import pytest
 
 from bot.alerts import AlertDelivery
 from bot.config import load_settings
-from bot.store import Store
+from bot.store import MIGRATIONS, Store
 from bot.store import owners as owners_module
 from bot.store.alerts import INTERRUPTED
 from bot.store.owners import new_owner, owner_alive, process_boot, this_boot, this_place
@@ -180,6 +180,20 @@ async def test_queued_alerts_under_a_live_lease_wait_and_are_taken_once_it_ran_o
     finally:
         await a.close()
         await b.close()
+
+
+async def test_replicas_starting_at_once_on_an_empty_database_migrate_it_once(postgres_server):
+    """deploy/compose.yaml starts both replicas together on a fresh database: before the migration lock was
+    taken outside the migration's transaction, all but one failed with 'relation "users" already exists'."""
+    url = postgres_server.create_database()
+    stores = await asyncio.gather(*(Store.open(url) for _ in range(4)), return_exceptions=True)
+    try:
+        assert [store.schema_version if isinstance(store, Store) else store for store in stores] == [
+            MIGRATIONS[-1][0]] * 4
+    finally:
+        for store in stores:
+            if isinstance(store, Store):
+                await store.close()
 
 
 # -- a restarted container resumes at once ------------------------------------------------------------------------
