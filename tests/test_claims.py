@@ -73,8 +73,8 @@ def test_a_restarted_container_does_not_take_its_predecessors_claims_for_its_own
 
 
 def test_another_hosts_replica_and_unreadable_ids_are_trusted_until_their_lease_runs_out(dead_pid):
-    assert owner_alive(owner_of("other-host/4026531836", dead_pid, "b.1"))
-    assert owner_alive(f"{this_place().split('/')[0]}:{dead_pid}:0badc0de")  # the id before boot tokens
+    assert owner_alive(owner_of("other-host", dead_pid, "b.1"))
+    assert owner_alive(f"{this_place()}:{dead_pid}:0badc0de")  # the id before boot tokens
     assert owner_alive("a")  # a sender name from the store tests
 
 
@@ -101,7 +101,7 @@ async def queue(store: Store, users: range) -> int:
 async def test_release_dead_claims_frees_only_a_dead_holders_queued_alerts(db_target, sleeper, dead_pid):
     live = owner_of(this_place(), sleeper.pid, process_boot(sleeper.pid) or "")
     dead = owner_of(this_place(), dead_pid, "earlier.1")
-    remote = owner_of("other-host/1", dead_pid, "b.1")
+    remote = owner_of("other-host", dead_pid, "b.1")
     store = await Store.open(db_target)
     try:
         await queue(store, range(1, 16))
@@ -138,7 +138,7 @@ async def test_release_dead_posting_claims_frees_a_dead_posters_announcement_onl
 
 async def test_a_sending_alert_under_a_live_lease_is_left_and_an_expired_one_is_counted_never_resent(db_target):
     a, b = await Store.open(db_target), await Store.open(db_target)  # two replicas, on two hosts
-    replica_a, replica_b = owner_of("host-a/1", 7, "a.1"), owner_of("host-b/1", 7, "b.1")
+    replica_a, replica_b = owner_of("host-a", 7, "a.1"), owner_of("host-b", 7, "b.1")
     try:
         announcement_id = await queue(a, range(1, 4))
         [first, second, third] = await a.claim_alerts(replica_a, 3)
@@ -166,8 +166,8 @@ async def test_a_sending_alert_under_a_live_lease_is_left_and_an_expired_one_is_
 
 async def test_queued_alerts_under_a_live_lease_wait_and_are_taken_once_it_ran_out(db_target):
     a, b = await Store.open(db_target), await Store.open(db_target)
-    replica_a, replica_b = owner_of("host-a/1", 7, "a.1"), owner_of("host-b/1", 7, "b.1")
-    replica_c = owner_of("host-c/1", 7, "c.1")  # died holding its batch; its lease ran out
+    replica_a, replica_b = owner_of("host-a", 7, "a.1"), owner_of("host-b", 7, "b.1")
+    replica_c = owner_of("host-c", 7, "c.1")  # died holding its batch; its lease ran out
     try:
         await queue(a, range(1, 7))
         live = {alert.id for alert in await a.claim_alerts(replica_a, 3)}

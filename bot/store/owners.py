@@ -1,11 +1,12 @@
 """Who holds a claim (an alert batch, an announcement's post): a sender's owner id and whether its holder may still
 be running.
 
-An owner id is "<place>:<pid>:<boot>:<nonce>". The place is the host name and the pid namespace (two containers
-sharing a host name but not their pids are different places); boot is the process's start (the kernel's boot id
-and the process start time from /proc), so a process that got the pid of a dead one (a restarted container is
-pid 1 again, with the same host name) never takes the dead one's claims for its own; nonce tells apart the
-senders of one process (several Applications, as in the tests). Where /proc is missing, boot is random.
+An owner id is "<host>:<pid>:<boot>:<nonce>". Boot is the process's start (the kernel's boot id and the process
+start time from /proc), so a process that got the pid of a dead one (a restarted container is pid 1 again, with
+the same host name) never takes the dead one's claims for its own; nonce tells apart the senders of one process
+(several Applications, as in the tests). Where /proc is missing, boot is random. The host name is the place:
+replicas need host names of their own (Docker and Kubernetes give every container one; a restarted container
+keeps its own). Two replicas sharing one (host networking) see each other's processes as dead.
 
 A wrong "dead" verdict costs no duplicate: a sender moves an alert queued -> sending in one conditional UPDATE
 and sends only when that changed the row, so freeing a live sender's claims can only make its in-flight alert
@@ -29,14 +30,6 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _pid_namespace() -> str:
-    try:
-        link = os.readlink(PROC / "self" / "ns" / "pid")  # "pid:[4026531836]"
-    except OSError:
-        return ""
-    return "".join(ch for ch in link if ch.isdigit())
-
-
 def process_boot(pid: int) -> str | None:
     """The start of process `pid` on this machine ("<boot id>.<start ticks>"), or None without /proc or without
     such a process. Field 22 of /proc/<pid>/stat (proc(5)) is the start time in clock ticks since boot; the text
@@ -53,8 +46,7 @@ def process_boot(pid: int) -> str | None:
 
 @cache
 def this_place() -> str:
-    namespace = _pid_namespace()
-    return f"{socket.gethostname()}/{namespace}" if namespace else socket.gethostname()
+    return socket.gethostname()
 
 
 @cache
