@@ -7,6 +7,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -60,6 +61,16 @@ def test_a_live_process_of_this_host_is_alive_and_a_dead_one_is_not(sleeper, dea
     assert boot is not None and boot != this_boot()
     assert owner_alive(owner_of(this_place(), sleeper.pid, boot))
     assert not owner_alive(owner_of(this_place(), dead_pid, "anything"))
+
+
+def test_a_killed_process_not_yet_reaped_is_dead(sleeper):
+    boot = process_boot(sleeper.pid)
+    assert boot is not None
+    sleeper.kill()
+    deadline = time.monotonic() + 10
+    while process_boot(sleeper.pid) is not None and time.monotonic() < deadline:
+        time.sleep(0.01)  # the kill takes effect; nobody reaps it: a zombie
+    assert not owner_alive(owner_of(this_place(), sleeper.pid, boot))
 
 
 def test_a_reused_pid_does_not_keep_a_dead_holder_alive(sleeper):

@@ -32,15 +32,15 @@ def _read(path: Path) -> str | None:
 
 def process_boot(pid: int) -> str | None:
     """The start of process `pid` on this machine ("<boot id>.<start ticks>"), or None without /proc or without
-    such a process. Field 22 of /proc/<pid>/stat (proc(5)) is the start time in clock ticks since boot; the text
+    such a live process. Field 22 of /proc/<pid>/stat (proc(5)) is the start time in clock ticks since boot; the text
     before it is cut at the last ')' since the command name may hold spaces and parentheses."""
     stat = _read(PROC / str(pid) / "stat")
     boot_id = _read(PROC / "sys" / "kernel" / "random" / "boot_id")
     if stat is None or boot_id is None:
         return None
     fields = stat.rpartition(")")[2].split()
-    if len(fields) < 20 or not fields[19].isdigit():
-        return None
+    if len(fields) < 20 or not fields[19].isdigit() or fields[0] in ("Z", "X"):
+        return None  # a zombie (killed, not yet reaped by its parent) holds nothing any more
     return f"{boot_id.replace('-', '')[:12]}.{fields[19]}"
 
 
