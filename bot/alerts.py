@@ -12,9 +12,7 @@ import html
 import logging
 import os
 import signal
-import socket
 import time
-import uuid
 from collections import Counter
 from typing import Any, Protocol
 
@@ -24,6 +22,7 @@ from telegram.error import Forbidden, RetryAfter, TelegramError, TimedOut
 from bot.config import Settings
 from bot.i18n import fmt_number, fmt_usd, t
 from bot.store import DATABASE_ERRORS, AlertProgress, Store
+from bot.store.owners import new_owner, owner_alive
 from catalog.diff import CatalogDiff
 from catalog.schema import Catalog
 
@@ -112,7 +111,7 @@ class AlertDelivery:
         self.lang = lang
         self._deliver_lock = asyncio.Lock()
         # Who holds a claimed alert (the store's lease), unique per sender even for replicas on one host.
-        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.owner = new_owner()
         self._delivery: asyncio.Task[dict[int, AlertProgress]] | None = None
         self._stopping = False
 
@@ -191,23 +190,8 @@ class AlertDelivery:
         return {aid: await self.store.alert_progress(aid) for aid in touched}
 
     def owner_alive(self, owner: str) -> bool:
-        """Whether the sender that holds a claim may still be running. Owners are "<host>:<pid>:<nonce>": a process
-        of this host that no longer exists is dead at once; another host's replica is trusted until its lease
-        runs out (the store checks the lease)."""
-        host, _, rest = owner.partition(":")
-        pid_text = rest.partition(":")[0]
-        if host != socket.gethostname() or not pid_text.isdigit() or owner == self.owner:
-            return True
-        pid = int(pid_text)
-        if pid == os.getpid():
-            return True  # another sender of this process (several Applications in one process)
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except OSError:
-            return True  # exists, owned by someone else
-        return True
+        """Whether the sender that holds a claim may still be running (bot/store/owners.py)."""
+        return owner_alive(owner)
 
     async def _send_alert(self, user_id: int, text: str) -> tuple[str | None, str | None]:
         try:

@@ -75,6 +75,8 @@ async def _post_init(application: CardfitApplication) -> None:
     if application.job_queue is not None:
         application.job_queue.run_repeating(_watch_catalog, interval=settings.catalog_watch_s,
                                             first=settings.catalog_watch_s, name="catalog-watch")
+        application.job_queue.run_repeating(_sweep_alerts, interval=settings.catalog_watch_s,
+                                            first=settings.catalog_watch_s, name="alert-sweep")
     await _set_commands(application, settings)
     log.info("Cardfit started: catalog %s (%d cards), store %s", catalogs.catalog.id, len(catalogs.catalog.cards),
              services.store.path)  # the path, or the URL without its password
@@ -100,6 +102,13 @@ async def _watch_catalog(context: CustomContext) -> None:
     outcome = await context.announcer.check()
     if outcome.status not in ("unchanged", "invalid"):
         log.info("catalog watch: %s", outcome.status)
+
+
+async def _sweep_alerts(context: CustomContext) -> None:
+    """JobQueue: what a dead replica left is taken up by the living, not only at the next start (bot/alerts.py
+    resume): its cut-off sends become unknown, its claims are freed (a dead process of this host at once, another
+    host's when its lease ran out) and the queue is delivered."""
+    await context.announcer.alerts.resume()
 
 
 async def _post_stop(application: CardfitApplication) -> None:

@@ -488,11 +488,18 @@ class PostgresDatabase(Database):
 
     @asynccontextmanager
     async def migration(self) -> AsyncIterator[Connection]:
-        async with self._write_lock, self._pool.acquire() as conn, conn.transaction():
-            # Held until this transaction ends: a second replica starting at the same moment waits here, then
-            # re-reads the version and finds the migration done.
-            await conn.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK_KEY)
-            yield PostgresConnection(conn, self._identities)
+        async with self._write_lock, self._pool.acquire() as conn:
+            # A second replica starting at the same moment waits here, then re-reads the version and finds the
+            # migration done. Taken before the transaction, not in it: a transaction that waited for the lock
+            # keeps the catalog it saw before (an advisory lock does not make PostgreSQL take in other sessions'
+            # DDL), so it would not see the tables the first one created; one begun after it does.
+            await conn.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK_KEY)
+            try:
+                async with conn.transaction():
+                    yield PostgresConnection(conn, self._identities)
+            finally:
+                if not conn.is_closed():  # a lost connection has lost its lock too
+                    await conn.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK_KEY)
 
     @asynccontextmanager
     async def migrating(self) -> AsyncIterator[None]:
