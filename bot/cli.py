@@ -12,7 +12,6 @@ from functools import lru_cache
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from bot.hub_lookup import HubLookup, hub_note, hub_question, hub_status
 from bot.render import plain, render_answer, render_parse_error
 from catalog.loader import CatalogError, LoadedCatalog, load_catalog
 from catalog.schema import Catalog
@@ -25,6 +24,7 @@ from engine.sizing import WORKLOADS, SizeRequest
 
 if TYPE_CHECKING:
     from bot.config import Settings
+    from bot.hub_lookup import HubLookup
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -174,6 +174,8 @@ def cmd_size(args: argparse.Namespace) -> int:
     )
     registry = None
     if args.model and "/" in args.model and default_registry().get(args.model) is None and _hub_lookup().enabled:
+        from bot.hub_lookup import hub_note, hub_status
+
         hub = _hub_lookup().lookup_sync(args.model)
         note = hub_note(hub)
         if hub.hub is not None and note is not None:
@@ -250,7 +252,7 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 def cmd_catalog_check(args: argparse.Namespace) -> int:
     try:
-        loaded = load_catalog(args.file)
+        loaded = load_catalog(args.file, compiled=False)  # `catalog check` validates the YAML itself
     except CatalogError as exc:
         print(str(exc))
         return EXIT_BAD_INPUT
@@ -266,6 +268,8 @@ def ask_answer(text: str, catalog: Catalog, vocabulary: Vocabulary) -> tuple[Ans
     if result.hub_candidate is not None:  # an org/name the registry does not know: ask the Hub (bot/hub_lookup.py)
         lookup = _hub_lookup()
         if lookup.enabled:
+            from bot.hub_lookup import hub_question
+
             hub = lookup.lookup_sync(result.hub_candidate)
             result = hub_question(text, result, hub, vocabulary)
             registry = default_registry().with_models(hub.hub.shape) if hub.hub is not None else None
@@ -276,7 +280,11 @@ def ask_answer(text: str, catalog: Catalog, vocabulary: Vocabulary) -> tuple[Ans
 
 @lru_cache(maxsize=1)
 def _hub_lookup() -> HubLookup:
-    """One per run: a batch on stdin asks the Hub once per repository."""
+    """One per run: a batch on stdin asks the Hub once per repository. bot.hub_lookup (and through it the store,
+    asyncio and the database drivers) is imported here, when a question names a repository the registry does not
+    know, not on every start of `cardfit ask` (issue #14: cold start)."""
+    from bot.hub_lookup import HubLookup
+
     return HubLookup.from_env()
 
 

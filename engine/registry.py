@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from catalog.bundled_yaml import load_bundled
+from catalog.bundled_yaml import load_bundled, load_bundled_file
 from catalog.names import normalize_name
 
 REGISTRY_DIR = Path(__file__).resolve().parent / "data" / "models"
@@ -432,11 +432,11 @@ def _claim(by_key: dict[str, ModelShape], key: str, model: ModelShape) -> None:
 
 
 def load_entries(directory: Path = REGISTRY_DIR) -> list[dict[str, Any]]:
-    """Every entry of every *.yaml in `directory`, files in name order, entries in file order."""
+    """Every entry of every *.yaml in `directory`, files in name order, entries in file order (the bundled
+    directory through its compiled copies, catalog/bundled_yaml.py; another one, a test's, from its YAML)."""
     entries: list[dict[str, Any]] = []
     for path in sorted(directory.glob("*.yaml")):
-        with path.open(encoding="utf-8") as handle:
-            data = load_bundled(handle)
+        data = load_bundled_file(path) if directory == REGISTRY_DIR else load_bundled(path.read_text(encoding="utf-8"))
         entries.extend(data["models"])
     return entries
 
