@@ -3,10 +3,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import math
 import sys
-import traceback
 from collections.abc import Sequence
 from functools import lru_cache
 from types import TracebackType
@@ -23,6 +21,8 @@ from engine.serving_answer import ENGINES, ServingOptions
 from engine.sizing import WORKLOADS, SizeRequest
 
 if TYPE_CHECKING:
+    import logging
+
     from bot.config import Settings
     from bot.hub_lookup import HubLookup
 
@@ -364,6 +364,8 @@ class RedactSecrets:
             record.msg, record.args = self.redact(message), None
         if record.exc_info and record.exc_info[0] is not None:
             # logging.Formatter prints exc_text as is when it is set: format the traceback once, redacted.
+            import traceback  # here and below, not at the top: `cardfit ask` never needs it (issue #14)
+
             record.exc_text = self.redact("".join(traceback.format_exception(*record.exc_info)).rstrip("\n"))
             record.exc_info = None
         elif record.exc_text:
@@ -372,6 +374,8 @@ class RedactSecrets:
 
     def excepthook(self, kind: type[BaseException], error: BaseException, trace: TracebackType | None) -> None:
         """sys.excepthook: an uncaught exception is printed to stderr with the secrets replaced."""
+        import traceback
+
         sys.stderr.write(self.redact("".join(traceback.format_exception(kind, error, trace))))
 
 
@@ -383,6 +387,8 @@ def cmd_bot(args: argparse.Namespace) -> int:
     if settings.bot_token is None:
         raise CliError("CARDFIT_BOT_TOKEN is not set (get one from @BotFather); `cardfit chat` runs without it")
     _load(settings.catalog)
+    import logging
+
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # its request lines contain the bot token
     logging.getLogger("apscheduler").setLevel(logging.WARNING)  # a line per catalog-watch run otherwise

@@ -11,20 +11,20 @@ hostile-input rules (tested) rely on the Python loader.
 """
 from __future__ import annotations
 
-import datetime
 import hashlib
+import importlib
 import io
 import os
 import pickle
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar, cast
 
+T = TypeVar("T")
 COMPILED_DIR = Path(__file__).resolve().parent / "_compiled"
 FORMAT = "v1"  # bump when what is stored changes shape
-_ALLOWED_GLOBALS: dict[tuple[str, str], type] = {("datetime", "date"): datetime.date,
-                                                  ("datetime", "datetime"): datetime.datetime}
+_DATES = frozenset({("datetime", "date"), ("datetime", "datetime")})  # YAML's timestamps: plain data too
 
 
 def load_bundled(stream: IO[str] | str) -> Any:
@@ -39,7 +39,7 @@ def load_bundled_file(path: Path) -> Any:
     """The parsed YAML of one bundled file: its compiled copy when there is one for these bytes, else the YAML
     (and the copy is written for the next start)."""
     raw = path.read_bytes()
-    compiled = compiled_path(raw)
+    compiled = compiled_path(_slot(path), raw)
     data = read_compiled(compiled)
     if data is _MISSING:
         data = load_bundled(raw.decode("utf-8"))
@@ -47,8 +47,47 @@ def load_bundled_file(path: Path) -> Any:
     return data
 
 
-def compiled_path(raw: bytes, kind: str = "yaml") -> Path:
-    return COMPILED_DIR / f"{hashlib.sha256(raw).hexdigest()}.{kind}.{FORMAT}.pickle"
+def code_signature(*roots: Path) -> bytes:
+    """What decides whether objects built by code are still what that code builds: each .py file's path, size and
+    modification time under `roots` (the same test as Python's own .pyc check, and ~50 stat calls, not a read)."""
+    parts: list[str] = []
+    for root in roots:
+        for directory, _subdirectories, files in sorted(os.walk(root)):
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    stat = os.stat(os.path.join(directory, name))
+                    parts.append(f"{directory}/{name}:{stat.st_size}:{stat.st_mtime_ns}")
+    return "\n".join(parts).encode()
+
+
+def load_compiled_objects(inputs: bytes, slot: str, build: Callable[[], T], modules: frozenset[str]) -> T:
+    """Objects built by `build` from bundled data, kept under the sha256 of `inputs` (the data's bytes and the
+    code_signature of the code that builds them): unpickled when kept, else built and kept. `modules`: the
+    modules whose classes the objects are made of (nothing else is unpickled)."""
+    compiled = compiled_path(slot, inputs)
+    found = read_compiled(compiled, modules=modules)
+    if found is _MISSING:
+        found = build()
+        write_compiled(compiled, found)
+    return cast(T, found)
+
+
+def compiled_path(slot: str, raw: bytes) -> Path:
+    """Where the compiled copy of `raw` (a file's bytes, or all a build depends on) is kept: one file per slot
+    (what it is a copy of), named by the sha256; writing a new one removes the slot's older copies."""
+    return COMPILED_DIR / f"{slot}.{hashlib.sha256(raw).hexdigest()}.{FORMAT}.pickle"
+
+
+_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _slot(path: Path) -> str:
+    """'engine/data/models/llama.yaml' -> 'engine-data-models-llama-yaml' (no dots: the name's first part)."""
+    try:
+        relative = path.resolve().relative_to(_ROOT).as_posix()
+    except ValueError:
+        relative = path.resolve().as_posix().lstrip("/")
+    return relative.replace("/", "-").replace(".", "-")
 
 
 class _Missing:
@@ -61,26 +100,32 @@ _MISSING: Any = _Missing()
 class _DataUnpickler(pickle.Unpickler):
     """Plain data (dicts, lists, strings, numbers, dates) and the classes a caller names, nothing else."""
 
-    def __init__(self, file: IO[bytes], classes: Mapping[tuple[str, str], type]) -> None:
+    def __init__(self, file: IO[bytes], classes: Mapping[tuple[str, str], type], modules: frozenset[str]) -> None:
         super().__init__(file)
         self.classes = classes
+        self.modules = modules
 
     def find_class(self, module: str, name: str) -> Any:
-        found = _ALLOWED_GLOBALS.get((module, name)) or self.classes.get((module, name))
+        found = self.classes.get((module, name))
+        if found is None and ((module, name) in _DATES or module in self.modules):  # a date, or one of Cardfit's
+            found = getattr(importlib.import_module(module), name, None)
+            found = found if isinstance(found, type) and found.__module__ == module else None  # own classes
         if found is None:
             raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a compiled copy")
         return found
 
 
-def read_compiled(path: Path, classes: Mapping[tuple[str, str], type] | None = None) -> Any:
+def read_compiled(path: Path, classes: Mapping[tuple[str, str], type] | None = None,
+                  modules: frozenset[str] = frozenset()) -> Any:
     """The data kept in `path`, or _MISSING when there is none (or it cannot be read: then the YAML is read).
-    `classes`: the (module, name) -> class the copy may contain besides plain data."""
+    `classes`: the (module, name) -> class the copy may contain besides plain data; `modules`: Cardfit's modules
+    whose own classes it may contain."""
     try:
         raw = path.read_bytes()
     except OSError:
         return _MISSING
     try:
-        return _DataUnpickler(io.BytesIO(raw), classes or {}).load()
+        return _DataUnpickler(io.BytesIO(raw), classes or {}, modules).load()
     except Exception:  # a truncated or foreign file is as good as none: the YAML is the source
         return _MISSING
 
@@ -93,6 +138,10 @@ def write_compiled(path: Path, data: Any) -> bool:
         temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         temporary.write_bytes(pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
         os.replace(temporary, path)
+        slot = path.name.split(".", 1)[0]
+        for older in path.parent.glob(f"{slot}.*.pickle"):
+            if older != path:
+                older.unlink(missing_ok=True)
     except OSError:
         return False
     return True
@@ -100,27 +149,22 @@ def write_compiled(path: Path, data: Any) -> bool:
 
 def bundled_files() -> list[Path]:
     """Every YAML file Cardfit reads through load_bundled_file."""
-    root = Path(__file__).resolve().parents[1]
-    return sorted([*(root / "engine" / "data").rglob("*.yaml"), *(root / "bot" / "locales").glob("*.yaml")])
+    return sorted([*(_ROOT / "engine" / "data").rglob("*.yaml"), *(_ROOT / "bot" / "locales").glob("*.yaml")])
 
 
-def compile_all() -> int:
-    """Write the compiled copy of every bundled file and remove copies no file has any more; the count written."""
-    COMPILED_DIR.mkdir(parents=True, exist_ok=True)
-    wanted: set[Path] = set()
+def compile_all() -> list[Path]:
+    """Write the compiled copy of every bundled YAML file and bundled catalog (make install runs this; the engine's
+    registry compiles itself: `python -m engine.registry`)."""
+    written = []
     for path in bundled_files():
         raw = path.read_bytes()
-        compiled = compiled_path(raw)
-        wanted.add(compiled)
+        compiled = compiled_path(_slot(path), raw)
         write_compiled(compiled, load_bundled(raw.decode("utf-8")))
+        written.append(compiled)
     from catalog.loader import compile_bundled_catalogs  # the catalogs' own compiled form (validated objects)
 
-    wanted.update(compile_bundled_catalogs())
-    for old in COMPILED_DIR.glob("*.pickle"):
-        if old not in wanted:
-            old.unlink(missing_ok=True)
-    return len(wanted)
+    return written + compile_bundled_catalogs()
 
 
-if __name__ == "__main__":  # `python -m catalog.bundled_yaml`: build the compiled copies (make install runs it)
-    print(f"compiled {compile_all()} bundled data files into {COMPILED_DIR}", file=sys.stderr)
+if __name__ == "__main__":  # `python -m catalog.bundled_yaml`
+    print(f"compiled {len(compile_all())} bundled files into {COMPILED_DIR}", file=sys.stderr)

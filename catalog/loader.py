@@ -30,6 +30,8 @@ class CatalogError(ValueError):
 
 @dataclass(frozen=True)
 class LoadedCatalog:
+    """A catalog with the file it came from and the sha256 of its bytes."""
+
     catalog: Catalog
     path: Path
     sha256: str
@@ -133,7 +135,7 @@ def load_catalog(name_or_path: str, *, compiled: bool = True) -> LoadedCatalog:
         raise CatalogError(f"{path}: cannot read: {exc.strerror or exc}") from None
     sha256 = hashlib.sha256(raw).hexdigest()
     if compiled and name_or_path.strip() in BUNDLED:
-        return LoadedCatalog(_bundled_catalog(raw, str(path)), path, sha256)
+        return LoadedCatalog(_bundled_catalog(name_or_path.strip(), raw, str(path)), path, sha256)
     return LoadedCatalog(parse_catalog_bytes(raw, str(path)), path, sha256)
 
 
@@ -141,19 +143,18 @@ def load_catalog(name_or_path: str, *, compiled: bool = True) -> LoadedCatalog:
 _CATALOG_CLASSES = {("catalog.schema", kind.__name__): kind for kind in (
     schema.Catalog, schema.Card, schema.VolumeDiscount, schema.SizingPolicy, schema.SelectionPolicy, schema.Region,
     schema.Topup)}
-# The code a validated catalog depends on: a change to any of them makes every compiled catalog a miss.
-_VALIDATING_CODE = tuple(Path(__file__).resolve().parent / name for name in ("schema.py", "validation.py",
-                                                                             "loader.py"))
+_CATALOG_DIR = Path(__file__).resolve().parent
 
 
-def _compiled_catalog_path(raw: bytes) -> Path:
-    return bundled_yaml.compiled_path(b"\0".join([raw, *(path.read_bytes() for path in _VALIDATING_CODE)]),
-                                      kind="catalog")
+def _compiled_catalog_path(name: str, raw: bytes) -> Path:
+    """Keyed by the YAML's bytes and the signature of catalog/'s code (a change to the schema, the validation or
+    this loader makes every compiled catalog a miss)."""
+    return bundled_yaml.compiled_path(f"catalog-{name}", raw + bundled_yaml.code_signature(_CATALOG_DIR))
 
 
-def _bundled_catalog(raw: bytes, source: str) -> Catalog:
+def _bundled_catalog(name: str, raw: bytes, source: str) -> Catalog:
     """A bundled catalog from its compiled copy, or strictly from its YAML (and the copy written)."""
-    compiled = _compiled_catalog_path(raw)
+    compiled = _compiled_catalog_path(name, raw)
     catalog = bundled_yaml.read_compiled(compiled, _CATALOG_CLASSES)
     if isinstance(catalog, Catalog):
         return catalog
@@ -167,7 +168,7 @@ def compile_bundled_catalogs() -> list[Path]:
     written = []
     for name in BUNDLED:
         raw = (DATA_DIR / f"{name}.yaml").read_bytes()
-        compiled = _compiled_catalog_path(raw)
+        compiled = _compiled_catalog_path(name, raw)
         bundled_yaml.write_compiled(compiled, parse_catalog_bytes(raw, name))
         written.append(compiled)
     return written

@@ -81,6 +81,8 @@ class Card(_Plain):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class VolumeDiscount(_Plain):
+    """`percent` off the price of a set of at least `min_gpus` cards."""
+
     min_gpus: int
     percent: float
 
@@ -101,6 +103,8 @@ class SizingPolicy(_Plain):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SelectionPolicy(_Plain):
+    """How the provider picks the card set (see DESIGN.md, "Selection")."""
+
     policy: Literal["cheapest", "fewest"]
     max_gpus_per_host: int = 8
     tight_single_gb: float = 5.0
@@ -109,17 +113,23 @@ class SelectionPolicy(_Plain):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Region(_Plain):
+    """A region id ('DFW-1') and the name people use for it ('Dallas')."""
+
     id: str
     name: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Topup(_Plain):
+    """The top-up link's template ({amount}, {coin}, {ref})."""
+
     url_template: str
 
 
 @dataclass(frozen=True, kw_only=True)  # not slots: _cards_by_key is a cached_property
 class Catalog(_Plain):
+    """One provider's catalog: its cards, prices, policies, coins and top-up link."""
+
     id: str
     provider: str
     url: str = ""

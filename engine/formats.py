@@ -195,6 +195,8 @@ def weights_bytes(fmt: WeightFormat, parts: WeightParts) -> WeightBreakdown:
 
 @dataclass(frozen=True)
 class FormatTable:
+    """The weight formats and every name they go by (build_table)."""
+
     formats: tuple[WeightFormat, ...]
     by_key: dict[str, WeightFormat]
     shorthands: dict[str, dict[str, str]]  # normalized word -> {"gguf": name, "safetensors": name}

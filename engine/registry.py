@@ -6,10 +6,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from catalog.bundled_yaml import load_bundled, load_bundled_file
+from catalog.bundled_yaml import code_signature, load_bundled, load_bundled_file, load_compiled_objects
 from catalog.names import normalize_name
+
+if TYPE_CHECKING:
+    from engine.parse.vocabulary import ModelNames
 
 REGISTRY_DIR = Path(__file__).resolve().parent / "data" / "models"
 LANGUAGE_KINDS = ("llm", "vlm")  # decode token by token with a KV cache; diffusion/text-encoder/speech do not
@@ -18,6 +21,8 @@ _DTYPE_NAMES = {"bfloat16": "BF16", "float16": "FP16", "float32": "FP32"}
 
 @dataclass(frozen=True, slots=True)
 class PublishedWeights:
+    """The size and format of the weights a model is published in (when not BF16/FP16)."""
+
     format: str  # "fp8", "mxfp4", "fp4+fp8"
     gb: float
     note: str = ""
@@ -55,6 +60,8 @@ class IndexerCache:
 
 @dataclass(frozen=True, slots=True)
 class ModelShape:
+    """One registry model: its real shape (config.json), sizes and published checkpoints."""
+
     id: str
     name: str
     params_b: float
@@ -241,6 +248,8 @@ def typical_shape(params_b: float) -> tuple[ModelShape, float]:
 
 @dataclass(frozen=True)
 class Registry:
+    """The models and every name they go by (build_registry)."""
+
     models: tuple[ModelShape, ...]
     by_key: dict[str, ModelShape] = field(repr=False)  # ids, names, aliases, hf_id/hf_ids (the parser's names)
     # Published quantized repos -> (base model, repo). Kept apart from by_key: "Qwen2.5-72B-Instruct-AWQ" in a
@@ -441,10 +450,35 @@ def load_entries(directory: Path = REGISTRY_DIR) -> list[dict[str, Any]]:
     return entries
 
 
-@lru_cache(maxsize=1)
 def default_registry() -> Registry:
     """The bundled registry, read once (DESIGN: the engine reads its bundled data at import/first use only)."""
-    return build_registry(load_entries())
+    return _bundled()[0]
+
+
+def bundled_model_names() -> ModelNames:
+    """The parser's index of the bundled registry's names (engine.parse.vocabulary), compiled with it."""
+    return _bundled()[1]
+
+
+_ENGINE_DIR = Path(__file__).resolve().parent
+_BUNDLED_MODULES = frozenset({"engine.registry", "engine.parse.vocabulary"})
+
+
+@lru_cache(maxsize=1)
+def _bundled() -> tuple[Registry, ModelNames]:
+    """The registry and its name index, from their compiled copy (catalog/bundled_yaml.py: ~7 ms against ~60 ms to
+    build them, issue #14), kept under the sha256 of the registry's YAML and the signature of the engine's code:
+    an edit to either builds them again."""
+    raw = b"".join(path.read_bytes() for path in sorted(REGISTRY_DIR.glob("*.yaml")))
+    inputs = raw + code_signature(_ENGINE_DIR, _ENGINE_DIR.parent / "catalog")
+    return load_compiled_objects(inputs, "engine-registry", _build_bundled, _BUNDLED_MODULES)
+
+
+def _build_bundled() -> tuple[Registry, ModelNames]:
+    from engine.parse.vocabulary import ModelNames  # the parser's module imports this one
+
+    registry = build_registry(load_entries())
+    return registry, ModelNames(registry)
 
 
 def hf_repo(model_id: str) -> str | None:
@@ -457,3 +491,7 @@ def find_hf_repo(registry: Registry, repo_id: str) -> ModelShape | None:
     """A model by its Hugging Face repo id ("meta-llama/Llama-3.1-70B-Instruct"), case-insensitively: the registry
     indexes hf_id, hf_ids and published quantized repos."""
     return registry.get(repo_id)
+
+
+if __name__ == "__main__":  # `python -m engine.registry` (make install): compile the bundled registry now
+    _bundled()
