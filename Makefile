@@ -13,8 +13,7 @@ $(BIN)/python:
 # PYTHONDONTWRITEBYTECODE set none is ever written) and the compiled copies of the bundled data (catalog/_compiled/,
 # made from the YAML, which stays the source; a missing or outdated copy is rebuilt at first use anyway).
 # Both are for the cold start of `cardfit ask` (issue #14).
-PREPARE = $(BIN)/python -m compileall -q bot catalog engine && $(BIN)/python -m catalog.bundled_yaml \
-	&& $(BIN)/python -m engine.registry
+PREPARE = $(BIN)/python -m compileall -q bot catalog engine && $(BIN)/python -m bot.prepare
 
 install: $(BIN)/python
 	$(BIN)/pip install --quiet -e .

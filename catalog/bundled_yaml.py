@@ -1,8 +1,8 @@
 """Reading the project's own bundled YAML (model registry, format table, locales) fast: a compiled copy per file.
 
 The YAML stays the source. Each file's parsed data is also kept as a pickle named by the sha256 of the file's
-bytes (catalog/_compiled/, gitignored), written the first time a file is read (or by `python -m
-catalog.bundled_yaml`, which `make install` runs) and read instead of the YAML from then on: a changed YAML file
+bytes (catalog/_compiled/, gitignored), written the first time a file is read (or by `python -m bot.prepare`, which
+`make install` runs) and read instead of the YAML from then on: a changed YAML file
 has a new hash, so a compiled copy can never be stale, only missing. Reading a compiled copy costs ~2 ms against
 ~90 ms for the registry through libyaml's C loader (and PyYAML's import, ~20 ms, is not paid at all). Where the
 directory is not writable (an installed, read-only package) every start reads the YAML, with the C loader.
@@ -16,7 +16,6 @@ import importlib
 import io
 import os
 import pickle
-import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any, TypeVar, cast
@@ -60,15 +59,18 @@ def code_signature(*roots: Path) -> bytes:
     return "\n".join(parts).encode()
 
 
-def load_compiled_objects(inputs: bytes, slot: str, build: Callable[[], T], modules: frozenset[str]) -> T:
+def load_compiled_objects(inputs: bytes, slot: str, build: Callable[[], T], modules: frozenset[str],
+                          shared: Mapping[str, object] | None = None) -> T:
     """Objects built by `build` from bundled data, kept under the sha256 of `inputs` (the data's bytes and the
     code_signature of the code that builds them): unpickled when kept, else built and kept. `modules`: the
-    modules whose classes the objects are made of (nothing else is unpickled)."""
+    modules whose classes the objects are made of (nothing else is unpickled); `shared`: objects the built ones
+    refer to that live elsewhere (the registry and its models): kept by name, so that after loading they are the
+    very same objects, not copies."""
     compiled = compiled_path(slot, inputs)
-    found = read_compiled(compiled, modules=modules)
+    found = read_compiled(compiled, modules=modules, shared=shared)
     if found is _MISSING:
         found = build()
-        write_compiled(compiled, found)
+        write_compiled(compiled, found, shared)
     return cast(T, found)
 
 
@@ -100,10 +102,15 @@ _MISSING: Any = _Missing()
 class _DataUnpickler(pickle.Unpickler):
     """Plain data (dicts, lists, strings, numbers, dates) and the classes a caller names, nothing else."""
 
-    def __init__(self, file: IO[bytes], classes: Mapping[tuple[str, str], type], modules: frozenset[str]) -> None:
+    def __init__(self, file: IO[bytes], classes: Mapping[tuple[str, str], type], modules: frozenset[str],
+                 shared: Mapping[str, object]) -> None:
         super().__init__(file)
         self.classes = classes
         self.modules = modules
+        self.shared = shared
+
+    def persistent_load(self, pid: Any) -> Any:
+        return self.shared[pid]  # a KeyError (a name this run does not have) makes the copy a miss
 
     def find_class(self, module: str, name: str) -> Any:
         found = self.classes.get((module, name))
@@ -116,7 +123,7 @@ class _DataUnpickler(pickle.Unpickler):
 
 
 def read_compiled(path: Path, classes: Mapping[tuple[str, str], type] | None = None,
-                  modules: frozenset[str] = frozenset()) -> Any:
+                  modules: frozenset[str] = frozenset(), shared: Mapping[str, object] | None = None) -> Any:
     """The data kept in `path`, or _MISSING when there is none (or it cannot be read: then the YAML is read).
     `classes`: the (module, name) -> class the copy may contain besides plain data; `modules`: Cardfit's modules
     whose own classes it may contain."""
@@ -125,18 +132,29 @@ def read_compiled(path: Path, classes: Mapping[tuple[str, str], type] | None = N
     except OSError:
         return _MISSING
     try:
-        return _DataUnpickler(io.BytesIO(raw), classes or {}, modules).load()
+        return _DataUnpickler(io.BytesIO(raw), classes or {}, modules, shared or {}).load()
     except Exception:  # a truncated or foreign file is as good as none: the YAML is the source
         return _MISSING
 
 
-def write_compiled(path: Path, data: Any) -> bool:
+class _SharedPickler(pickle.Pickler):
+    def __init__(self, file: IO[bytes], shared: Mapping[str, object]) -> None:
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.names = {id(value): name for name, value in shared.items()}
+
+    def persistent_id(self, obj: Any) -> str | None:
+        return self.names.get(id(obj))
+
+
+def write_compiled(path: Path, data: Any, shared: Mapping[str, object] | None = None) -> bool:
     """Keep `data` in `path` (atomically: a concurrent start reads the old file or the new one, never half);
     False where the directory is not writable, which costs speed only."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        temporary.write_bytes(pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
+        buffer = io.BytesIO()
+        _SharedPickler(buffer, shared or {}).dump(data)
+        temporary.write_bytes(buffer.getvalue())
         os.replace(temporary, path)
         slot = path.name.split(".", 1)[0]
         for older in path.parent.glob(f"{slot}.*.pickle"):
@@ -152,19 +170,12 @@ def bundled_files() -> list[Path]:
     return sorted([*(_ROOT / "engine" / "data").rglob("*.yaml"), *(_ROOT / "bot" / "locales").glob("*.yaml")])
 
 
-def compile_all() -> list[Path]:
-    """Write the compiled copy of every bundled YAML file and bundled catalog (make install runs this; the engine's
-    registry compiles itself: `python -m engine.registry`)."""
+def compile_files() -> list[Path]:
+    """Write the compiled copy of every bundled YAML file (`python -m bot.prepare` does this and the rest)."""
     written = []
     for path in bundled_files():
         raw = path.read_bytes()
         compiled = compiled_path(_slot(path), raw)
         write_compiled(compiled, load_bundled(raw.decode("utf-8")))
         written.append(compiled)
-    from catalog.loader import compile_bundled_catalogs  # the catalogs' own compiled form (validated objects)
-
-    return written + compile_bundled_catalogs()
-
-
-if __name__ == "__main__":  # `python -m catalog.bundled_yaml`
-    print(f"compiled {len(compile_all())} bundled files into {COMPILED_DIR}", file=sys.stderr)
+    return written

@@ -2,7 +2,7 @@
 
 These are the plain objects the engine reads (frozen dataclasses, no pydantic): a validated catalog, or the
 compiled copy of a bundled one (catalog.loader). What a catalog file must satisfy to become one is
-catalog.validation (strict, pydantic); `Catalog.model_validate` goes through it.
+catalog.validation (strict, pydantic; `validate_catalog(data)`).
 """
 from __future__ import annotations
 
@@ -147,13 +147,6 @@ class Catalog(_Plain):
     topup: Topup
     regions: tuple[Region, ...] = ()
     cards: tuple[Card, ...]
-
-    @classmethod
-    def model_validate(cls, data: Any) -> Catalog:
-        """Parsed YAML -> a catalog, strictly validated (catalog.validation; raises pydantic's ValidationError)."""
-        from catalog.validation import validate_catalog
-
-        return validate_catalog(data)
 
     # -- derived values (one place for the price arithmetic of both seeds) --------------------
 

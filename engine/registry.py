@@ -2,20 +2,18 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
 from catalog.bundled_yaml import code_signature, load_bundled, load_bundled_file, load_compiled_objects
 from catalog.names import normalize_name
 
-if TYPE_CHECKING:
-    from engine.parse.vocabulary import ModelNames
-
 REGISTRY_DIR = Path(__file__).resolve().parent / "data" / "models"
 LANGUAGE_KINDS = ("llm", "vlm")  # decode token by token with a KV cache; diffusion/text-encoder/speech do not
+T = TypeVar("T")
 _DTYPE_NAMES = {"bfloat16": "BF16", "float16": "FP16", "float32": "FP32"}
 
 
@@ -450,35 +448,36 @@ def load_entries(directory: Path = REGISTRY_DIR) -> list[dict[str, Any]]:
     return entries
 
 
+@lru_cache(maxsize=1)
 def default_registry() -> Registry:
-    """The bundled registry, read once (DESIGN: the engine reads its bundled data at import/first use only)."""
-    return _bundled()[0]
-
-
-def bundled_model_names() -> ModelNames:
-    """The parser's index of the bundled registry's names (engine.parse.vocabulary), compiled with it."""
-    return _bundled()[1]
+    """The bundled registry, read once (DESIGN: the engine reads its bundled data at import/first use only): from
+    its compiled copy (catalog/bundled_yaml.py; issue #14), kept under the sha256 of the registry's YAML and the
+    signature of the engine's code, so that an edit to either builds it again."""
+    return load_compiled_objects(_bundled_inputs(), "engine-registry", lambda: build_registry(load_entries()),
+                                 frozenset({"engine.registry"}))
 
 
 _ENGINE_DIR = Path(__file__).resolve().parent
-_BUNDLED_MODULES = frozenset({"engine.registry", "engine.parse.vocabulary"})
 
 
 @lru_cache(maxsize=1)
-def _bundled() -> tuple[Registry, ModelNames]:
-    """The registry and its name index, from their compiled copy (catalog/bundled_yaml.py: ~7 ms against ~60 ms to
-    build them, issue #14), kept under the sha256 of the registry's YAML and the signature of the engine's code:
-    an edit to either builds them again."""
+def _bundled_inputs() -> bytes:
     raw = b"".join(path.read_bytes() for path in sorted(REGISTRY_DIR.glob("*.yaml")))
-    inputs = raw + code_signature(_ENGINE_DIR, _ENGINE_DIR.parent / "catalog")
-    return load_compiled_objects(inputs, "engine-registry", _build_bundled, _BUNDLED_MODULES)
+    return raw + code_signature(_ENGINE_DIR, _ENGINE_DIR.parent / "catalog")
 
 
-def _build_bundled() -> tuple[Registry, ModelNames]:
-    from engine.parse.vocabulary import ModelNames  # the parser's module imports this one
+_INDEXES: dict[str, object] = {}
 
-    registry = build_registry(load_entries())
-    return registry, ModelNames(registry)
+
+def bundled_index(slot: str, build: Callable[[Registry], T], modules: frozenset[str]) -> T:
+    """What `build` makes of the bundled registry (the parser's name index), once per run and from its compiled
+    copy when there is one; it refers to the registry's own models (the same objects, not copies)."""
+    if slot not in _INDEXES:
+        registry = default_registry()
+        shared: dict[str, object] = {"registry": registry}
+        shared.update((f"model:{model.id}", model) for model in registry.models)
+        _INDEXES[slot] = load_compiled_objects(_bundled_inputs(), slot, lambda: build(registry), modules, shared)
+    return cast(T, _INDEXES[slot])
 
 
 def hf_repo(model_id: str) -> str | None:
@@ -491,7 +490,3 @@ def find_hf_repo(registry: Registry, repo_id: str) -> ModelShape | None:
     """A model by its Hugging Face repo id ("meta-llama/Llama-3.1-70B-Instruct"), case-insensitively: the registry
     indexes hf_id, hf_ids and published quantized repos."""
     return registry.get(repo_id)
-
-
-if __name__ == "__main__":  # `python -m engine.registry` (make install): compile the bundled registry now
-    _bundled()

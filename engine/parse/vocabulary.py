@@ -16,7 +16,7 @@ from catalog.schema import Card, Catalog, Region
 from engine.parse.lexer import TOKEN_RE, flat, words_of
 from engine.parse.numbers import context_suffix_value, size_of
 from engine.parse.words import DISTINGUISHING, KEYWORDS, STOP_WORDS, UNLISTED_FAMILIES
-from engine.registry import ModelShape, Registry, bundled_model_names, default_registry
+from engine.registry import ModelShape, Registry, bundled_index, default_registry
 
 if TYPE_CHECKING:
     from rapidfuzz import fuzz, process
@@ -282,8 +282,10 @@ class Vocabulary:
 
 
 def _model_names(registry: Registry) -> ModelNames:
-    """The bundled registry's index comes compiled with it (engine.registry, issue #14); another one's is built."""
-    return bundled_model_names() if registry is default_registry() else ModelNames(registry)
+    """The bundled registry's index is built once and kept compiled (engine.registry, issue #14: cold start)."""
+    if registry is default_registry():
+        return bundled_index("engine-parse-model-names", ModelNames, frozenset({"engine.parse.vocabulary"}))
+    return ModelNames(registry)
 
 
 def _region_names(regions: Mapping[str, str], allowed: set[str] | None) -> RegionNames:
