@@ -1,13 +1,14 @@
-"""Reading the project's own bundled YAML (model registry, format table, locales) fast: a compiled copy per file.
+"""Compiled copies of the bundled data (issue #14: cold start), so that a start reads pickles, not YAML.
 
-The YAML stays the source. Each file's parsed data is also kept as a pickle named by the sha256 of the file's
-bytes (catalog/_compiled/, gitignored), written the first time a file is read (or by `python -m bot.prepare`, which
-`make install` runs) and read instead of the YAML from then on: a changed YAML file
-has a new hash, so a compiled copy can never be stale, only missing. Reading a compiled copy costs ~2 ms against
-~90 ms for the registry through libyaml's C loader (and PyYAML's import, ~20 ms, is not paid at all). Where the
-directory is not writable (an installed, read-only package) every start reads the YAML, with the C loader.
-It is only for trusted files that ship with Cardfit: operator catalogs go through catalog.loader, whose
-hostile-input rules (tested) rely on the Python loader.
+The YAML stays the source. Each bundled file's parsed data (model registry, format table, locales) is also kept
+as a pickle named by the sha256 of the file's bytes, in catalog/_compiled/ (gitignored): written the first time
+the file is read, or by `python -m bot.prepare` (make install), and read instead of the YAML from then on; a
+changed file has a new hash, so its copy is never stale, only missing. Objects built from bundled data (the
+registry with the parser's index of its names, engine/registry.py; a bundled catalog as strict validation left it,
+catalog/loader.py) are kept the same way under the sha256 of the data and of `code_signature` of the code that
+builds them. A copy that cannot be read is a miss; where the directory is not writable (a read-only install) every
+start builds from the YAML, as before. Only Cardfit's own files come here; an operator's catalog is always parsed
+and validated strictly (catalog/loader.py), and the unpickler refuses every class it was not told to expect.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import importlib
 import io
 import os
 import pickle
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any, TypeVar, cast
@@ -78,6 +80,10 @@ def compiled_path(slot: str, raw: bytes) -> Path:
     """Where the compiled copy of `raw` (a file's bytes, or all a build depends on) is kept: one file per slot
     (what it is a copy of), named by the sha256; writing a new one removes the slot's older copies."""
     return COMPILED_DIR / f"{slot}.{hashlib.sha256(raw).hexdigest()}.{FORMAT}.pickle"
+
+
+# A copy made by another Python is a miss (its classes' pickled state may differ), not an error.
+FORMAT = f"{FORMAT}-py{sys.version_info[0]}{sys.version_info[1]}"
 
 
 _ROOT = Path(__file__).resolve().parents[1]

@@ -167,9 +167,10 @@ def compile_bundled_catalogs() -> list[Path]:
     """Validate each bundled catalog from its YAML and keep its compiled copy; the copies' paths."""
     written = []
     for name in BUNDLED:
-        raw = (DATA_DIR / f"{name}.yaml").read_bytes()
+        path = DATA_DIR / f"{name}.yaml"
+        raw = path.read_bytes()
         compiled = _compiled_catalog_path(name, raw)
-        bundled_yaml.write_compiled(compiled, parse_catalog_bytes(raw, name))
+        bundled_yaml.write_compiled(compiled, parse_catalog_bytes(raw, str(path)))
         written.append(compiled)
     return written
 
