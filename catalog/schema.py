@@ -47,11 +47,20 @@ PLACEHOLDERS = frozenset({"amount", "coin", "ref"})  # of the top-up link's url_
 
 
 class _Plain:
-    """What pydantic's models offered the callers that used them: validation from data, a copy with changes."""
+    """The calls of pydantic's models that callers used on catalog objects (unvalidated, as pydantic's are);
+    validation itself is catalog.validation.validate_catalog."""
+
+    @classmethod
+    def model_construct(cls, **values: Any) -> Any:
+        return cls(**values)
 
     def model_copy(self, *, update: dict[str, Any] | None = None) -> Any:
-        """A copy with `update` applied, unvalidated (as pydantic's model_copy)."""
+        """A copy with `update` applied."""
         return dataclasses.replace(self, **(update or {}))  # type: ignore[type-var]
+
+    def model_dump(self) -> dict[str, Any]:
+        dumped: dict[str, Any] = dataclasses.asdict(self)  # type: ignore[call-overload]
+        return dumped
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -141,3 +141,14 @@ def test_ask_imports_neither_pydantic_nor_yaml_nor_the_hub():
         result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True,
                                 env={"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"})
     assert result.stdout.strip() == "[]", result.stderr
+
+
+@pytest.mark.parametrize("name", BUNDLED)
+def test_plain_catalogs_dump_copy_and_validate_back(name):
+    catalog = load_catalog(name).catalog
+    assert validation.validate_catalog(catalog.model_dump()) == catalog
+    cheaper = catalog.model_copy(update={"cards": catalog.cards[:1]})
+    assert cheaper.cards == catalog.cards[:1] and cheaper.provider == catalog.provider
+    assert cheaper.card(catalog.cards[-1].id) is None  # the index of the copy is its own
+    card = catalog.cards[0]
+    assert schema.Card.model_construct(**card.model_dump()) == card
