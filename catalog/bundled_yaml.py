@@ -19,6 +19,7 @@ import os
 import pickle
 import sys
 from collections.abc import Callable, Mapping
+from functools import cache
 from pathlib import Path
 from typing import IO, Any, TypeVar, cast
 
@@ -50,14 +51,19 @@ def load_bundled_file(path: Path) -> Any:
 
 def code_signature(*roots: Path) -> bytes:
     """What decides whether objects built by code are still what that code builds: each .py file's path, size and
-    modification time under `roots` (the same test as Python's own .pyc check, and ~50 stat calls, not a read)."""
+    modification time under `roots` (the same test as Python's own .pyc check, and ~50 stat calls, not a read;
+    each root's once per run)."""
+    return b"\n".join(_signature_of(root) for root in roots)
+
+
+@cache
+def _signature_of(root: Path) -> bytes:
     parts: list[str] = []
-    for root in roots:
-        for directory, _subdirectories, files in sorted(os.walk(root)):
-            for name in sorted(files):
-                if name.endswith(".py"):
-                    stat = os.stat(os.path.join(directory, name))
-                    parts.append(f"{directory}/{name}:{stat.st_size}:{stat.st_mtime_ns}")
+    for directory, _subdirectories, files in sorted(os.walk(root)):
+        for name in sorted(files):
+            if name.endswith(".py"):
+                stat = os.stat(os.path.join(directory, name))
+                parts.append(f"{directory}/{name}:{stat.st_size}:{stat.st_mtime_ns}")
     return "\n".join(parts).encode()
 
 
