@@ -3,16 +3,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import math
+import os
 import sys
-import traceback
 from collections.abc import Sequence
 from functools import lru_cache
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from bot.hub_lookup import HubLookup, hub_note, hub_question, hub_status
 from bot.render import plain, render_answer, render_parse_error
 from catalog.loader import CatalogError, LoadedCatalog, load_catalog
 from catalog.schema import Catalog
@@ -24,7 +22,10 @@ from engine.serving_answer import ENGINES, ServingOptions
 from engine.sizing import WORKLOADS, SizeRequest
 
 if TYPE_CHECKING:
+    import logging
+
     from bot.config import Settings
+    from bot.hub_lookup import HubLookup
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -37,6 +38,26 @@ class CliError(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # argparse would exit 2 with usage; keep it one line
         raise CliError(message)
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse makes a formatter for every add_argument, and each asks shutil for the terminal's width:
+        # importing shutil (with bz2, lzma and zlib) was ~5 ms of every start (issue #14). The same width, here.
+        formatter_class: Any = self.formatter_class  # typeshed's protocol names prog only; HelpFormatter takes width
+        return formatter_class(prog=self.prog, width=_terminal_columns() - 2)  # type: ignore[no-any-return]
+
+
+def _terminal_columns() -> int:
+    """shutil.get_terminal_size().columns: $COLUMNS, else the terminal's, else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
 
 
 def _positive_int(text: str) -> int:
@@ -174,6 +195,8 @@ def cmd_size(args: argparse.Namespace) -> int:
     )
     registry = None
     if args.model and "/" in args.model and default_registry().get(args.model) is None and _hub_lookup().enabled:
+        from bot.hub_lookup import hub_note, hub_status
+
         hub = _hub_lookup().lookup_sync(args.model)
         note = hub_note(hub)
         if hub.hub is not None and note is not None:
@@ -250,7 +273,7 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 def cmd_catalog_check(args: argparse.Namespace) -> int:
     try:
-        loaded = load_catalog(args.file)
+        loaded = load_catalog(args.file, compiled=False)  # `catalog check` validates the YAML itself
     except CatalogError as exc:
         print(str(exc))
         return EXIT_BAD_INPUT
@@ -266,6 +289,8 @@ def ask_answer(text: str, catalog: Catalog, vocabulary: Vocabulary) -> tuple[Ans
     if result.hub_candidate is not None:  # an org/name the registry does not know: ask the Hub (bot/hub_lookup.py)
         lookup = _hub_lookup()
         if lookup.enabled:
+            from bot.hub_lookup import hub_question
+
             hub = lookup.lookup_sync(result.hub_candidate)
             result = hub_question(text, result, hub, vocabulary)
             registry = default_registry().with_models(hub.hub.shape) if hub.hub is not None else None
@@ -276,7 +301,11 @@ def ask_answer(text: str, catalog: Catalog, vocabulary: Vocabulary) -> tuple[Ans
 
 @lru_cache(maxsize=1)
 def _hub_lookup() -> HubLookup:
-    """One per run: a batch on stdin asks the Hub once per repository."""
+    """One per run: a batch on stdin asks the Hub once per repository. bot.hub_lookup (and through it the store,
+    asyncio and the database drivers) is imported here, when a question names a repository the registry does not
+    know, not on every start of `cardfit ask` (issue #14: cold start)."""
+    from bot.hub_lookup import HubLookup
+
     return HubLookup.from_env()
 
 
@@ -356,6 +385,8 @@ class RedactSecrets:
             record.msg, record.args = self.redact(message), None
         if record.exc_info and record.exc_info[0] is not None:
             # logging.Formatter prints exc_text as is when it is set: format the traceback once, redacted.
+            import traceback  # here and below, not at the top: `cardfit ask` never needs it (issue #14)
+
             record.exc_text = self.redact("".join(traceback.format_exception(*record.exc_info)).rstrip("\n"))
             record.exc_info = None
         elif record.exc_text:
@@ -364,6 +395,8 @@ class RedactSecrets:
 
     def excepthook(self, kind: type[BaseException], error: BaseException, trace: TracebackType | None) -> None:
         """sys.excepthook: an uncaught exception is printed to stderr with the secrets replaced."""
+        import traceback
+
         sys.stderr.write(self.redact("".join(traceback.format_exception(kind, error, trace))))
 
 
@@ -375,6 +408,8 @@ def cmd_bot(args: argparse.Namespace) -> int:
     if settings.bot_token is None:
         raise CliError("CARDFIT_BOT_TOKEN is not set (get one from @BotFather); `cardfit chat` runs without it")
     _load(settings.catalog)
+    import logging
+
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # its request lines contain the bot token
     logging.getLogger("apscheduler").setLevel(logging.WARNING)  # a line per catalog-watch run otherwise
@@ -470,8 +505,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `cardfit ask ... | head`: the reader left; not an error worth a traceback
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
 

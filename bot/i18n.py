@@ -7,7 +7,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from functools import cache
 from pathlib import Path
 
-from catalog.bundled_yaml import load_bundled
+from catalog.bundled_yaml import load_bundled_file
 
 LOCALES_DIR = Path(__file__).resolve().parent / "locales"
 LANGUAGES = ("en", "de")
@@ -16,8 +16,7 @@ DEFAULT_LANGUAGE = "en"
 
 @cache
 def texts(lang: str) -> dict[str, str]:
-    with (LOCALES_DIR / f"{lang}.yaml").open(encoding="utf-8") as handle:
-        data = load_bundled(handle)
+    data = load_bundled_file(LOCALES_DIR / f"{lang}.yaml")
     return {str(key): str(value) for key, value in data.items()}
 
 

@@ -1,15 +1,24 @@
-"""Loading a catalog (bundled name or YAML path) with one clear error naming the file, the card and the field."""
+"""Loading a catalog (bundled name or YAML path) with one clear error naming the file, the card and the field.
+
+Every file is validated strictly (catalog.validation) except a bundled catalog loaded by name that has a
+compiled copy: the catalog objects its strict validation gave, kept by catalog.bundled_yaml under the sha256
+of the YAML's bytes and of the code that validates it. PyYAML and pydantic are imported only when a file is
+validated, so `cardfit ask` on a bundled catalog pays for neither (issue #14: cold start).
+"""
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
-from pydantic import ValidationError
-
+from catalog import bundled_yaml, schema
 from catalog.schema import Catalog
+
+if TYPE_CHECKING:
+    import yaml
+    from pydantic import ValidationError
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 BUNDLED = ("gpurenthub", "gpuwithcrypto")
@@ -21,6 +30,8 @@ class CatalogError(ValueError):
 
 @dataclass(frozen=True)
 class LoadedCatalog:
+    """A catalog with the file it came from and the sha256 of its bytes."""
+
     catalog: Catalog
     path: Path
     sha256: str
@@ -59,31 +70,43 @@ def parse_catalog(text: str, source: str = "<string>") -> Catalog:
     data = _load_yaml(text, source)
     if not isinstance(data, dict):
         raise CatalogError(f"{source}: expected a mapping at the top level, found {type(data).__name__}")
+    from pydantic import ValidationError
+
+    from catalog.validation import validate_catalog
+
     try:
-        return Catalog.model_validate(data)
+        return validate_catalog(data)
     except ValidationError as exc:
         raise CatalogError(_one_line(_describe(source, data, exc))) from None
     except RecursionError:
         raise CatalogError(f"{source}: nested too deeply") from None
 
 
-class _CatalogLoader(yaml.SafeLoader):
-    """SafeLoader whose value errors carry the node's line: `updated: 2026-13-45` (a date PyYAML builds and
-    Python refuses), a 5,000-digit integer (Python's int-string limit), `!!bool maybe` (a KeyError inside)."""
+@cache
+def _catalog_loader() -> type[yaml.SafeLoader]:
+    import yaml
 
-    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
-        try:
-            return super().construct_object(node, deep)
-        except (yaml.YAMLError, RecursionError):
-            raise
-        except Exception as exc:  # whatever a constructor throws at a hostile value is that value's error
-            raise yaml.constructor.ConstructorError(None, None, f"{exc.__class__.__name__}: {exc}",
-                                                    node.start_mark) from None
+    class CatalogLoader(yaml.SafeLoader):
+        """SafeLoader whose value errors carry the node's line: `updated: 2026-13-45` (a date PyYAML builds and
+        Python refuses), a 5,000-digit integer (Python's int-string limit), `!!bool maybe` (a KeyError inside)."""
+
+        def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+            try:
+                return super().construct_object(node, deep)
+            except (yaml.YAMLError, RecursionError):
+                raise
+            except Exception as exc:  # whatever a constructor throws at a hostile value is that value's error
+                raise yaml.constructor.ConstructorError(None, None, f"{exc.__class__.__name__}: {exc}",
+                                                        node.start_mark) from None
+
+    return CatalogLoader
 
 
 def _load_yaml(text: str, source: str) -> Any:
+    import yaml
+
     try:
-        return yaml.load(text, Loader=_CatalogLoader)  # a SafeLoader: no arbitrary objects
+        return yaml.load(text, Loader=_catalog_loader())  # noqa: S506 - a SafeLoader: no arbitrary objects
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
@@ -99,7 +122,8 @@ def _one_line(message: str) -> str:
     return " ".join(message.split("\n"))
 
 
-def load_catalog(name_or_path: str) -> LoadedCatalog:
+def load_catalog(name_or_path: str, *, compiled: bool = True) -> LoadedCatalog:
+    """`compiled=False` (`catalog check`): validate a bundled catalog from its YAML too."""
     path = resolve_catalog_path(name_or_path)
     try:
         with path.open("rb") as handle:
@@ -109,7 +133,46 @@ def load_catalog(name_or_path: str) -> LoadedCatalog:
         raise CatalogError(f"{path}: no such catalog file{hint}") from None
     except OSError as exc:
         raise CatalogError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    return LoadedCatalog(parse_catalog_bytes(raw, str(path)), path, hashlib.sha256(raw).hexdigest())
+    sha256 = hashlib.sha256(raw).hexdigest()
+    if compiled and name_or_path.strip() in BUNDLED:
+        return LoadedCatalog(_bundled_catalog(name_or_path.strip(), raw, str(path)), path, sha256)
+    return LoadedCatalog(parse_catalog_bytes(raw, str(path)), path, sha256)
+
+
+# What a compiled catalog may contain: the plain catalog objects, nothing else.
+_CATALOG_CLASSES = {("catalog.schema", kind.__name__): kind for kind in (
+    schema.Catalog, schema.Card, schema.VolumeDiscount, schema.SizingPolicy, schema.SelectionPolicy, schema.Region,
+    schema.Topup)}
+_CATALOG_DIR = Path(__file__).resolve().parent
+
+
+def _compiled_catalog_path(name: str, raw: bytes) -> Path:
+    """Keyed by the YAML's bytes and the signature of catalog/'s code (a change to the schema, the validation or
+    this loader makes every compiled catalog a miss)."""
+    return bundled_yaml.compiled_path(f"catalog-{name}", raw + bundled_yaml.code_signature(_CATALOG_DIR))
+
+
+def _bundled_catalog(name: str, raw: bytes, source: str) -> Catalog:
+    """A bundled catalog from its compiled copy, or strictly from its YAML (and the copy written)."""
+    compiled = _compiled_catalog_path(name, raw)
+    catalog = bundled_yaml.read_compiled(compiled, _CATALOG_CLASSES)
+    if isinstance(catalog, Catalog):
+        return catalog
+    catalog = parse_catalog_bytes(raw, source)
+    bundled_yaml.write_compiled(compiled, catalog)
+    return catalog
+
+
+def compile_bundled_catalogs() -> list[Path]:
+    """Validate each bundled catalog from its YAML and keep its compiled copy; the copies' paths."""
+    written = []
+    for name in BUNDLED:
+        path = DATA_DIR / f"{name}.yaml"
+        raw = path.read_bytes()
+        compiled = _compiled_catalog_path(name, raw)
+        bundled_yaml.write_compiled(compiled, parse_catalog_bytes(raw, str(path)))
+        written.append(compiled)
+    return written
 
 
 def _describe(source: str, data: dict[str, Any], exc: ValidationError) -> str:

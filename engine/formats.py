@@ -7,7 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from catalog.bundled_yaml import load_bundled
+from catalog.bundled_yaml import load_bundled_file
 
 FORMATS_PATH = Path(__file__).resolve().parent / "data" / "formats.yaml"
 
@@ -195,6 +195,8 @@ def weights_bytes(fmt: WeightFormat, parts: WeightParts) -> WeightBreakdown:
 
 @dataclass(frozen=True)
 class FormatTable:
+    """The weight formats and every name they go by (build_table)."""
+
     formats: tuple[WeightFormat, ...]
     by_key: dict[str, WeightFormat]
     shorthands: dict[str, dict[str, str]]  # normalized word -> {"gguf": name, "safetensors": name}
@@ -269,8 +271,7 @@ def build_table(data: dict[str, Any]) -> FormatTable:
 @lru_cache(maxsize=1)
 def default_table() -> FormatTable:
     """The bundled table, read once (DESIGN: the engine reads its bundled data at first use only)."""
-    with FORMATS_PATH.open(encoding="utf-8") as handle:
-        return build_table(load_bundled(handle))
+    return build_table(load_bundled_file(FORMATS_PATH))
 
 
 def _exl2(key: str, table: FormatTable) -> WeightFormat | None:

@@ -2,22 +2,25 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
-from catalog.bundled_yaml import load_bundled
+from catalog.bundled_yaml import code_signature, load_bundled, load_bundled_file, load_compiled_objects
 from catalog.names import normalize_name
 
 REGISTRY_DIR = Path(__file__).resolve().parent / "data" / "models"
 LANGUAGE_KINDS = ("llm", "vlm")  # decode token by token with a KV cache; diffusion/text-encoder/speech do not
+T = TypeVar("T")
 _DTYPE_NAMES = {"bfloat16": "BF16", "float16": "FP16", "float32": "FP32"}
 
 
 @dataclass(frozen=True, slots=True)
 class PublishedWeights:
+    """The size and format of the weights a model is published in (when not BF16/FP16)."""
+
     format: str  # "fp8", "mxfp4", "fp4+fp8"
     gb: float
     note: str = ""
@@ -55,6 +58,8 @@ class IndexerCache:
 
 @dataclass(frozen=True, slots=True)
 class ModelShape:
+    """One registry model: its real shape (config.json), sizes and published checkpoints."""
+
     id: str
     name: str
     params_b: float
@@ -241,6 +246,8 @@ def typical_shape(params_b: float) -> tuple[ModelShape, float]:
 
 @dataclass(frozen=True)
 class Registry:
+    """The models and every name they go by (build_registry)."""
+
     models: tuple[ModelShape, ...]
     by_key: dict[str, ModelShape] = field(repr=False)  # ids, names, aliases, hf_id/hf_ids (the parser's names)
     # Published quantized repos -> (base model, repo). Kept apart from by_key: "Qwen2.5-72B-Instruct-AWQ" in a
@@ -432,19 +439,45 @@ def _claim(by_key: dict[str, ModelShape], key: str, model: ModelShape) -> None:
 
 
 def load_entries(directory: Path = REGISTRY_DIR) -> list[dict[str, Any]]:
-    """Every entry of every *.yaml in `directory`, files in name order, entries in file order."""
+    """Every entry of every *.yaml in `directory`, files in name order, entries in file order (the bundled
+    directory through its compiled copies, catalog/bundled_yaml.py; another one, a test's, from its YAML)."""
     entries: list[dict[str, Any]] = []
     for path in sorted(directory.glob("*.yaml")):
-        with path.open(encoding="utf-8") as handle:
-            data = load_bundled(handle)
+        data = load_bundled_file(path) if directory == REGISTRY_DIR else load_bundled(path.read_text(encoding="utf-8"))
         entries.extend(data["models"])
     return entries
 
 
 @lru_cache(maxsize=1)
 def default_registry() -> Registry:
-    """The bundled registry, read once (DESIGN: the engine reads its bundled data at import/first use only)."""
-    return build_registry(load_entries())
+    """The bundled registry, read once (DESIGN: the engine reads its bundled data at import/first use only): from
+    its compiled copy (catalog/bundled_yaml.py; issue #14), kept under the sha256 of the registry's YAML and the
+    signature of the engine's code, so that an edit to either builds it again."""
+    return load_compiled_objects(_bundled_inputs(), "engine-registry", lambda: build_registry(load_entries()),
+                                 frozenset({"engine.registry"}))
+
+
+_ENGINE_DIR = Path(__file__).resolve().parent
+
+
+@lru_cache(maxsize=1)
+def _bundled_inputs() -> bytes:
+    raw = b"".join(path.read_bytes() for path in sorted(REGISTRY_DIR.glob("*.yaml")))
+    return raw + code_signature(_ENGINE_DIR, _ENGINE_DIR.parent / "catalog")
+
+
+_INDEXES: dict[str, object] = {}
+
+
+def bundled_index(slot: str, build: Callable[[Registry], T], modules: frozenset[str]) -> T:
+    """What `build` makes of the bundled registry (the parser's name index), once per run and from its compiled
+    copy when there is one; it refers to the registry's own models (the same objects, not copies)."""
+    if slot not in _INDEXES:
+        registry = default_registry()
+        shared: dict[str, object] = {"registry": registry}
+        shared.update((f"model:{model.id}", model) for model in registry.models)
+        _INDEXES[slot] = load_compiled_objects(_bundled_inputs(), slot, lambda: build(registry), modules, shared)
+    return cast(T, _INDEXES[slot])
 
 
 def hf_repo(model_id: str) -> str | None:

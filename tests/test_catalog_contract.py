@@ -18,6 +18,7 @@ from bot.render import render_answer, render_card, render_cards, render_compact
 from catalog.diff import diff_catalogs
 from catalog.loader import CatalogError, parse_catalog_bytes
 from catalog.schema import LIMITS, Catalog
+from catalog.validation import validate_catalog
 from engine.answer import build_answer
 from engine.parse import Vocabulary, parse
 from engine.sizing import SizeRequest
@@ -25,7 +26,7 @@ from engine.sizing import SizeRequest
 DATA = Path(__file__).resolve().parents[1] / "catalog" / "data"
 BASES = {name: yaml.safe_load((DATA / f"{name}.yaml").read_text(encoding="utf-8"))
          for name in ("gpurenthub", "gpuwithcrypto")}
-BASE_CATALOGS = {name: Catalog.model_validate(data) for name, data in BASES.items()}
+BASE_CATALOGS = {name: validate_catalog(data) for name, data in BASES.items()}
 
 EXTREMES = st.sampled_from([0, -1, 1e-300, 5e-324, 1e300, math.inf, -math.inf, math.nan, True, False, 10**30, "7"])
 

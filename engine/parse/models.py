@@ -33,8 +33,7 @@ A second model in the same text is listed in `ignored` (one model per question).
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from rapidfuzz import fuzz, process
+from typing import TYPE_CHECKING
 
 from engine.notes import Note
 from engine.parse.cards import card_at
@@ -48,6 +47,11 @@ from engine.parse.scan import Scan
 from engine.parse.vocabulary import ALPHA_PREFIX_RE, ModelNames, Vocabulary
 from engine.parse.words import KEYWORDS, STOP_WORDS, UNLISTED_FAMILIES
 from engine.registry import ModelShape
+
+if TYPE_CHECKING:
+    from rapidfuzz import fuzz, process
+else:  # imported at the first fuzzy comparison (issue #14: cold start)
+    from engine.parse.fuzzy import fuzz, process
 
 FUZZY_CUTOFF = 85.0  # fuzz.ratio on normalized strings: "lama3170b" vs "llama3170b" = 94.7
 SIZED_MARGIN = 6.0  # sized window without a version: models this close to the best count as equally likely

@@ -9,15 +9,19 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
-
-from rapidfuzz import fuzz, process
+from typing import TYPE_CHECKING
 
 from catalog.names import normalize_name
 from catalog.schema import Card, Catalog, Region
 from engine.parse.lexer import TOKEN_RE, flat, words_of
 from engine.parse.numbers import context_suffix_value, size_of
 from engine.parse.words import DISTINGUISHING, KEYWORDS, STOP_WORDS, UNLISTED_FAMILIES
-from engine.registry import ModelShape, Registry, default_registry
+from engine.registry import ModelShape, Registry, bundled_index, default_registry
+
+if TYPE_CHECKING:
+    from rapidfuzz import fuzz, process
+else:  # imported at the first fuzzy comparison (issue #14: cold start)
+    from engine.parse.fuzzy import fuzz, process
 
 HEAD_CUTOFF = 75.0  # a family word with a typo: "lama"/"llama" 88.9, "mistrall"/"mistral" 93.3, "quen"/"qwen" 75
 ALPHA_PREFIX_RE = re.compile(r"[^\W\d_]+")
@@ -268,13 +272,20 @@ class Vocabulary:
             for region in regions:
                 named.setdefault(region.name, region.id)
             regions = named
-        return cls(ModelNames(registry), frozenset(card_keys), _prefixes(card_keys), frozenset(offered),
+        return cls(_model_names(registry), frozenset(card_keys), _prefixes(card_keys), frozenset(offered),
                    _region_names(regions, offered or None))
 
     @classmethod
     def of_catalog(cls, catalog: Catalog, registry: Registry | None = None) -> Vocabulary:
         """The vocabulary of one catalog: its cards and its regions (and the bundled registry by default)."""
         return cls.build(registry if registry is not None else default_registry(), catalog.cards, catalog.regions)
+
+
+def _model_names(registry: Registry) -> ModelNames:
+    """The bundled registry's index is built once and kept compiled (engine.registry, issue #14: cold start)."""
+    if registry is default_registry():
+        return bundled_index("engine-parse-model-names", ModelNames, frozenset({"engine.parse.vocabulary"}))
+    return ModelNames(registry)
 
 
 def _region_names(regions: Mapping[str, str], allowed: set[str] | None) -> RegionNames:
