@@ -14,7 +14,7 @@ from bot.commands import Scope, menu
 from bot.config import Settings
 from bot.context import CONTEXT_TYPES, CardfitApplication, CustomContext
 from bot.i18n import LANGUAGES, t
-from bot.inbox import INBOX_KEY, Inbox, InboxRateLimiter
+from bot.inbox import INBOX_KEY, RAW_UPDATES_KEY, Inbox, InboxRateLimiter, RawUpdatesRequest
 from bot.services import Services
 from catalog.loader import load_catalog
 from engine.parse import parse
@@ -49,12 +49,16 @@ def build_application(settings: Settings, *, request: BaseRequest | None = None,
         # PTB waits 5 s for an answer; a busy Telegram takes longer, and a send that timed out while reading is
         # not repeated (bot/telegram_io.py: it may have arrived): wait long enough not to give up on it.
         builder = builder.read_timeout(SEND_READ_TIMEOUT_S).write_timeout(SEND_WRITE_TIMEOUT_S)
-    if get_updates_request is not None:
-        builder = builder.get_updates_request(get_updates_request)
+    raw_updates: RawUpdatesRequest | None = None
+    if get_updates_request is None:
+        raw_updates = get_updates_request = RawUpdatesRequest()
+    builder = builder.get_updates_request(get_updates_request)
     # PTB's builder does not carry the context type into its JobQueue's type: say what it is.
     application = cast(CardfitApplication, builder.build())
     application.bot_data["settings"] = settings
     application.bot_data["catalog"] = CatalogHolder(loaded)
+    if raw_updates is not None:
+        application.bot_data[RAW_UPDATES_KEY] = raw_updates  # the inbox stores getUpdates' own JSON (bot/inbox.py)
 
     from bot.handlers import register_all
 

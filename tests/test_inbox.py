@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import time
 
 import aiohttp
-import pytest
 import pytest_asyncio
 from telegram import Update
 
 from bot.app import build_application
 from bot.config import load_settings
 from bot.inbox import Inbox, inbox_of, serve_polling
-from bot.store import StoredUpdate, Store
+from bot.store import Store, StoredUpdate
 from tests.support.botapi_emulator import BotApiEmulator
 from tests.test_webhook import SECRET, wait_healthy, webhook_bot  # noqa: F401 - the webhook fixture
 
@@ -167,6 +167,9 @@ async def test_polling_answers_each_update_once_even_when_it_arrives_twice(emula
         assert await store.inbox_states() == {pushed["update_id"]: "done"}
     finally:
         await store.close()
+    with sqlite3.connect(bot.settings.db) as conn:
+        [(payload,)] = conn.execute("SELECT payload FROM inbox").fetchall()
+    assert json.loads(payload) == pushed  # getUpdates' own JSON (RawUpdatesRequest), not PTB's re-serialisation
 
 
 async def test_getupdates_faults_still_reach_the_admin_and_polling_goes_on(emulator, tmp_path):
