@@ -248,6 +248,11 @@ class Inbox:
 
     # -- lifecycle ----------------------------------------------------------------------------------------------
 
+    @property
+    def running(self) -> bool:
+        """Started and not stopping: accepted updates are handled at once."""
+        return self._running and not self._stopping
+
     async def start(self) -> None:
         """After Application.start(): the stored updates no live process holds first (in update id order), then
         those accepted while starting; then the sweeper (lease renewal, other replicas' leftovers, pruning)."""

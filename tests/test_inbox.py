@@ -145,6 +145,13 @@ class Running:
         assert self.task is not None
         await asyncio.wait_for(self.task, 30)
 
+    async def ready(self) -> None:
+        """Until the inbox runs (polling starts right after)."""
+        deadline = time.monotonic() + 30
+        while not (inbox_of(self.application) is not None and self.inbox.running):
+            assert time.monotonic() < deadline, "the bot never started"
+            await asyncio.sleep(0.05)
+
     @property
     def inbox(self) -> Inbox:
         inbox = inbox_of(self.application)
@@ -154,7 +161,7 @@ class Running:
 
 async def test_polling_answers_each_update_once_even_when_it_arrives_twice(emulator, tmp_path):
     async with Running(emulator, tmp_path) as bot:
-        await emulator.wait_for("getUpdates", timeout=20)
+        await bot.ready()
         pushed = emulator.push_message(701, "/set lang de")
         await emulator.wait_for("sendMessage", lambda c: c.chat_id == 701, timeout=20)
         # Telegram sends an update again (a lost confirmation): stored once, handled once.
@@ -186,7 +193,7 @@ async def test_getupdates_faults_still_reach_the_admin_and_polling_goes_on(emula
 async def test_a_graceful_stop_leaves_unstarted_updates_for_the_next_start(emulator, tmp_path):
     bot = Running(emulator, tmp_path)
     async with bot:
-        await emulator.wait_for("getUpdates", timeout=20)
+        await bot.ready()
         bot.inbox.begin_stop()  # as SIGTERM does, before these arrive
         for user in range(800, 805):
             emulator.push_message(user, "/set lang de")
