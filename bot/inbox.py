@@ -53,7 +53,7 @@ RAW_UPDATES_KEY = "raw_updates_request"  # the RawUpdatesRequest of getUpdates, 
 
 class _GroupWrite:
     """One store write for many updates: ids that arrive while a write is in flight go together in the next one
-    (a group commit), so a burst of 64 concurrent handlers costs a few statements, not 64."""
+    (a group commit), so the done marks of a burst of 64 concurrent handlers cost a few statements, not 64."""
 
     def __init__(self, write: Callable[[list[int]], Awaitable[None]]) -> None:
         self._write = write
@@ -172,7 +172,6 @@ class Inbox:
         self._running = False
         self._stopping = False
         self._room = asyncio.Event()
-        self._sending = _GroupWrite(store.mark_updates_sending)
         self._done = _GroupWrite(store.mark_updates_done)
         self._sweeper: asyncio.Task[None] | None = None
         self._pruned = float("-inf")
@@ -239,7 +238,10 @@ class Inbox:
         """Committed before the first non-repeatable request of an update's handling: received -> sending. A
         store that cannot take it does not stop the reply (it is logged; a crash now could repeat that reply)."""
         if handling.mark is None:
-            handling.mark = asyncio.ensure_future(self._sending.add(handling.update_id))
+            # One row per write on purpose, unlike the done marks: a group commit releases all its handlers' sends
+            # at the same moment, and httpx's connection pool then spent more CPU on that herd than the grouping
+            # saved (in process against the emulator: 6.9 against 4.2 ms per update; one by one: 4.2 against 4.3).
+            handling.mark = asyncio.ensure_future(self.store.mark_updates_sending([handling.update_id]))
         try:
             await asyncio.shield(handling.mark)
         except DATABASE_ERRORS as exc:
@@ -322,7 +324,6 @@ class Inbox:
         if self._sweeper is not None:
             self._sweeper.cancel()
             await asyncio.gather(self._sweeper, return_exceptions=True)
-        await self._sending.flush()
         await self._done.flush()
         try:
             released = await self.store.release_inbox_claims(self.owner)
