@@ -14,8 +14,8 @@ from bot.commands import Scope, menu
 from bot.config import Settings
 from bot.context import CONTEXT_TYPES, CardfitApplication, CustomContext
 from bot.i18n import LANGUAGES, t
+from bot.inbox import INBOX_KEY, RAW_UPDATES_KEY, Inbox, InboxRateLimiter, RawUpdatesRequest
 from bot.services import Services
-from bot.telegram_io import ResilientRateLimiter
 from catalog.loader import load_catalog
 from engine.parse import parse
 
@@ -37,7 +37,7 @@ def build_application(settings: Settings, *, request: BaseRequest | None = None,
         .base_file_url(settings.base_file_url)
         .context_types(CONTEXT_TYPES)
         .defaults(Defaults(parse_mode=ParseMode.HTML, link_preview_options=LinkPreviewOptions(is_disabled=True)))
-        .rate_limiter(ResilientRateLimiter(max_retries=5, messages_per_s=settings.send_rate_per_s))
+        .rate_limiter(InboxRateLimiter(max_retries=5, messages_per_s=settings.send_rate_per_s))
         .concurrent_updates(64)
         .post_init(_post_init)
         .post_stop(_post_stop)
@@ -49,12 +49,16 @@ def build_application(settings: Settings, *, request: BaseRequest | None = None,
         # PTB waits 5 s for an answer; a busy Telegram takes longer, and a send that timed out while reading is
         # not repeated (bot/telegram_io.py: it may have arrived): wait long enough not to give up on it.
         builder = builder.read_timeout(SEND_READ_TIMEOUT_S).write_timeout(SEND_WRITE_TIMEOUT_S)
-    if get_updates_request is not None:
-        builder = builder.get_updates_request(get_updates_request)
+    raw_updates: RawUpdatesRequest | None = None
+    if get_updates_request is None:
+        raw_updates = get_updates_request = RawUpdatesRequest()
+    builder = builder.get_updates_request(get_updates_request)
     # PTB's builder does not carry the context type into its JobQueue's type: say what it is.
     application = cast(CardfitApplication, builder.build())
     application.bot_data["settings"] = settings
     application.bot_data["catalog"] = CatalogHolder(loaded)
+    if raw_updates is not None:
+        application.bot_data[RAW_UPDATES_KEY] = raw_updates  # the inbox stores getUpdates' own JSON (bot/inbox.py)
 
     from bot.handlers import register_all
 
@@ -67,6 +71,9 @@ async def _post_init(application: CardfitApplication) -> None:
     catalogs: CatalogHolder = application.bot_data["catalog"]
     services = await Services.open(settings, catalogs, application.bot, application.bot.username)
     application.bot_data["services"] = services
+    # The durable inbox (bot/inbox.py): the process's one claim owner, shared with alert delivery.
+    alerts = services.announcer.alerts
+    application.bot_data[INBOX_KEY] = Inbox(application, services.store, alerts.owner, alerts.owner_alive)
     # Warm the parser (rapidfuzz, regexes) now, not inside the first customer's reply; the holder built the
     # catalog's vocabulary when the catalog was put in service.
     parse("70B int4", catalogs.vocabulary)

@@ -424,16 +424,19 @@ def cmd_bot(args: argparse.Namespace) -> int:
     from bot.app import build_application
 
     application = build_application(settings)
+    import asyncio
+
     try:
         if settings.webhook_url is not None:
-            import asyncio
-
             from bot.webhook import serve_webhook
 
             asyncio.run(serve_webhook(application, settings))
             return EXIT_OK
-        # Polling (the default) on a bot that had a webhook: PTB's run_polling deletes the webhook first.
-        application.run_polling(allowed_updates=None, drop_pending_updates=False)
+        # Polling (the default) through the durable inbox (issue #15): stored before confirmed. On a bot that had a
+        # webhook it deletes the webhook first, as PTB's run_polling did.
+        from bot.inbox import serve_polling
+
+        asyncio.run(serve_polling(application))
     except InvalidToken:
         # PTB's message quotes the whole token ("The token `...` was rejected by the server"): never print it.
         raise CliError(BOT_TOKEN_REFUSED) from None

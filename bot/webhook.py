@@ -1,9 +1,9 @@
 """Webhook mode: an aiohttp server that feeds Telegram's updates into the Application, and GET /healthz.
 
 PTB's own `run_webhook` serves only the update path (a tornado server with no room for a health route), so this
-follows PTB's examples/customwebhookbot instead: our own web server puts each update on `application.update_queue`
-and runs the Application's lifecycle itself. aiohttp because PTB's examples name any asyncio server, and aiohttp
-is the one the project already uses (the Bot API emulator in the tests).
+follows PTB's examples/customwebhookbot instead: our own web server hands each update to the durable inbox
+(bot/inbox.py: stored, then handled) and runs the Application's lifecycle itself. aiohttp because PTB's examples
+name any asyncio server, and aiohttp is the one the project already uses (the Bot API emulator in the tests).
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from telegram import Update
 from bot.catalog_service import CatalogHolder
 from bot.config import Settings
 from bot.context import CardfitApplication
+from bot.inbox import inbox_of
 from bot.services import Services
 from bot.store import DATABASE_ERRORS
 
@@ -62,14 +63,25 @@ def telegram_handler(secret: str) -> Any:
         if not hmac.compare_digest(offered.encode(), secret.encode()):
             return web.Response(status=403, text="forbidden")
         application = request.app[_APPLICATION]
+        body = await request.read()
         try:
-            data = json.loads(await request.read())
+            data = json.loads(body)
             update = Update.de_json(data, application.bot) if isinstance(data, dict) else None
         except (ValueError, TypeError, KeyError):
             update = None
         if update is None:
             return web.Response(status=400, text="not an update")
-        await application.update_queue.put(update)
+        # 200 only once the inbox committed the update (bot/inbox.py): on any other answer Telegram sends it
+        # again, and a repeated update id is answered 200 without being handled twice.
+        inbox = inbox_of(application)
+        if inbox is None:
+            return web.Response(status=503, text="starting")
+        try:
+            await inbox.accept([update], [body.decode("utf-8", errors="replace")])
+        except _UNREACHABLE as exc:
+            log.warning("webhook: update %s not stored (%s); Telegram sends it again", update.update_id,
+                        exc.__class__.__name__)
+            return web.Response(status=503, text="store unavailable")
         return web.Response(status=200)
 
     return receive
@@ -110,14 +122,20 @@ async def serve_webhook(application: CardfitApplication, settings: Settings,
                                               secret_token=settings.webhook_secret.get_secret_value(),
                                               allowed_updates=Update.ALL_TYPES)
             await application.start()
+            inbox = inbox_of(application)
+            assert inbox is not None  # opened in post_init
+            await inbox.start()
             log.info("webhook mode: listening on %s:%d%s", settings.webhook_listen, settings.webhook_port,
                      settings.webhook_path)
             await stop.wait()
-            # Stop taking updates first (in-flight requests finish), then drain the queue: an update answered 200
-            # is processed; one refused at the door is retried by Telegram, through the balancer, elsewhere.
+            # Stop taking updates first (in-flight requests finish), then the handlers: an update answered 200 is
+            # stored, handled here if its handling began, else left to the next replica to sweep (bot/inbox.py);
+            # one refused at the door is retried by Telegram, through the balancer, elsewhere.
             serving = False
             await runner.cleanup()
+            inbox.begin_stop()  # handlers in progress finish; unstarted updates stay stored for another replica
             await application.stop()
+            await inbox.close()
         finally:
             await application.shutdown()
             if application.post_shutdown is not None:

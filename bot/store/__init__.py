@@ -8,6 +8,7 @@ from bot.store.announcements import AnnouncedVersion, Announcement, Announcement
 from bot.store.contexts import CONTEXT_TTL_S, ChatContextRepository
 from bot.store.database import DATABASE_ERRORS, INTEGRITY_ERRORS, Database, is_postgres_url
 from bot.store.hub_models import HubEntry, HubModelRepository
+from bot.store.inbox import INBOX_LEASE_S, InboxRepository, Resumed, StoredUpdate
 from bot.store.schema import MIGRATIONS, migrate, split_sql_script
 from bot.store.subscriptions import Subscriber, Subscription, SubscriptionRepository
 from bot.store.users import PREFERENCE_FIELDS, Preferences, UserRepository
@@ -17,11 +18,12 @@ __all__ = [
     "PREFERENCE_FIELDS", "AlertProgress", "AnnouncedVersion", "Announcement", "ChatContextRepository", "HubEntry",
     "PartState", "Preferences", "QueuedAlert", "Store", "Subscriber", "Subscription", "is_postgres_url",
     "split_sql_script",
+    "INBOX_LEASE_S", "Resumed", "StoredUpdate",  # the durable inbox (issue #15, defect 1)
 ]
 
 
 class Store(UserRepository, AnnouncementRepository, SubscriptionRepository, AlertRepository, ChatContextRepository,
-            HubModelRepository):
+            HubModelRepository, InboxRepository):
     """The repositories over one Database: `await Store.open(target)` connects and migrates (a file path: SQLite,
     a postgresql:// URL: PostgreSQL), `close()` closes."""
 

@@ -33,8 +33,9 @@ MIGRATION_LOCK_KEY = 0x63617264666974
 # A bad row (NOT NULL, CHECK, FOREIGN KEY, UNIQUE) on either engine: `except INTEGRITY_ERRORS`.
 INTEGRITY_ERRORS: tuple[type[Exception], ...] = (sqlite3.IntegrityError, asyncpg.IntegrityConstraintViolationError)
 # Any failure of the database itself (unreachable, broken SQL, ...), for health checks and retries.
+# asyncpg's InternalClientError: a pooled connection the server cut off mid-protocol ("cannot switch to state").
 DATABASE_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, asyncpg.PostgresError, asyncpg.InterfaceError,
-                                                OSError)
+                                                asyncpg.InternalClientError, OSError)
 
 
 class Row(Protocol):

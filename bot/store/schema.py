@@ -229,6 +229,28 @@ MIGRATIONS: list[tuple[int, str]] = [
         ALTER TABLE announcements ADD COLUMN posting_until REAL;
         """,
     ),
+    (
+        12,
+        # The durable inbox (issue #15, defect 1): every update from Telegram is stored here before it is
+        # confirmed (polling: the next getUpdates offset; webhook: the 200), handled from here and marked.
+        # state: received (stored, no reply has started) -> sending (the first non-repeatable request of its
+        # handling is about to go out) -> done; a 'sending' row whose handler died becomes 'unknown' (its reply
+        # may have arrived: never handled again). claimed_by/claimed_until: the replica handling it, until when
+        # (a lease, as migration 11's). update_id is Telegram's; NOT NULL keeps it out of PostgreSQL identities.
+        """
+        CREATE TABLE inbox (
+            update_id     INTEGER NOT NULL PRIMARY KEY,
+            payload       TEXT NOT NULL,
+            state         TEXT NOT NULL DEFAULT 'received'
+                          CHECK (state IN ('received', 'sending', 'done', 'unknown')),
+            received_at   REAL NOT NULL,
+            claimed_by    TEXT,
+            claimed_until REAL
+        );
+        CREATE INDEX inbox_open ON inbox (update_id) WHERE state IN ('received', 'sending');
+        CREATE INDEX inbox_received_at ON inbox (received_at);
+        """,
+    ),
 ]
 
 # The PostgreSQL form of a migration whose SQLite script has no portable form. Only 6: SQLite changes a UNIQUE
