@@ -443,12 +443,10 @@ def _alternatives(fit: _Option, ranked: Ranked, exclude: list[Candidate] | None 
 
 def _fastest_within(fit: _Option, ranked: Ranked, price: float) -> tuple[float, Candidate] | None:
     """The fastest decode among the other valid layouts at most `price` a month (ties: the cheaper, then the
-    earlier ranked), from each rule class's fastest."""
-    def best(options: list[Candidate]) -> tuple[float, Candidate] | None:
-        within = [(decode, o) for o in options if not same_layout(o, fit) and (decode := o.decode_tokens_per_s)]
-        return max(within, key=lambda pair: (pair[0], -pair[1].monthly_usd), default=None)
-
-    return best(ranked.fastest(price, (fit.card.id, fit.count)))
+    earlier ranked)."""
+    found = ranked.fastest(price, (fit.card.id, fit.count))
+    decode = found.decode_tokens_per_s if found is not None else None
+    return (decode, found) if found is not None and decode else None
 
 
 def _named_layout(card: Card, requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog) -> Layout:

@@ -245,23 +245,25 @@ class Ranked:
     def first(self) -> Candidate | None:
         return next(iter(self), None)
 
-    def fastest(self, price: float, other_than: tuple[str, int]) -> list[Candidate]:
-        """Per count and rule class, the fastest valid layout at most `price` a month (the cheapest, then the
-        earliest ranked among equally fast ones) other than the (card id, count) given, in ranking order."""
-        found = []
-        rules = self.rules
+    def fastest(self, price: float, other_than: tuple[str, int]) -> Candidate | None:
+        """The fastest valid layout at most `price` a month other than the (card id, count) given: the most
+        bandwidth (decode speed is bandwidth over the same weights), then the cheapest, then the earliest ranked,
+        from each rule class's fastest."""
+        best: Entry | None = None
+        best_need = 0.0
+        rules, total = self.rules, self.total
         for stream in self.counts():
             walk, need = stream.walk, stream.need
             for stairs in self.plan.stairs(walk, rules.region, rules):
-                if stairs.vram_total_gb - self.total < 0 or stairs.vram_gb < need:
+                if stairs.prices[0] > price or stairs.vram_total_gb - total < 0 or stairs.vram_gb < need:
                     continue
                 if rules.needs_fp8 and not stairs.fp8 or rules.full and not stairs.training_ok:
                     continue
                 entry = stairs.fastest(price, other_than if other_than[1] == walk.count else None)
-                if entry is not None:
-                    found += self.valid((entry,), need)
-        found.sort(key=lambda option: option.position)
-        return found
+                if entry is not None and (best is None or (-entry.bandwidth_total, entry.monthly_usd, entry.position)
+                                          < (-best.bandwidth_total, best.monthly_usd, best.position)):
+                    best, best_need = entry, need
+        return next(iter(self.valid((best,), best_need)), None) if best is not None else None
 
     def need_gb(self, count: int) -> float:
         return self.requirement.per_gpu_gb(count, self.kv_heads) if count > 1 else self.total
