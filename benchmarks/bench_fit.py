@@ -3,11 +3,12 @@ most 5x the 15-card one per question").
 
 Usage: .venv/bin/python -m benchmarks.bench_fit [--repeat 5] [--catalog gpurenthub]
 The catalogs are made from the bundled catalog's cards (seeded random, the same every run): each synthetic card
-is a bundled card (after the first copy of each: under a new id and name) with its price scaled by 0.6-1.8, a random subset of the catalog's
-regions and a random stock per region; the 15-card catalog is made the same way, so the three differ only in
-size. The questions are the parser corpus's (tests/parser_corpus.yaml) that size something: each is parsed,
-resolved and sized once on the bundled catalog, outside the clock; the clock runs over engine.fit.select for every question (the policy's
-choice, its alternatives, the reason), best of --repeat passes (min: the machine is shared and loaded).
+is a bundled card (after the first copy of each: under a new id and name) with its price scaled by 0.6-1.8, a
+random subset of the catalog's regions and, for half of them, a random stock per region; the 15-card catalog is
+made the same way, so the three differ only in size. The questions are the parser corpus's
+(tests/parser_corpus.yaml) that size something: each is parsed, resolved and sized once on the bundled catalog,
+outside the clock; the clock runs over engine.fit.select for every question (the policy's choice, its
+alternatives, the reason), best of --repeat passes (the machine is shared and loaded).
 """
 from __future__ import annotations
 
