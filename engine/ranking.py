@@ -182,9 +182,10 @@ def merged(streams: list[Iterator[Candidate]], policy: str) -> Iterator[Candidat
         yield from stream
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Candidate:
-    """A valid layout's ranking numbers, built cheaply; only the few shown become full Layouts."""
+    """A valid layout's ranking numbers, built cheaply (not frozen: a frozen dataclass pays object.__setattr__
+    per field, and no one changes a candidate); only the few shown become full Layouts."""
 
     card: Card
     count: int
@@ -211,7 +212,7 @@ class Ranked:
     fitting entry is what most answers need, not every card x count."""
 
     __slots__ = ("plan", "requirement", "kv_heads", "rules", "total", "decode_base", "tight_single", "tight_card",
-                 "_streams", "_counts")
+                 "_streams", "_counts", "_order")
 
     def __init__(self, plan: Plan, requirement: Requirement, kv_heads: int | None, rules: Rules,
                  decode_base: float, tight_single: float, tight_card: float) -> None:
@@ -225,6 +226,7 @@ class Ranked:
         self.tight_card = tight_card
         self._streams: dict[int, Stream] = {}
         self._counts: list[Stream] | None = None
+        self._order: tuple[list[Candidate], Iterator[Candidate]] | None = None
 
     def stream(self, walk: Walk) -> Stream:
         found = self._streams.get(walk.count)
@@ -240,7 +242,23 @@ class Ranked:
         return self._counts
 
     def __iter__(self) -> Iterator[Candidate]:
-        return merged([iter(stream) for stream in self.counts()], self.plan.policy)
+        """Every valid layout in the policy's order; the merge runs once, later passes read what it found."""
+        if self._order is None:
+            self._order = ([], merged([iter(stream) for stream in self.counts()], self.plan.policy))
+        found, source = self._order
+        yield from found
+        index = len(found)
+        while True:
+            if index < len(found):  # another pass moved the merge on meanwhile
+                yield found[index]
+                index += 1
+                continue
+            item = next(source, None)
+            if item is None:
+                return
+            found.append(item)
+            index += 1
+            yield item
 
     def first(self) -> Candidate | None:
         return next(iter(self), None)
