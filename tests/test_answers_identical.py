@@ -1,4 +1,4 @@
-"""The ask path answers byte for byte as before its speed-up (issue #14): every text of the parser corpus, both catalogs.
+"""The ask path answers byte for byte as before its speed-up (issue #14): every parser corpus text, both catalogs.
 
 The fixtures tests/data/ask_answers_<catalog>.jsonl.gz were written by `cardfit ask --json -` on main's code at
 b3f22bc, before the ask path was made faster (`python -m tests.test_answers_identical` writes them again: only do
