@@ -331,9 +331,14 @@ def cmd_ask(args: argparse.Namespace) -> int:
         if not args.json:
             raise CliError("reading questions from stdin needs --json")
         out = sys.stdout
+        # What json.dumps(ensure_ascii=False, allow_nan=False) makes, without building the encoder per line
+        # (strict JSON, issue 15).
+        encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+        import gc
+
+        gc.freeze()  # the catalog, registry and indexes live for the whole batch: no collection rescans them
         for line in sys.stdin:
-            line_json = _ask_json(line.rstrip("\n"), catalog, vocabulary)
-            out.write(json.dumps(line_json, ensure_ascii=False, allow_nan=False) + "\n")  # strict JSON (issue 15)
+            out.write(encode(_ask_json(line.rstrip("\n"), catalog, vocabulary)) + "\n")
         out.flush()
         return EXIT_OK
     answer, error, language = ask_answer(args.text, catalog, vocabulary)

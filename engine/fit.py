@@ -2,19 +2,21 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from catalog.names import normalize_name
 from catalog.schema import TRAINING_INTERCONNECTS, Card, Catalog
+from engine import ranking
 from engine.formula import fmt_num
 from engine.memo import by_identity
 from engine.notes import Note
+from engine.ranking import Candidate, Ranked
 from engine.registry import ModelShape
 from engine.sizing import Requirement, ResolvedRequest
 
-STANDARD_SET_SIZES = (1, 2, 4, 8)
+STANDARD_SET_SIZES = ranking.STANDARD_SET_SIZES
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,12 +148,16 @@ class _Rules:
             return False
         if self.needs_fp8 and not card.fp8:
             return False
-        if self.region:
-            if card.regions and self.region not in card.regions:
-                return False
-            if card.stock is not None and card.stock.get(self.region, 0) < count:
-                return False
-        return True
+        return not self.region or self.in_region(card, count)
+
+    def in_region(self, card: Card, count: int) -> bool:
+        """Offered in the region asked for, with `count` free there."""
+        region = self.region
+        if region is None:
+            return True
+        if card.regions and region not in card.regions:
+            return False
+        return card.stock is None or card.stock.get(region, 0) >= count
 
     @staticmethod
     def rent_problems(card: Card, count: int, host: int) -> list[Note]:
@@ -261,7 +267,7 @@ def _needs_fp8_hardware(resolved: ResolvedRequest) -> bool:
 
 
 class _Option(Protocol):
-    """What ranking reads from a layout: a cheap _Candidate and a full Layout both have it."""
+    """What ranking reads from a layout: a cheap Candidate and a full Layout both have it."""
 
     @property
     def card(self) -> Card: ...
@@ -277,49 +283,10 @@ class _Option(Protocol):
     def decode_tokens_per_s(self) -> float | None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class _Candidate:
-    """A valid layout's ranking numbers, built cheaply; only the few shown become full Layouts."""
-
-    card: Card
-    count: int
-    monthly_usd: float
-    spare_gb: float
-    tight: bool
-    decode_tokens_per_s: float | None
-
-
-@by_identity()
-def _monthly_prices(catalog: Catalog) -> dict[tuple[str, int], float]:
-    """Monthly set prices per (card, count), computed once per catalog object (catalogs are immutable)."""
-    return {(card.id, n): catalog.set_price_usd(card, n)[1] for card in catalog.cards for n in STANDARD_SET_SIZES}
-
-
-def _valid_candidates(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog,
-                      rules: _Rules) -> list[_Candidate]:
-    prices = _monthly_prices(catalog)
-    decode_base = requirement.active_weights_gb if _decodes(resolved) else 0
-    tight_single, tight_card = catalog.selection.tight_single_gb, catalog.selection.tight_per_card_gb
-    kv_heads = resolved.shape.kv_heads
-    total = requirement.total_gb
-    result = []
-    for count in STANDARD_SET_SIZES:
-        if count > catalog.selection.max_gpus_per_host:
-            continue
-        # What depends on the count only is decided once, not once per card.
-        if count > 1 and rules.tensor_parallel(count) is not None:
-            continue
-        need = requirement.per_gpu_gb(count, kv_heads) if count > 1 else total
-        for card in catalog.cards:
-            spare = card.vram_gb * count - total
-            if spare < 0 or card.vram_gb < need:
-                continue
-            if not rules.ok(card, count):
-                continue
-            tight = (card.vram_gb - need < tight_card) if count > 1 else spare < tight_single
-            decode = card.bandwidth_gbps * count / decode_base if decode_base > 0 else None
-            result.append(_Candidate(card, count, prices[(card.id, count)], spare, tight, decode))
-    return result
+def _ranked(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog, rules: _Rules) -> Ranked:
+    return Ranked(ranking.plan(catalog), requirement, resolved.shape.kv_heads, rules,
+                  requirement.active_weights_gb if _decodes(resolved) else 0,
+                  catalog.selection.tight_single_gb, catalog.selection.tight_per_card_gb)
 
 
 def candidate_layouts(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog) -> list[Layout]:
@@ -345,25 +312,21 @@ def select(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog
     `cheapest`: the user asked for the cheapest layout ("cheapest card for 70B"): with no card named, the cheapest
     valid layout of any count leads, and a note says what the policy would have picked instead."""
     rules = _Rules(resolved, catalog)
-    valid = _valid_candidates(requirement, resolved, catalog, rules)
-    if catalog.selection.policy == "cheapest":
-        singles = sorted((c for c in valid if c.count == 1), key=_price_key)
-        ranked = singles + sorted((c for c in valid if c.count > 1), key=_price_key)
-    else:
-        ranked = sorted(valid, key=lambda c: (c.count, *_price_key(c)))
+    ranked = _ranked(requirement, resolved, catalog, rules)
 
-    def build(candidate: _Candidate) -> Layout:
+    def build(candidate: Candidate) -> Layout:
         return _layout(candidate.card, candidate.count, requirement, resolved, catalog, [])
 
-    best = ranked[0] if ranked else None
+    best = ranked.first()
     recommended = build(best) if best is not None else None
     if resolved.card:
         return _select_named(requirement, resolved, catalog, ranked, best, recommended, build)
     if best is None or recommended is None:
-        layouts = candidate_layouts(requirement, resolved, catalog)
-        return Selection(fit=None, reason=_no_fit_reason(requirement, catalog, layouts))
+        return Selection(fit=None, reason=_no_fit_reason(requirement, catalog, rules))
     if cheapest:
-        cheapest_any = min(ranked, key=_price_key)
+        # Each count's stream is in price order, so its first is its cheapest; ties: the ranking's order.
+        firsts = [c for c in (next(iter(stream), None) for stream in ranked.counts()) if c is not None]
+        cheapest_any = min(firsts, key=lambda c: (*_price_key(c), c.position))
         if not same_layout(cheapest_any, best):
             return _select_cheapest(requirement, catalog, cheapest_any, recommended, ranked, build)
     return Selection(
@@ -372,8 +335,8 @@ def select(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog
     )
 
 
-def _select_cheapest(requirement: Requirement, catalog: Catalog, cheapest: _Candidate, policy_choice: Layout,
-                     ranked: list[_Candidate], build: Callable[[_Candidate], Layout]) -> Selection:
+def _select_cheapest(requirement: Requirement, catalog: Catalog, cheapest: Candidate, policy_choice: Layout,
+                     ranked: Ranked, build: Callable[[Candidate], Layout]) -> Selection:
     """The cheapest layout of any count leads (the user asked for it); the policy's choice comes first among the
     alternatives, and a note says why the policy would pick it."""
     fit = build(cheapest)
@@ -403,15 +366,15 @@ def smallest_set(card: Card, catalog: Catalog) -> int:
     return min((n for n in card.set_sizes if n <= catalog.selection.max_gpus_per_host), default=1)
 
 
-def _select_named(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog, ranked: list[_Candidate],
-                  best: _Candidate | None, recommended: Layout | None,
-                  build: Callable[[_Candidate], Layout]) -> Selection:
+def _select_named(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog, ranked: Ranked,
+                  best: Candidate | None, recommended: Layout | None,
+                  build: Callable[[Candidate], Layout]) -> Selection:
     """The layout the user named, with the policy's choice first among the alternatives when it differs."""
     assert resolved.card is not None
     card = catalog.card(resolved.card)
     if card is None:
         reason = unknown_card_note(catalog, resolved.card)
-        return Selection(fit=None, reason=reason, alternatives=[build(c) for c in ranked[:1]],
+        return Selection(fit=None, reason=reason, alternatives=[build(best)] if best else [],
                          recommended=recommended)
     notes = card_alias_notes(resolved.card, card)
     named = _named_layout(card, requirement, resolved, catalog)
@@ -442,38 +405,48 @@ def same_layout(a: _Option, b: _Option) -> bool:
     return a.card.id == b.card.id and a.count == b.count
 
 
-def _alternatives(fit: _Option, ranked: list[_Candidate], exclude: list[_Candidate] | None = None) -> list[_Candidate]:
+def _alternatives(fit: _Option, ranked: Ranked, exclude: list[Candidate] | None = None) -> list[Candidate]:
     """Next cheapest; a cheaper set when the fit is one card; fastest within 2x the price; the single-card
-    option when the fit is a set; the cheapest roomy option when the fit is tight."""
-    chosen: list[_Candidate] = list(exclude or [])
+    option when the fit is a set; the cheapest roomy option when the fit is tight.
 
-    def add(option: _Candidate | None) -> None:
+    Each count's stream is in price order, so a search bounded by a price stops at the first dearer layout;
+    among layouts from several counts, ties go to the earlier in the ranking, as in one ranked list."""
+    chosen: list[Candidate] = list(exclude or [])
+
+    def add(option: Candidate | None) -> None:
         if option is not None and not same_layout(option, fit) and not any(same_layout(option, c) for c in chosen):
             chosen.append(option)
 
-    if any(option is fit for option in ranked):
-        others = [option for option in ranked if option is not fit]
-    else:
-        others = [option for option in ranked if not same_layout(option, fit)]
-    add(next(iter(others), None))
+    def others() -> Iterator[Candidate]:
+        return (option for option in ranked if not same_layout(option, fit))
+
+    streams = ranked.counts()
+    add(next(others(), None))
     if fit.count == 1:
         # "Zwei günstige Karten, manchmal" (seed 000 section 07): a set that is cheaper than the single card.
-        cheaper_set = min((o for o in others if o.count > 1 and o.monthly_usd < fit.monthly_usd),
-                          key=lambda o: o.monthly_usd, default=None)
-        add(cheaper_set)
+        # Each set size's first valid layout is its cheapest; ties: the earlier ranked.
+        firsts = [c for c in (next(iter(stream), None) for stream in streams if stream.count > 1)
+                  if c is not None and c.monthly_usd < fit.monthly_usd]
+        add(min(firsts, key=lambda o: (o.monthly_usd, o.position), default=None))
     fit_decode = fit.decode_tokens_per_s
     if fit_decode is not None:
-        within = [(decode, o) for o in others
-                  if o.monthly_usd <= 2 * fit.monthly_usd and (decode := o.decode_tokens_per_s)]
-        fastest = max(within, key=lambda pair: (pair[0], -pair[1].monthly_usd), default=None)
+        fastest = _fastest_within(fit, ranked, 2 * fit.monthly_usd)
         if fastest is not None and fastest[0] > fit_decode:
             add(fastest[1])
     if fit.count > 1:
-        add(next((o for o in others if o.count == 1), None))
+        add(next((o for stream in streams if stream.count == 1 for o in stream), None))
     if fit.tight:
         # Seed 000 section 05: a tight fit (13B FP8 on an L4) points at the cheapest card with room to spare.
-        add(next((o for o in others if not o.tight), None))
+        add(next((o for o in others() if not o.tight), None))
     return chosen[len(exclude or []):][:3]
+
+
+def _fastest_within(fit: _Option, ranked: Ranked, price: float) -> tuple[float, Candidate] | None:
+    """The fastest decode among the other valid layouts at most `price` a month (ties: the cheaper, then the
+    earlier ranked)."""
+    found = ranked.fastest(price, (fit.card.id, fit.count))
+    decode = found.decode_tokens_per_s if found is not None else None
+    return (decode, found) if found is not None and decode else None
 
 
 def _named_layout(card: Card, requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog) -> Layout:
@@ -508,7 +481,9 @@ def _policy_reason(fit: Layout, requirement: Requirement, catalog: Catalog) -> N
                 need_gb=requirement.total_gb, count=fit.count)
 
 
-def _no_fit_reason(requirement: Requirement, catalog: Catalog, layouts: list[Layout]) -> Note:
+@by_identity()
+def _biggest_node(catalog: Catalog) -> tuple[Card, int, float]:
+    """The card whose largest set on one host has the most memory: (card, count, GB)."""
     host = catalog.selection.max_gpus_per_host
 
     def node_gb(card: Card) -> float:
@@ -516,13 +491,30 @@ def _no_fit_reason(requirement: Requirement, catalog: Catalog, layouts: list[Lay
         return card.vram_gb * max(sizes) if sizes else 0.0
 
     biggest = max(catalog.cards, key=node_gb)
-    biggest_count = max(n for n in biggest.set_sizes if n <= host)
-    biggest_gb = node_gb(biggest)
-    if requirement.total_gb > biggest_gb or not any(layout.fits for layout in layouts):
+    return biggest, max(n for n in biggest.set_sizes if n <= host), node_gb(biggest)
+
+
+def _fitting(requirement: Requirement, catalog: Catalog, kv_heads: int | None) -> list[tuple[Card, int]]:
+    """Every card x standard set size whose memory holds the requirement (in total and per card), rentable or
+    not, in candidate_layouts' order -- what _layout calls `fits`."""
+    total = requirement.total_gb
+    counts = [n for n in STANDARD_SET_SIZES if n <= catalog.selection.max_gpus_per_host]
+    need = {n: requirement.per_gpu_gb(n, kv_heads) for n in counts if n > 1}
+    return [(card, n) for card in catalog.cards for n in counts
+            if card.vram_gb * n - total >= 0 and (n == 1 or card.vram_gb - need[n] >= 0)]
+
+
+def _no_fit_reason(requirement: Requirement, catalog: Catalog, rules: _Rules) -> Note:
+    host = catalog.selection.max_gpus_per_host
+    biggest, biggest_count, biggest_gb = _biggest_node(catalog)
+    fitting = _fitting(requirement, catalog, rules.resolved.shape.kv_heads) if requirement.total_gb <= biggest_gb \
+        else []
+    if not fitting:
         nodes = math.ceil(requirement.total_gb / biggest_gb)
         return Note(f"more than one {host}-GPU host, ask sales: {requirement.total_gb:,.1f} GB is about {nodes} nodes "
                     f"of {biggest_count}x {biggest.name} ({biggest_gb:,.0f} GB each)", "cluster", host=host,
                     need_gb=requirement.total_gb, nodes=nodes, count=biggest_count, card=biggest.name,
                     node_gb=biggest_gb)
-    problems = sorted({problem for layout in layouts if layout.fits for problem in layout.problems})
+    # A layout that holds the memory has exactly the rules' problems (_layout adds only memory shortfalls).
+    problems = sorted({problem for card, count in fitting for problem in rules.problems(card, count)})
     return Note("no usable layout: " + "; ".join(problems[:4]), "unusable", problems=problems[:4])

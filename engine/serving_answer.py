@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from catalog.schema import Card, Catalog
-from engine.fit import STANDARD_SET_SIZES, Layout, evaluate_layout
+from engine.fit import Layout, evaluate_layout
 from engine.formats import canonical_format
 from engine.notes import Note
+from engine.ranking import plan
 from engine.serving import (
     Gpu,
     LlamaCppSettings,
@@ -200,10 +201,10 @@ class ServingReview:
         catalog, total = self.catalog, self.requirement.total_gb
         # Price order over what can hold the total at all; the rule is evaluated only on those, the engine
         # check only on layouts the rule accepts.
-        sizes = [n for n in STANDARD_SET_SIZES if n <= catalog.selection.max_gpus_per_host]
-        options = sorted(((catalog.set_price_usd(card, n)[1], n, card.id, card) for card in catalog.cards
-                          for n in sizes if card.vram_gb * n >= total), key=lambda option: option[:3])
-        for _, count, _, card in options:
+        # (the price order is the catalog's, built once: engine.ranking.plan)
+        for _, count, _, card in plan(catalog).by_price:
+            if card.vram_gb * count < total:
+                continue
             if self._share_gb(card) * count < lower_bound_gb:
                 continue  # cannot start: the weights (and one request's KV cache) alone exceed the engine's share
             layout = evaluate_layout(card, count, self.requirement, self.resolved, catalog)
