@@ -22,7 +22,8 @@ from typing import Any
 import yaml
 
 from catalog.loader import load_catalog
-from catalog.schema import Card, Catalog
+from catalog.schema import Catalog
+from catalog.validation import validate_card, validate_catalog
 from engine.fit import select
 from engine.parse import Vocabulary, parse
 from engine.sizing import Requirement, ResolvedRequest, SizingError, resolve, size
@@ -53,7 +54,7 @@ def synthetic(base: Catalog, cards: int, seed: int = 14) -> Catalog:
     # is here to go past, so the cards are set on a validated copy.
     data = base.model_dump()
     data["cards"] = made[:len(base.cards)]
-    return Catalog.model_validate(data).model_copy(update={"cards": tuple(Card.model_validate(c) for c in made)})
+    return validate_catalog(data).model_copy(update={"cards": tuple(validate_card(c) for c in made)})
 
 
 def sized_questions(catalog: Catalog) -> list[tuple[Requirement, ResolvedRequest]]:

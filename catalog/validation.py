@@ -236,3 +236,9 @@ _PLAIN: dict[type[BaseModel], Any] = {
 def validate_catalog(data: Any) -> schema.Catalog:
     """Validate parsed YAML as a catalog (raises pydantic's ValidationError) and return the plain catalog."""
     return to_catalog(CatalogSchema.model_validate(data))
+
+
+def validate_card(data: Any) -> schema.Card:
+    """Validate one card's mapping (raises pydantic's ValidationError) and return the plain card."""
+    card: schema.Card = _plain(CardSchema.model_validate(data))
+    return card

@@ -14,6 +14,7 @@ import yaml
 
 from catalog.loader import load_catalog
 from catalog.schema import Card, Catalog
+from catalog.validation import validate_catalog
 from engine import ranking
 from engine.fit import (
     Layout,
@@ -184,7 +185,7 @@ def varied_catalog(base: Catalog, cards: int, seed: int) -> Catalog:
         made.append(card)
     data = base.model_dump()
     data["cards"] = made
-    return Catalog.model_validate(data)
+    return validate_catalog(data)
 
 
 def sized_questions(catalog: Catalog) -> list[tuple[Requirement, ResolvedRequest, bool]]:
