@@ -4,7 +4,7 @@ first outcome wins; an interrupted send becomes 'unknown', never a resend."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import NamedTuple, TypedDict
 
 from bot.store.database import Repository, fetch_rows
@@ -81,11 +81,11 @@ class AlertRepository(Repository):
             await cursor.close()
         return added
 
-    async def alert_recipients(self, card_ids: Iterable[str]) -> list[AlertRecipient]:
+    async def alert_recipients(self, card_ids: Iterable[str]) -> AsyncIterator[AlertRecipient]:
         """Who an alert about these cards reaches: each subscription of a user who has not blocked the bot, with
         the user's language read in the same join (not one read per subscriber). By card in the given order,
-        then by user id; read a page at a time along subscriptions_by_card, so no read holds the store long."""
-        recipients: list[AlertRecipient] = []
+        then by user id; read a page at a time along subscriptions_by_card and handed on page by page, so no
+        read holds the store long and 100,000 subscribers are never all in memory at once."""
         for card_id in card_ids:
             after = None
             while True:
@@ -100,12 +100,12 @@ class AlertRepository(Repository):
                     """,
                     (card_id, RECIPIENT_PAGE) if after is None else (card_id, after, RECIPIENT_PAGE),
                 )
-                recipients.extend(AlertRecipient(int(row["user_id"]), card_id, row["below_usd"], row["language"],
-                                                 row["telegram_language"]) for row in rows)
+                for row in rows:
+                    yield AlertRecipient(int(row["user_id"]), card_id, row["below_usd"], row["language"],
+                                         row["telegram_language"])
                 if len(rows) < RECIPIENT_PAGE:
                     break
                 after = int(rows[-1]["user_id"])
-        return recipients
 
     async def next_alerts(self, limit: int = 100) -> list[QueuedAlert]:
         """Queued alerts, oldest first."""
@@ -176,49 +176,48 @@ class AlertRepository(Repository):
     async def mark_alert(self, alert_id: int, status: str, error: str | None = None) -> None:
         """Record the outcome of one send. The first outcome wins (a repeat call changes nothing), so a
         restarted broadcaster cannot turn a sent alert back into a failed one. 'blocked' also marks the user
-        blocked, in the same transaction."""
+        blocked, in the same transaction; any other outcome is one statement, one round trip (it runs once per
+        alert, between two sends)."""
         if status not in ALERT_OUTCOMES:
             raise ValueError(f"alert status must be one of {', '.join(ALERT_OUTCOMES)}, got {status!r}")
         now = time.time()
-        async with self._database.transaction() as db:
-            found = await fetch_rows(db, "SELECT user_id FROM alerts WHERE id = ?", (alert_id,))
-            if not found:
-                raise ValueError(f"no alert with id {alert_id}")
-            cursor = await db.execute(
-                """
-                UPDATE alerts
-                SET status = ?, error = ?, sent_at = ?
-                WHERE id = ? AND status IN ('queued', 'sending')
-                """,
-                (status, error, now if status == "sent" else None, alert_id),
-            )
-            changed = cursor.rowcount == 1
-            await cursor.close()
-            if changed and status == "blocked":
-                await set_blocked(db, int(found[0]["user_id"]), True, now)
+        update = """
+            UPDATE alerts
+            SET status = ?, error = ?, sent_at = ?
+            WHERE id = ? AND status IN ('queued', 'sending')
+            RETURNING user_id
+            """
+        parameters = (status, error, now if status == "sent" else None, alert_id)
+        if status != "blocked":
+            changed = await self._database.write_returning(update, parameters)
+        else:
+            async with self._database.transaction() as db:
+                changed = await fetch_rows(db, update, parameters)
+                if changed:
+                    await set_blocked(db, int(changed[0]["user_id"]), True, now)
+        if not changed and not await self._database.fetch("SELECT 1 FROM alerts WHERE id = ?", (alert_id,)):
+            raise ValueError(f"no alert with id {alert_id}")
 
     async def claim_alert(self, alert_id: int, owner: str | None = None, lease_s: float = ALERT_LEASE_S) -> bool:
         """queued -> sending, committed before the send: from here on a crash leaves a trace and the alert is
         never sent again without a decision. With `owner` (a replica's claim_alerts batch) only while no other
         replica's lease holds it, and the lease is renewed for the send. False when it is no longer queued or
-        another sender holds it."""
+        another sender holds it. One statement, committed on its own: one round trip per alert."""
         now = time.time()
-        async with self._database.transaction() as db:
-            if owner is None:
-                cursor = await db.execute("UPDATE alerts SET status = 'sending' WHERE id = ? AND status = 'queued'",
-                                          (alert_id,))
-            else:
-                cursor = await db.execute(
-                    """
-                    UPDATE alerts SET status = 'sending', claimed_by = ?, claimed_until = ?
-                    WHERE id = ? AND status = 'queued'
-                          AND (claimed_by IS NULL OR claimed_by = ? OR claimed_until < ?)
-                    """,
-                    (owner, now + lease_s, alert_id, owner, now),
-                )
-            claimed = cursor.rowcount == 1
-            await cursor.close()
-        return claimed
+        if owner is None:
+            rows = await self._database.write_returning(
+                "UPDATE alerts SET status = 'sending' WHERE id = ? AND status = 'queued' RETURNING id", (alert_id,))
+        else:
+            rows = await self._database.write_returning(
+                """
+                UPDATE alerts SET status = 'sending', claimed_by = ?, claimed_until = ?
+                WHERE id = ? AND status = 'queued'
+                      AND (claimed_by IS NULL OR claimed_by = ? OR claimed_until < ?)
+                RETURNING id
+                """,
+                (owner, now + lease_s, alert_id, owner, now),
+            )
+        return len(rows) == 1
 
     async def release_alert(self, alert_id: int) -> None:
         """sending -> queued: Telegram refused the send (rate limit), so it certainly did not go out."""

@@ -32,6 +32,9 @@ _ALERT_COUNTS = """
                sum(CASE WHEN status = 'sent' THEN 1 ELSE 0 END), sum(CASE WHEN status = 'failed' THEN 1 ELSE 0 END),
                sum(CASE WHEN status = 'blocked' THEN 1 ELSE 0 END), sum(CASE WHEN status = 'unknown' THEN 1 ELSE 0 END)
         FROM alerts GROUP BY announcement_id;
+        -- Claimed alerts by state and holder: releasing a stopping or dead sender's claims on queued alerts
+        -- (a few batches, however long the queue) looks them up here instead of reading every queued alert.
+        CREATE INDEX alerts_claimed ON alerts (status, claimed_by) WHERE claimed_by IS NOT NULL;
 """
 # SQLite has row triggers only; each touches one alert_counts row, in the writing statement's transaction.
 _ALERT_COUNTS_SQLITE_TRIGGERS = """
