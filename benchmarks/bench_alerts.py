@@ -45,6 +45,7 @@ TOKEN = "123456:BENCH-token-not-real"
 ADMIN = 42
 BUNDLED = Path(__file__).resolve().parents[1] / "catalog" / "data" / "gpurenthub.yaml"
 CHANGED = ("h100-sxm", "h200-sxm", "mi300x")  # cards of the bundled catalog whose price the announcement changes
+MEASURED = ("queue", "progress", "deliver", "restart")  # the phases whose holds count (not setup, main's scan)
 SCAN = "SELECT status, count(*) AS n FROM alerts WHERE announcement_id = ? GROUP BY status"
 
 
@@ -56,11 +57,24 @@ class Holds:
         self.by_phase: dict[str, list[float]] = {}
         self.reads: dict[str, list[float]] = {}
         self.worst: dict[str, tuple[float, str]] = {}  # phase -> the longest hold and the store method that held it
+        self.intervals: dict[str, list[tuple[float, float]]] = {}
 
-    def hold(self, seconds: float) -> None:
+    def hold(self, since: float, until: float) -> None:
+        seconds = until - since
         self.by_phase.setdefault(self.phase, []).append(seconds)
+        self.intervals.setdefault(self.phase, []).append((since, until))
         if seconds > self.worst.get(self.phase, (0.0, ""))[0]:
             self.worst[self.phase] = (seconds, caller())
+
+    def longest_without(self, pauses: list[tuple[float, float]], phases: tuple[str, ...]) -> float:
+        """The longest hold once the garbage collector's pauses inside it are taken out."""
+        longest = 0.0
+        for phase in phases:
+            for since, until in self.intervals.get(phase, ()):
+                stalled = sum(max(0.0, min(until, end) - max(since, start)) for start, end in pauses
+                              if start < until and end > since)
+                longest = max(longest, until - since - stalled)
+        return longest
 
     def read(self, seconds: float) -> None:
         self.reads.setdefault(self.phase, []).append(seconds)
@@ -85,6 +99,7 @@ class GcPauses:
 
     def __init__(self) -> None:
         self.longest: dict[int, float] = {}
+        self.intervals: list[tuple[float, float]] = []  # those over 1 ms, (start, end) in perf_counter seconds
         self._since = 0.0
         gc.callbacks.append(self._callback)
 
@@ -92,8 +107,11 @@ class GcPauses:
         if phase == "start":
             self._since = time.perf_counter()
         else:
+            now = time.perf_counter()
             generation = info["generation"]
-            self.longest[generation] = max(self.longest.get(generation, 0.0), time.perf_counter() - self._since)
+            self.longest[generation] = max(self.longest.get(generation, 0.0), now - self._since)
+            if now - self._since > 0.001:
+                self.intervals.append((self._since, now))
 
     def close(self) -> None:
         gc.callbacks.remove(self._callback)
@@ -102,7 +120,7 @@ class GcPauses:
 class TimedLock(asyncio.Lock):
     """An asyncio.Lock that reports how long each holder kept it."""
 
-    def __init__(self, report: Callable[[float], None]) -> None:
+    def __init__(self, report: Callable[[float, float], None]) -> None:
         super().__init__()
         self._report = report
         self._since = 0.0
@@ -113,7 +131,7 @@ class TimedLock(asyncio.Lock):
         return True
 
     def release(self) -> None:
-        self._report(time.perf_counter() - self._since)
+        self._report(self._since, time.perf_counter())
         super().release()
 
 
@@ -168,6 +186,11 @@ async def add_subscribers(store: Store, count: int) -> None:
             async with database.transaction() as db:
                 await db.execute(f"INSERT INTO {table} ({columns}) VALUES {values}",
                                  [value for row in chunk for value in row])
+    if database.engine == "postgresql":
+        # Statistics, as autovacuum keeps them for tables that grew over time; a planner without any picks a
+        # sort of every subscriber of a card for each page.
+        async with database.transaction() as db:
+            await db.execute("ANALYZE")
 
 
 async def timed(awaitable: Awaitable[Any]) -> tuple[Any, float]:
@@ -263,7 +286,8 @@ async def run_engine(engine: str, args: argparse.Namespace) -> dict[str, Any]:
         "holds": {phase: (max(v), len(v), holds.worst[phase][1]) for phase, v in holds.by_phase.items()},
         "reads": {phase: (max(v), len(v)) for phase, v in holds.reads.items()},
         "gc_ms": {generation: round(seconds * 1000, 1) for generation, seconds in sorted(pauses.longest.items())},
-        "longest_hold_ms": holds.longest(("queue", "progress", "deliver", "restart")) * 1000,
+        "longest_hold_ms": holds.longest(MEASURED) * 1000,
+        "longest_hold_no_gc_ms": holds.longest_without(pauses.intervals, MEASURED) * 1000,
         "counts_equal_scan": {k: v for k, v in progress.items() if k != "total"}
         == {k: scanned.get(k, 0) for k in ("sent", "failed", "blocked", "queued")}
         and progress["total"] == sum(scanned.values()),
@@ -276,12 +300,14 @@ def report(result: dict[str, Any], limit: float) -> list[dict[str, Any]]:
                       in result["holds"].items())
     print(f"[{engine}] queued {result['queued']:,} alerts in {result['queue_s']:.2f} s; longest lock hold by phase: "
           f"{holds}; longest GC pause by generation (ms): {result['gc_ms']}")
+    print(f"[{engine}] longest hold {result['longest_hold_ms']:.1f} ms; without the GC pauses inside it "
+          f"{result['longest_hold_no_gc_ms']:.1f} ms")
     if result["reads"]:
         reads = ", ".join(f"{phase} {longest * 1000:.1f} ms of {count:,}" for phase, (longest, count)
                           in result["reads"].items())
         print(f"[{engine}] longest lock-free read by phase: {reads}")
-    print(f"[{engine}] progress count {result['progress_ms']:.3f} ms (a scan of the alerts: {result['scan_ms']:.2f} ms);"
-          f" counts equal the scan after the run: {result['counts_equal_scan']}")
+    print(f"[{engine}] progress count {result['progress_ms']:.3f} ms (a scan of the alerts: "
+          f"{result['scan_ms']:.2f} ms); counts equal the scan after the run: {result['counts_equal_scan']}")
     print(f"[{engine}] {result['window_s']:.1f} s of sending: {result['alerts']:,} alerts + "
           f"{result['sends'] - result['alerts']} progress messages; all sends {result['send_rate']:.2f}/s = "
           f"{result['send_rate'] / limit:.1%} of {limit:g}/s, alerts alone {result['alert_rate'] / limit:.1%}; "
@@ -291,6 +317,8 @@ def report(result: dict[str, Any], limit: float) -> list[dict[str, Any]]:
          "target": "-", "ok": True},
         {"metric": f"{engine} longest lock hold", "value": round(result["longest_hold_ms"], 2), "unit": "ms",
          "target": "<= 50", "ok": result["longest_hold_ms"] <= 50},
+        {"metric": f"{engine} longest lock hold less GC pauses", "value": round(result["longest_hold_no_gc_ms"], 2),
+         "unit": "ms", "target": "<= 50", "ok": result["longest_hold_no_gc_ms"] <= 50},
         {"metric": f"{engine} progress count", "value": round(result["progress_ms"], 3), "unit": "ms",
          "target": "no scan", "ok": result["counts_equal_scan"]},
         {"metric": f"{engine} send rate", "value": round(100 * result["send_rate"] / limit, 2),

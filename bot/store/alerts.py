@@ -19,11 +19,13 @@ INTERRUPTED = "interrupted between send and record; not resent"
 ALERT_LEASE_S = 300.0
 # Every state an alert can be in: the columns of alert_counts (migration 13).
 ALERT_STATES = ("queued", "sending", "sent", "failed", "blocked", "unknown")
-# Rows per enqueue transaction: one multi-row INSERT (4 parameters a row, far below both engines' limits) that
-# keeps the write lock a few milliseconds (benchmarks/bench_alerts.py measures the longest hold at 100,000).
-ENQUEUE_CHUNK = 500
+# Rows per enqueue transaction: one multi-row INSERT that keeps the write lock a few milliseconds
+# (benchmarks/bench_alerts.py measures the longest hold at 100,000), and whose text (about 40 characters a row
+# once numbered for PostgreSQL) stays under asyncpg's 15 KiB max_cacheable_statement_size: a longer one is parsed
+# and planned again for every chunk (https://magicstack.github.io/asyncpg/current/api/index.html, connect()).
+ENQUEUE_CHUNK = 250
 # Subscribers read per query when an announcement fans out.
-RECIPIENT_PAGE = 2000
+RECIPIENT_PAGE = 1000
 
 
 class QueuedAlert(NamedTuple):
