@@ -1,6 +1,7 @@
-"""The alert queue: queued idempotently per announcement and user; a batch is claimed by one sender at a time (a
-lease, for several replicas), each alert is marked 'sending' in its own committed transaction before its send, the
-first outcome wins; an interrupted send becomes 'unknown', never a resend."""
+"""The alert queue: queued idempotently per announcement and user, in short chunks; a batch is claimed by one sender
+at a time (a lease, for several replicas), each alert is marked 'sending' in its own committed statement before its
+send, the first outcome wins; an interrupted send becomes 'unknown', never a resend. How many are in each state is
+read from alert_counts, which migration 13's triggers keep equal to counting the alerts."""
 from __future__ import annotations
 
 import time
