@@ -4,7 +4,7 @@ rate against the Bot API emulator (30 messages/s, 429 above it) for a limited wi
 
 Usage: .venv/bin/python -m benchmarks.bench_alerts [--subscribers 100000] [--send-seconds 12]
        [--engines sqlite,postgresql] [--limit 30]
-About 40 s for both engines on this code (main's code took 2-5 minutes per engine: one round trip per subscriber).
+About a minute for both engines here (46-79 s on the loaded machine; main took 1-4 minutes per engine).
 PostgreSQL runs when tests/support/postgres.py can start a server here (else it says why and runs SQLite only).
 The subscribers are written straight into users/subscriptions (mixed languages, coins, thresholds, some blocked,
 one in ten on two changed cards); then AlertDelivery.queue fans a real catalog diff out to them and the delivery
