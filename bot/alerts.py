@@ -116,21 +116,25 @@ class AlertDelivery:
         self._stopping = False
 
     async def queue(self, announcement_id: int, diff: CatalogDiff, catalog: Catalog) -> int:
-        """Queue the alerts one posted announcement triggers; returns how many were newly queued."""
-        rows: list[tuple[int, str]] = []
-        for card_id in sorted(diff.changed_card_ids()):
-            for user_id, below in await self.store.subscribers_for(card_id):
-                prefs = await self.store.get_preferences(user_id)
-                lang = prefs.language or prefs.telegram_language or "en"
-                text = alerts_for(diff, catalog, card_id, below, lang if lang in ("en", "de") else "en")
-                if text is not None:
-                    rows.append((user_id, text))
-        # One message per user per announcement (the store's UNIQUE key): join a user's several cards.
-        merged: dict[int, list[str]] = {}
-        for user_id, text in rows:
-            merged.setdefault(user_id, []).append(text)
-        joined = [(user_id, "\n\n".join(texts)) for user_id, texts in merged.items()]
-        return await self.store.enqueue_alerts(announcement_id, joined)
+        """Queue the alerts one posted announcement triggers; returns how many were newly queued. The subscribers
+        and their languages come in one join; a text depends only on (card, threshold, language), so each is
+        rendered once however many subscribers share it. Queued in chunks: calling it again after a crash
+        between chunks queues the rest, never a user twice."""
+        rendered: dict[tuple[str, float | None, str], str | None] = {}
+        # One message per user per announcement (the store's UNIQUE key): a user's several cards joined, by card
+        # id. Plain strings, not a list per user: 100,000 small containers would make each of Python's full
+        # garbage collections (which stop every coroutine, a lock holder too) scan them all.
+        merged: dict[int, str] = {}
+        async for recipient in self.store.alert_recipients(sorted(diff.changed_card_ids())):
+            lang = recipient.language or recipient.telegram_language or "en"
+            key = (recipient.card_id, recipient.below_usd, lang if lang in ("en", "de") else "en")
+            if key not in rendered:
+                rendered[key] = alerts_for(diff, catalog, *key)
+            text = rendered[key]
+            if text is not None:
+                earlier = merged.get(recipient.user_id)
+                merged[recipient.user_id] = text if earlier is None else f"{earlier}\n\n{text}"
+        return await self.store.enqueue_alerts(announcement_id, merged.items())
 
     def start_delivery(self) -> asyncio.Task[dict[int, AlertProgress]]:
         if self._delivery is None or self._delivery.done():

@@ -1,10 +1,11 @@
-"""The alert queue: queued idempotently per announcement and user; a batch is claimed by one sender at a time (a
-lease, for several replicas), each alert is marked 'sending' in its own committed transaction before its send, the
-first outcome wins; an interrupted send becomes 'unknown', never a resend."""
+"""The alert queue: queued idempotently per announcement and user, in short chunks; a batch is claimed by one sender
+at a time (a lease, for several replicas), each alert is marked 'sending' in its own committed statement before its
+send, the first outcome wins; an interrupted send becomes 'unknown', never a resend. How many are in each state is
+read from alert_counts, which migration 13's triggers keep equal to counting the alerts."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import NamedTuple, TypedDict
 
 from bot.store.database import Repository, fetch_rows
@@ -17,6 +18,15 @@ INTERRUPTED = "interrupted between send and record; not resent"
 # the send rate, with Telegram's 429 back-offs); a replica that dies holding a claim delays those alerts this long,
 # and its 'sending' alerts become 'unknown' once it has run out.
 ALERT_LEASE_S = 300.0
+# Every state an alert can be in: the columns of alert_counts (migration 13).
+ALERT_STATES = ("queued", "sending", "sent", "failed", "blocked", "unknown")
+# Rows per enqueue transaction: one multi-row INSERT that keeps the write lock a few milliseconds
+# (benchmarks/bench_alerts.py measures the longest hold at 100,000), and whose text (about 40 characters a row
+# once numbered for PostgreSQL) stays under asyncpg's 15 KiB max_cacheable_statement_size: a longer one is parsed
+# and planned again for every chunk (https://magicstack.github.io/asyncpg/current/api/index.html, connect()).
+ENQUEUE_CHUNK = 250
+# Subscribers read per query when an announcement fans out.
+RECIPIENT_PAGE = 1000
 
 
 class QueuedAlert(NamedTuple):
@@ -24,6 +34,14 @@ class QueuedAlert(NamedTuple):
     announcement_id: int
     user_id: int
     text: str
+
+
+class AlertRecipient(NamedTuple):
+    user_id: int
+    card_id: str
+    below_usd: float | None
+    language: str | None
+    telegram_language: str | None
 
 
 class AlertProgress(TypedDict):
@@ -36,23 +54,61 @@ class AlertProgress(TypedDict):
 
 class AlertRepository(Repository):
     async def enqueue_alerts(self, announcement_id: int, rows: Iterable[tuple[int, str]]) -> int:
-        """Queue one alert per (user_id, text); a user already queued for this announcement is skipped.
-        All rows or none: a bad row rolls back the whole batch. Returns how many were newly queued."""
+        """Queue one alert per (user_id, text); a user already queued for this announcement is skipped. Written in
+        chunks of ENQUEUE_CHUNK rows, one multi-row INSERT and one short transaction each, so a fan-out to 100,000
+        users never holds the write lock for long. Each chunk is all or none; a call cut off between chunks (a
+        crash, a bad row in a later chunk) leaves the earlier chunks queued, and calling it again with the same
+        rows completes it without a duplicate (the UNIQUE key). Returns how many were newly queued."""
         now = time.time()
         added = 0
-        async with self._database.transaction() as db:
-            for user_id, text in rows:
-                cursor = await db.execute(
-                    """
-                    INSERT INTO alerts (announcement_id, user_id, text, status, created_at)
-                    VALUES (?, ?, ?, 'queued', ?)
-                    ON CONFLICT (announcement_id, user_id) DO NOTHING
-                    """,
-                    (announcement_id, user_id, text, now),
-                )
-                added += cursor.rowcount
-                await cursor.close()
+        chunk: list[tuple[int, str]] = []
+        for row in rows:
+            chunk.append(row)
+            if len(chunk) == ENQUEUE_CHUNK:
+                added += await self._enqueue_chunk(announcement_id, chunk, now)
+                chunk = []
+        if chunk:
+            added += await self._enqueue_chunk(announcement_id, chunk, now)
         return added
+
+    async def _enqueue_chunk(self, announcement_id: int, chunk: list[tuple[int, str]], now: float) -> int:
+        values = ", ".join(["(?, ?, ?, 'queued', ?)"] * len(chunk))
+        parameters = [value for user_id, text in chunk for value in (announcement_id, user_id, text, now)]
+        async with self._database.transaction() as db:
+            cursor = await db.execute(
+                f"INSERT INTO alerts (announcement_id, user_id, text, status, created_at) VALUES {values} "
+                "ON CONFLICT (announcement_id, user_id) DO NOTHING",
+                parameters,
+            )
+            added = cursor.rowcount
+            await cursor.close()
+        return added
+
+    async def alert_recipients(self, card_ids: Iterable[str]) -> AsyncIterator[AlertRecipient]:
+        """Who an alert about these cards reaches: each subscription of a user who has not blocked the bot, with
+        the user's language read in the same join (not one read per subscriber). By card in the given order,
+        then by user id; read a page at a time along subscriptions_by_card and handed on page by page, so no
+        read holds the store long and 100,000 subscribers are never all in memory at once."""
+        for card_id in card_ids:
+            after = None
+            while True:
+                rows = await self._database.fetch(
+                    f"""
+                    SELECT s.user_id, s.below_usd, u.language, u.telegram_language
+                    FROM subscriptions AS s
+                    JOIN users AS u ON u.user_id = s.user_id
+                    WHERE s.card_id = ? AND u.blocked = 0 {"" if after is None else "AND s.user_id > ?"}
+                    ORDER BY s.user_id
+                    LIMIT ?
+                    """,
+                    (card_id, RECIPIENT_PAGE) if after is None else (card_id, after, RECIPIENT_PAGE),
+                )
+                for row in rows:
+                    yield AlertRecipient(int(row["user_id"]), card_id, row["below_usd"], row["language"],
+                                         row["telegram_language"])
+                if len(rows) < RECIPIENT_PAGE:
+                    break
+                after = int(rows[-1]["user_id"])
 
     async def next_alerts(self, limit: int = 100) -> list[QueuedAlert]:
         """Queued alerts, oldest first."""
@@ -123,49 +179,48 @@ class AlertRepository(Repository):
     async def mark_alert(self, alert_id: int, status: str, error: str | None = None) -> None:
         """Record the outcome of one send. The first outcome wins (a repeat call changes nothing), so a
         restarted broadcaster cannot turn a sent alert back into a failed one. 'blocked' also marks the user
-        blocked, in the same transaction."""
+        blocked, in the same transaction; any other outcome is one statement, one round trip (it runs once per
+        alert, between two sends)."""
         if status not in ALERT_OUTCOMES:
             raise ValueError(f"alert status must be one of {', '.join(ALERT_OUTCOMES)}, got {status!r}")
         now = time.time()
-        async with self._database.transaction() as db:
-            found = await fetch_rows(db, "SELECT user_id FROM alerts WHERE id = ?", (alert_id,))
-            if not found:
-                raise ValueError(f"no alert with id {alert_id}")
-            cursor = await db.execute(
-                """
-                UPDATE alerts
-                SET status = ?, error = ?, sent_at = ?
-                WHERE id = ? AND status IN ('queued', 'sending')
-                """,
-                (status, error, now if status == "sent" else None, alert_id),
-            )
-            changed = cursor.rowcount == 1
-            await cursor.close()
-            if changed and status == "blocked":
-                await set_blocked(db, int(found[0]["user_id"]), True, now)
+        update = """
+            UPDATE alerts
+            SET status = ?, error = ?, sent_at = ?
+            WHERE id = ? AND status IN ('queued', 'sending')
+            RETURNING user_id
+            """
+        parameters = (status, error, now if status == "sent" else None, alert_id)
+        if status != "blocked":
+            changed = await self._database.write_returning(update, parameters)
+        else:
+            async with self._database.transaction() as db:
+                changed = await fetch_rows(db, update, parameters)
+                if changed:
+                    await set_blocked(db, int(changed[0]["user_id"]), True, now)
+        if not changed and not await self._database.fetch("SELECT 1 FROM alerts WHERE id = ?", (alert_id,)):
+            raise ValueError(f"no alert with id {alert_id}")
 
     async def claim_alert(self, alert_id: int, owner: str | None = None, lease_s: float = ALERT_LEASE_S) -> bool:
         """queued -> sending, committed before the send: from here on a crash leaves a trace and the alert is
         never sent again without a decision. With `owner` (a replica's claim_alerts batch) only while no other
         replica's lease holds it, and the lease is renewed for the send. False when it is no longer queued or
-        another sender holds it."""
+        another sender holds it. One statement, committed on its own: one round trip per alert."""
         now = time.time()
-        async with self._database.transaction() as db:
-            if owner is None:
-                cursor = await db.execute("UPDATE alerts SET status = 'sending' WHERE id = ? AND status = 'queued'",
-                                          (alert_id,))
-            else:
-                cursor = await db.execute(
-                    """
-                    UPDATE alerts SET status = 'sending', claimed_by = ?, claimed_until = ?
-                    WHERE id = ? AND status = 'queued'
-                          AND (claimed_by IS NULL OR claimed_by = ? OR claimed_until < ?)
-                    """,
-                    (owner, now + lease_s, alert_id, owner, now),
-                )
-            claimed = cursor.rowcount == 1
-            await cursor.close()
-        return claimed
+        if owner is None:
+            rows = await self._database.write_returning(
+                "UPDATE alerts SET status = 'sending' WHERE id = ? AND status = 'queued' RETURNING id", (alert_id,))
+        else:
+            rows = await self._database.write_returning(
+                """
+                UPDATE alerts SET status = 'sending', claimed_by = ?, claimed_until = ?
+                WHERE id = ? AND status = 'queued'
+                      AND (claimed_by IS NULL OR claimed_by = ? OR claimed_until < ?)
+                RETURNING id
+                """,
+                (owner, now + lease_s, alert_id, owner, now),
+            )
+        return len(rows) == 1
 
     async def release_alert(self, alert_id: int) -> None:
         """sending -> queued: Telegram refused the send (rate limit), so it certainly did not go out."""
@@ -181,7 +236,8 @@ class AlertRepository(Repository):
         async with self._database.transaction() as db:
             rows = await fetch_rows(db, "SELECT id, announcement_id, claimed_by, claimed_until FROM alerts "
                                         "WHERE status = 'sending'")
-            cut = [row for row in rows
+            # By announcement, then id: the counts rows are then locked in one order by every settler (PostgreSQL).
+            cut = [row for row in sorted(rows, key=lambda row: (int(row["announcement_id"]), int(row["id"])))
                    if alive is None or row["claimed_by"] is None or row["claimed_until"] is None
                    or float(row["claimed_until"]) < now or not alive(str(row["claimed_by"]))]
             counts: dict[int, int] = {}
@@ -195,10 +251,8 @@ class AlertRepository(Repository):
 
     async def alert_unknown(self, announcement_id: int) -> int:
         """Alerts of an announcement whose fate is unknown (interrupted or a lost response): not resent."""
-        rows = await self._database.fetch(
-            "SELECT count(*) AS n FROM alerts WHERE announcement_id = ? AND status IN ('sending', 'unknown')",
-            (announcement_id,))
-        return int(rows[0]["n"])
+        counts = await self._counts(announcement_id)
+        return counts["sending"] + counts["unknown"]
 
     async def progress_message(self, announcement_id: int) -> tuple[int, int] | None:
         """The admin's progress message of an announcement's alerts (chat id, message id), once sent."""
@@ -215,9 +269,13 @@ class AlertRepository(Repository):
             (announcement_id, chat_id, message_id))
 
     async def alert_progress(self, announcement_id: int) -> AlertProgress:
+        """How many alerts of an announcement are in which state: one row of alert_counts (migration 13's triggers
+        keep it equal to counting the alerts), not a scan of them."""
+        counts = await self._counts(announcement_id)
+        return AlertProgress(total=sum(counts.values()), sent=counts["sent"], failed=counts["failed"],
+                             blocked=counts["blocked"], queued=counts["queued"])
+
+    async def _counts(self, announcement_id: int) -> dict[str, int]:
         rows = await self._database.fetch(
-            "SELECT status, count(*) AS n FROM alerts WHERE announcement_id = ? GROUP BY status", (announcement_id,)
-        )
-        counts = {str(row["status"]): int(row["n"]) for row in rows}
-        return AlertProgress(total=sum(counts.values()), sent=counts.get("sent", 0), failed=counts.get("failed", 0),
-                             blocked=counts.get("blocked", 0), queued=counts.get("queued", 0))
+            f"SELECT {', '.join(ALERT_STATES)} FROM alert_counts WHERE announcement_id = ?", (announcement_id,))
+        return {state: int(rows[0][state]) if rows else 0 for state in ALERT_STATES}

@@ -12,6 +12,123 @@ log = logging.getLogger(__name__)
 # Each script runs inside one exclusive transaction together with the version bump: on SQLite BEGIN IMMEDIATE and
 # `PRAGMA user_version`, on PostgreSQL an advisory lock and the schema_version table (bot/store/database.py).
 # Write portable DDL: SQLite's types (INTEGER, REAL, INTEGER PRIMARY KEY) are mapped for PostgreSQL there.
+# Migration 13 (issue #14): how many alerts of an announcement are in each state, kept by triggers in the same
+# statement as every insert, state change and delete on alerts, so the admin's progress reads one row instead of
+# counting 100,000 (the counts equal that count whatever writes the alerts: a replica, a crash's settling, a
+# cascade). A later migration that rebuilds alerts (as 8 did) drops these triggers and must create them again.
+_ALERT_COUNTS = """
+        CREATE TABLE alert_counts (
+            announcement_id INTEGER NOT NULL PRIMARY KEY REFERENCES announcements (id) ON DELETE CASCADE,
+            queued          INTEGER NOT NULL DEFAULT 0,
+            sending         INTEGER NOT NULL DEFAULT 0,
+            sent            INTEGER NOT NULL DEFAULT 0,
+            failed          INTEGER NOT NULL DEFAULT 0,
+            blocked         INTEGER NOT NULL DEFAULT 0,
+            unknown         INTEGER NOT NULL DEFAULT 0
+        );
+        INSERT INTO alert_counts (announcement_id, queued, sending, sent, failed, blocked, unknown)
+        SELECT announcement_id,
+               sum(CASE WHEN status = 'queued' THEN 1 ELSE 0 END), sum(CASE WHEN status = 'sending' THEN 1 ELSE 0 END),
+               sum(CASE WHEN status = 'sent' THEN 1 ELSE 0 END), sum(CASE WHEN status = 'failed' THEN 1 ELSE 0 END),
+               sum(CASE WHEN status = 'blocked' THEN 1 ELSE 0 END), sum(CASE WHEN status = 'unknown' THEN 1 ELSE 0 END)
+        FROM alerts GROUP BY announcement_id;
+        -- Claimed alerts by state and holder: releasing a stopping or dead sender's claims on queued alerts
+        -- (a few batches, however long the queue) looks them up here instead of reading every queued alert.
+        CREATE INDEX alerts_claimed ON alerts (status, claimed_by) WHERE claimed_by IS NOT NULL;
+"""
+# SQLite has row triggers only; each touches one alert_counts row, in the writing statement's transaction.
+_ALERT_COUNTS_SQLITE_TRIGGERS = """
+        CREATE TRIGGER alert_counts_on_insert AFTER INSERT ON alerts BEGIN
+            INSERT OR IGNORE INTO alert_counts (announcement_id) VALUES (NEW.announcement_id);
+            UPDATE alert_counts
+            SET queued = queued + (NEW.status = 'queued'), sending = sending + (NEW.status = 'sending'),
+                sent = sent + (NEW.status = 'sent'), failed = failed + (NEW.status = 'failed'),
+                blocked = blocked + (NEW.status = 'blocked'), unknown = unknown + (NEW.status = 'unknown')
+            WHERE announcement_id = NEW.announcement_id;
+        END;
+        CREATE TRIGGER alert_counts_on_update AFTER UPDATE OF status, announcement_id ON alerts
+        WHEN OLD.status IS NOT NEW.status OR OLD.announcement_id IS NOT NEW.announcement_id BEGIN
+            UPDATE alert_counts
+            SET queued = queued - (OLD.status = 'queued'), sending = sending - (OLD.status = 'sending'),
+                sent = sent - (OLD.status = 'sent'), failed = failed - (OLD.status = 'failed'),
+                blocked = blocked - (OLD.status = 'blocked'), unknown = unknown - (OLD.status = 'unknown')
+            WHERE announcement_id = OLD.announcement_id;
+            INSERT OR IGNORE INTO alert_counts (announcement_id) VALUES (NEW.announcement_id);
+            UPDATE alert_counts
+            SET queued = queued + (NEW.status = 'queued'), sending = sending + (NEW.status = 'sending'),
+                sent = sent + (NEW.status = 'sent'), failed = failed + (NEW.status = 'failed'),
+                blocked = blocked + (NEW.status = 'blocked'), unknown = unknown + (NEW.status = 'unknown')
+            WHERE announcement_id = NEW.announcement_id;
+        END;
+        CREATE TRIGGER alert_counts_on_delete AFTER DELETE ON alerts BEGIN
+            UPDATE alert_counts
+            SET queued = queued - (OLD.status = 'queued'), sending = sending - (OLD.status = 'sending'),
+                sent = sent - (OLD.status = 'sent'), failed = failed - (OLD.status = 'failed'),
+                blocked = blocked - (OLD.status = 'blocked'), unknown = unknown - (OLD.status = 'unknown')
+            WHERE announcement_id = OLD.announcement_id;
+        END;
+"""
+# PostgreSQL: an insert or delete of many alerts (a chunk of the fan-out, an announcement's cascade) adds its counts
+# once per statement from the transition table, since a row trigger would rewrite one counts row per alert; a state
+# change (one alert per statement) is a row trigger that fires only when the state changes. The triggers are made
+# inside a DO block because split_sql_script reads a CREATE TRIGGER without BEGIN ... END as unfinished.
+_ALERT_COUNTS_POSTGRES_TRIGGERS = """
+        CREATE FUNCTION alert_counts_rows() RETURNS trigger LANGUAGE plpgsql AS '
+        BEGIN
+            IF TG_OP = ''INSERT'' THEN
+                INSERT INTO alert_counts AS c (announcement_id, queued, sending, sent, failed, blocked, unknown)
+                SELECT announcement_id, count(*) FILTER (WHERE status = ''queued''),
+                       count(*) FILTER (WHERE status = ''sending''), count(*) FILTER (WHERE status = ''sent''),
+                       count(*) FILTER (WHERE status = ''failed''), count(*) FILTER (WHERE status = ''blocked''),
+                       count(*) FILTER (WHERE status = ''unknown'')
+                FROM new_rows GROUP BY announcement_id ORDER BY announcement_id
+                ON CONFLICT (announcement_id) DO UPDATE
+                SET queued = c.queued + excluded.queued, sending = c.sending + excluded.sending,
+                    sent = c.sent + excluded.sent, failed = c.failed + excluded.failed,
+                    blocked = c.blocked + excluded.blocked, unknown = c.unknown + excluded.unknown;
+            ELSE
+                UPDATE alert_counts AS c
+                SET queued = c.queued - d.queued, sending = c.sending - d.sending, sent = c.sent - d.sent,
+                    failed = c.failed - d.failed, blocked = c.blocked - d.blocked, unknown = c.unknown - d.unknown
+                FROM (SELECT announcement_id, count(*) FILTER (WHERE status = ''queued'') AS queued,
+                             count(*) FILTER (WHERE status = ''sending'') AS sending,
+                             count(*) FILTER (WHERE status = ''sent'') AS sent,
+                             count(*) FILTER (WHERE status = ''failed'') AS failed,
+                             count(*) FILTER (WHERE status = ''blocked'') AS blocked,
+                             count(*) FILTER (WHERE status = ''unknown'') AS unknown
+                      FROM old_rows GROUP BY announcement_id) AS d
+                WHERE c.announcement_id = d.announcement_id;
+            END IF;
+            RETURN NULL;
+        END';
+        CREATE FUNCTION alert_counts_move() RETURNS trigger LANGUAGE plpgsql AS '
+        BEGIN
+            UPDATE alert_counts
+            SET queued = queued - (OLD.status = ''queued'')::int, sending = sending - (OLD.status = ''sending'')::int,
+                sent = sent - (OLD.status = ''sent'')::int, failed = failed - (OLD.status = ''failed'')::int,
+                blocked = blocked - (OLD.status = ''blocked'')::int, unknown = unknown - (OLD.status = ''unknown'')::int
+            WHERE announcement_id = OLD.announcement_id;
+            INSERT INTO alert_counts (announcement_id) VALUES (NEW.announcement_id) ON CONFLICT DO NOTHING;
+            UPDATE alert_counts
+            SET queued = queued + (NEW.status = ''queued'')::int, sending = sending + (NEW.status = ''sending'')::int,
+                sent = sent + (NEW.status = ''sent'')::int, failed = failed + (NEW.status = ''failed'')::int,
+                blocked = blocked + (NEW.status = ''blocked'')::int, unknown = unknown + (NEW.status = ''unknown'')::int
+            WHERE announcement_id = NEW.announcement_id;
+            RETURN NULL;
+        END';
+        DO '
+        BEGIN
+            CREATE TRIGGER alert_counts_on_insert AFTER INSERT ON alerts REFERENCING NEW TABLE AS new_rows
+                FOR EACH STATEMENT EXECUTE FUNCTION alert_counts_rows();
+            CREATE TRIGGER alert_counts_on_delete AFTER DELETE ON alerts REFERENCING OLD TABLE AS old_rows
+                FOR EACH STATEMENT EXECUTE FUNCTION alert_counts_rows();
+            CREATE TRIGGER alert_counts_on_update AFTER UPDATE OF status, announcement_id ON alerts FOR EACH ROW
+                WHEN (OLD.status IS DISTINCT FROM NEW.status
+                      OR OLD.announcement_id IS DISTINCT FROM NEW.announcement_id)
+                EXECUTE FUNCTION alert_counts_move();
+        END';
+"""
+
 MIGRATIONS: list[tuple[int, str]] = [
     (
         1,
@@ -251,9 +368,11 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE INDEX inbox_received_at ON inbox (received_at);
         """,
     ),
+    # 13 (issue #14): alert_counts, see _ALERT_COUNTS below.
+    (13, _ALERT_COUNTS + _ALERT_COUNTS_SQLITE_TRIGGERS),
 ]
 
-# The PostgreSQL form of a migration whose SQLite script has no portable form. Only 6: SQLite changes a UNIQUE
+# The PostgreSQL form of a migration whose SQLite script has no portable form: 6 and 13. 6: SQLite changes a UNIQUE
 # constraint by rebuilding the table, and a rebuild on PostgreSQL would drop the foreign keys that reference the
 # old table (they follow the table, not its name); ALTER TABLE does the same change in place there. A number not
 # listed here runs MIGRATIONS' script on both engines, its column types mapped by database.pg_ddl. Migration 8's
@@ -269,6 +388,8 @@ POSTGRES_MIGRATIONS: dict[int, str] = {
         ALTER TABLE announcements ADD CONSTRAINT announcements_catalog_id_sha256_base_sha256_key
             UNIQUE (catalog_id, sha256, base_sha256);
     """,
+    # 13: PostgreSQL's triggers are functions, and count a many-row statement once (see above).
+    13: _ALERT_COUNTS + _ALERT_COUNTS_POSTGRES_TRIGGERS,
 }
 
 
