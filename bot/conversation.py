@@ -169,9 +169,8 @@ class Conversation:
                              registry=await hub_registry(request, self.hub))
         payload = _try_encode(request)
         if answer.error is None:
-            await self.store.remember_question(caller.id, text[:500], payload, caller.telegram_language)
-            if chat_id is not None:
-                await self.store.keep_request(chat_id, kept, _try_encode(kept))
+            await self.store.remember_answer(caller.id, text[:500], payload, caller.telegram_language,
+                                             None if chat_id is None else (chat_id, kept, _try_encode(kept)))
         return self.answer_reply(answer, lang, payload, prefs)
 
     def with_preferences(self, request: SizeRequest, prefs: Preferences) -> SizeRequest:
@@ -245,9 +244,8 @@ class Conversation:
         if answer.error is not None:
             # A payload we made always sizes; one that does not is forged or from an older registry.
             raise PayloadError(answer.error)
-        await self.store.remember_question(caller.id, payload, payload)
-        if chat_id is not None:
-            await self.store.keep_request(chat_id, request, payload)
+        await self.store.remember_answer(caller.id, payload, payload, None,
+                                         None if chat_id is None else (chat_id, request, payload))
         return self.answer_reply(answer, lang, payload, prefs, details=details, coin_picker=coin_picker)
 
     # -- buttons (one method per kind of callback data, bot/callbacks.py) ----------------------------------
