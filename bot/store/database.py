@@ -366,7 +366,7 @@ class SqliteDatabase(Database):
         statement plus two (each hop wakes that thread and waits for the event loop; issue #14 measured them as
         a third of the bot's own CPU). aiosqlite's `_execute` is how its own public methods run a call there."""
         async with self._lock:
-            await self._db._execute(_run_in_transaction, self._db._conn, statements)
+            await self._db._execute(_run_in_transaction, self._db._conn, statements)  # type: ignore[no-untyped-call]
 
     async def schema_version(self) -> int:
         rows = await self.fetch("PRAGMA user_version")
