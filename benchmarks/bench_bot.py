@@ -78,8 +78,15 @@ class EngineClock:
         return timed
 
 
-async def run(application: Application, emulator: BotApiEmulator, count: int, engine: EngineClock | None = None
-              ) -> dict[str, float]:
+def question(index: int, distinct: bool) -> str:
+    """The index-th question: the ten above in turn, or with --distinct each with its own batch size, so no two
+    are the same request and the reply cache (bot/reply_cache.py) never hits."""
+    text = QUESTIONS[index % len(QUESTIONS)]
+    return f"{text.replace(' batch 4', '')}, batch {1 + index // len(QUESTIONS)}" if distinct else text
+
+
+async def run(application: Application, emulator: BotApiEmulator, count: int, engine: EngineClock | None = None,
+              distinct: bool = False) -> dict[str, float]:
     await application.initialize()
     if application.post_init:
         await application.post_init(application)
@@ -93,7 +100,7 @@ async def run(application: Application, emulator: BotApiEmulator, count: int, en
     start = time.monotonic()
     for index in range(count):
         user = 10_000 + index
-        emulator.push_message(user, QUESTIONS[index % len(QUESTIONS)])
+        emulator.push_message(user, question(index, distinct))
         pushed[user] = time.monotonic()
     calls = await emulator.wait_for("sendMessage", lambda c: c.chat_id in pushed, count=count, since=mark,
                                     timeout=600)
@@ -119,12 +126,17 @@ async def echo_run(count: int) -> dict[str, float]:
         return await run(app, emulator, count)
 
 
-async def cardfit_run(count: int) -> dict[str, float]:
+async def cardfit_run(count: int, distinct: bool) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp, EngineClock() as engine:
         async with BotApiEmulator(token=TOKEN) as emulator:
             settings = load_settings(bot_token=TOKEN, bot_api_url=emulator.base_url, db=f"{tmp}/bench.sqlite3",
                                      send_rate_per_s=1_000_000, rate_limit_messages=1000)
-            return await run(build_application(settings), emulator, count, engine)
+            application = build_application(settings)
+            result = await run(application, emulator, count, engine, distinct)
+            replies = application.bot_data["services"].conversation.replies
+            result["hit_rate"] = getattr(replies, "hits", 0) / max(1, getattr(replies, "hits", 0)
+                                                                   + getattr(replies, "misses", 0))
+            return result
 
 
 def spread(values: list[float], digits: int = 1) -> str:
@@ -135,13 +147,14 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--questions", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--distinct", action="store_true", help="no two questions alike: no reply cache hits")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
 
     echoes, cardfits = [], []
     for _ in range(args.runs):
         echoes.append(await echo_run(args.questions))
-        cardfits.append(await cardfit_run(args.questions))
+        cardfits.append(await cardfit_run(args.questions, args.distinct))
 
     def col(results: list[dict[str, float]], key: str) -> list[float]:
         return [r[key] for r in results]
@@ -157,7 +170,8 @@ async def main() -> None:
     print(f"Cardfit / echo throughput: {spread(ratios, 2)}x (target >= {RATIO_TARGET:.2f}x)")
     print(f"Cardfit's own CPU per update (Cardfit's minus the echo bot's): {spread(own, 3)} ms "
           f"(target <= {OWN_CPU_TARGET_MS} ms); of it the engine's parse + build_answer {spread(engine, 3)} ms, "
-          f"the rest {spread(own_without, 3)} ms")
+          f"the rest {spread(own_without, 3)} ms; reply cache hits {statistics.median(col(cardfits, 'hit_rate')):.0%}"
+          + (" (--distinct)" if args.distinct else ""))
     med = statistics.median
     rows = [
         {"metric": "Cardfit updates/s", "value": round(med(col(cardfits, "rate")), 1), "unit": "updates/s",
@@ -180,6 +194,8 @@ async def main() -> None:
          "target": "-", "ok": True},
         {"metric": "own CPU per update without the engine", "value": round(med(own_without), 3), "unit": "ms",
          "target": "-", "ok": True},
+        {"metric": "reply cache hits" + (" (--distinct)" if args.distinct else ""),
+         "value": round(med(col(cardfits, "hit_rate")), 3), "unit": "share", "target": "-", "ok": True},
     ]
     print(json.dumps({"bench": "bench_bot", "rows": rows}))
 

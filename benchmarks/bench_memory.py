@@ -85,7 +85,8 @@ async def measure(users: int, warmup: int, answered_every: int, trace: bool) -> 
                     for line in stat.traceback.format()[-6:]:
                         print("    " + line)
                 tracemalloc.stop()
-            return {"before": before, "after": after, "elapsed": elapsed, "flood_users": flood.tracked_users() if hasattr(flood, "tracked_users") else -1,
+            tracked = flood.tracked_users() if hasattr(flood, "tracked_users") else -1  # main's guard has no count
+            return {"before": before, "after": after, "elapsed": elapsed, "flood_users": tracked,
                     "ptb_marks": len(harness.app._user_ids_to_be_updated_in_persistence),
                     "user_data": len(harness.app.user_data)}
 
