@@ -54,3 +54,36 @@ async def test_write_many_is_all_or_none(store):
     assert (await store.get_preferences(9)).last_question is None
     await store._database.write_many([good])
     assert (await store.get_preferences(9)).last_question == "changed"
+
+
+async def test_concurrent_calls_share_sqlite_hops_in_order_each_with_its_own_outcome():
+    import asyncio
+
+    store = await Store.open(":memory:")
+    try:
+        connection = store._database._db
+        hops = 0
+        original = connection._execute
+
+        async def counted(function, *args, **kwargs):
+            nonlocal hops
+            hops += 1
+            return await original(function, *args, **kwargs)
+
+        connection._execute = counted
+        await store.touch_user(1, "en")
+        hops = 0
+        bad = ("INSERT INTO users (user_id, blocked, created_at, updated_at) VALUES (?, ?, ?, ?)", (1, 0, 1.0, 1.0))
+        outcomes = await asyncio.gather(
+            store.remember_question(1, "first", None),
+            store._database.write_many([bad]),  # fails alone
+            *(store.touch_user(user, "de") for user in range(2, 40)),
+            store.get_preferences(1),  # came after the first write: sees it
+            return_exceptions=True)
+        assert isinstance(outcomes[1], INTEGRITY_ERRORS)
+        assert [o for i, o in enumerate(outcomes) if i != 1 and isinstance(o, BaseException)] == []
+        assert outcomes[-1].last_question == "first"
+        assert all(prefs.telegram_language == "de" for prefs in outcomes[2:-1])
+        assert 1 <= hops <= 3  # 41 calls: the first alone, the rest waiting behind it, together
+    finally:
+        await store.close()
