@@ -16,6 +16,9 @@ per update" is Cardfit's figure minus the echo bot's: what Cardfit adds on the s
 conversation, rendering, keyboard, and PTB/emulator handling of its longer replies with buttons). The engine's
 share of it (engine.parse.parse and engine.answer.build_answer, timed with time.thread_time around each call
 made by the conversation) is reported beside it, and "own CPU without the engine" is the difference.
+On a shared, loaded machine that difference of two process figures swings by a millisecond between runs, so each
+run also measures Cardfit's part alone, in process (`in_process`: caller, store, conversation, rendering and
+buttons for the same questions, 64 at once, no PTB or HTTP), with the engine's share taken out the same way.
 Targets: throughput >= 0.9x the echo bot's, own CPU <= 0.3 ms per update.
 """
 from __future__ import annotations
@@ -139,6 +142,36 @@ async def cardfit_run(count: int, distinct: bool) -> dict[str, float]:
             return result
 
 
+async def in_process(count: int, distinct: bool) -> dict[str, float]:
+    """Cardfit's part alone, without PTB, HTTP or the emulator: resolve the caller and answer (store reads and
+    writes, the conversation, rendering, buttons) for `count` new users, 64 at once as the Application runs
+    them. Steadier than the difference of two noisy process figures above on a shared machine."""
+    from bot.caller import UserInfo, resolve_caller
+    from bot.catalog_service import CatalogHolder
+    from bot.conversation import Conversation
+    from bot.store import Store
+    from catalog.loader import load_catalog
+
+    with tempfile.TemporaryDirectory() as tmp, EngineClock() as engine:
+        settings = load_settings(bot_token=TOKEN, db=f"{tmp}/in-process.sqlite3")
+        catalogs = CatalogHolder(load_catalog(settings.catalog))
+        store = await Store.open(settings.db)
+        conversation = Conversation(settings, catalogs, store)
+
+        async def one(index: int) -> None:
+            caller = await resolve_caller(store, UserInfo(20_000 + index, "en", "Bench"))
+            await conversation.ask(caller, question(index, distinct), chat_id=20_000 + index)
+
+        await one(-1)  # the parser's first call warms it, as post_init does
+        engine.seconds = 0.0
+        started = time.process_time()
+        for first in range(0, count, 64):
+            await asyncio.gather(*(one(index) for index in range(first, min(count, first + 64))))
+        cpu = time.process_time() - started
+        await store.close()
+    return {"cpu_ms": cpu / count * 1000, "engine_ms": engine.seconds / count * 1000}
+
+
 def spread(values: list[float], digits: int = 1) -> str:
     return f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
 
@@ -151,10 +184,11 @@ async def main() -> None:
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
 
-    echoes, cardfits = [], []
+    echoes, cardfits, alone = [], [], []
     for _ in range(args.runs):
         echoes.append(await echo_run(args.questions))
         cardfits.append(await cardfit_run(args.questions, args.distinct))
+        alone.append(await in_process(args.questions, args.distinct))
 
     def col(results: list[dict[str, float]], key: str) -> list[float]:
         return [r[key] for r in results]
@@ -172,6 +206,10 @@ async def main() -> None:
           f"(target <= {OWN_CPU_TARGET_MS} ms); of it the engine's parse + build_answer {spread(engine, 3)} ms, "
           f"the rest {spread(own_without, 3)} ms; reply cache hits {statistics.median(col(cardfits, 'hit_rate')):.0%}"
           + (" (--distinct)" if args.distinct else ""))
+    alone_cpu, alone_engine = col(alone, "cpu_ms"), col(alone, "engine_ms")
+    alone_without = [c - g for c, g in zip(alone_cpu, alone_engine, strict=True)]
+    print(f"In process, no HTTP (caller + store + conversation, 64 at once): {spread(alone_cpu, 3)} ms CPU per "
+          f"question; of it the engine's {spread(alone_engine, 3)} ms, the rest {spread(alone_without, 3)} ms")
     med = statistics.median
     rows = [
         {"metric": "Cardfit updates/s", "value": round(med(col(cardfits, "rate")), 1), "unit": "updates/s",
@@ -194,6 +232,10 @@ async def main() -> None:
          "target": "-", "ok": True},
         {"metric": "own CPU per update without the engine", "value": round(med(own_without), 3), "unit": "ms",
          "target": "-", "ok": True},
+        {"metric": "in process: caller + store + conversation CPU per question", "value": round(med(alone_cpu), 3),
+         "unit": "ms", "target": "-", "ok": True},
+        {"metric": "in process, without the engine", "value": round(med(alone_without), 3), "unit": "ms",
+         "target": f"<= {OWN_CPU_TARGET_MS}", "ok": med(alone_without) <= OWN_CPU_TARGET_MS},
         {"metric": "reply cache hits" + (" (--distinct)" if args.distinct else ""),
          "value": round(med(col(cardfits, "hit_rate")), 3), "unit": "share", "target": "-", "ok": True},
     ]
