@@ -13,14 +13,11 @@ import html
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import Any
 
 from bot.render import TELEGRAM_LIMIT
 from catalog.schema import Catalog
 from engine.topup import topup_url
-
-if TYPE_CHECKING:  # the conversation imports this module; its dataclasses are only copied here
-    from bot.conversation import Reply
 
 MAX_ENTRIES = 512  # a few KB each (the reply's text and buttons): bounded memory whatever the traffic
 Key = tuple[object, ...]
@@ -29,7 +26,7 @@ Key = tuple[object, ...]
 @dataclass(frozen=True, slots=True)
 class Entry:
     error: str | None  # the answer's error: not remembered, and a forged payload, as without the cache
-    reply: Reply  # built for nobody: a top-up link without a reference
+    reply: Any  # a bot.conversation.Reply (that module imports this one), built for nobody: no reference
     topup_url: str | None  # that link
     topup_amount_usd: float | None
     coin: str | None
@@ -62,7 +59,7 @@ class ReplyCache:
         return entry
 
     def reply(self, catalog: Catalog, key: Key, build: Callable[[], Entry], *, user_id: int | None,
-              secret: str | None) -> tuple[str | None, Reply] | None:
+              secret: str | None) -> tuple[str | None, Any] | None:
         """(the answer's error, the reply for `user_id`; None: for nobody, as in a group); None when the cached
         reply cannot be made this user's (see `personal`): the caller builds it then."""
         entry = self.get(catalog, key, build)
@@ -73,7 +70,7 @@ class ReplyCache:
         return None if reply is None else (entry.error, reply)
 
 
-def personal(entry: Entry, url: str | None) -> Reply | None:
+def personal(entry: Entry, url: str | None) -> Any:
     """The entry's reply with `url` as its top-up link; None when the swap could change more than the link (the
     text would come near Telegram's limit, where render's clip could cut differently)."""
     old = entry.topup_url
