@@ -7,7 +7,7 @@ How: the real Application (build_application, its handlers, the pre-handler, a S
 directory) is driven in this process, 64 updates at a time (the bot's concurrent_updates), through the offline
 request layer of the handler tests (tests/support/botharness.py; its call log is emptied after each batch), so no
 HTTP server keeps per-chat state of its own. About 0.6 ms an update on an idle machine; on the shared 2-core one
-100,000 users took 9 minutes (`--users 20000` for a quick look: the growth is per user). Every user writes one private
+100,000 users took 4-9 minutes (`--users 20000` for a quick look: the growth is per user). Every user writes one private
 message: every `--answered-every`th a sizing question (QUESTIONS of bench_bot, answered in full: engine, store
 writes, keyboard), the others a greeting that is not one (parsed, answered with the help text and its buttons).
 Both pass the flood guard, resolve the caller and create the user's row, which is what is per user. The flood
