@@ -1,23 +1,42 @@
-"""Updates per second and reply latency of the real Cardfit Application against the Bot API emulator, beside a
-bare python-telegram-bot echo bot on the same emulator in the same run.
+"""Updates per second, reply latency and CPU per update of the real Cardfit Application against the Bot API
+emulator, beside a bare python-telegram-bot echo bot on the same emulator and the same HTTP stack (PTB's httpx
+request, long polling, concurrent_updates=64), in the same run (issue #14).
 
-Usage: .venv/bin/python -m benchmarks.bench_bot [--questions 1000]
-Each bot gets --questions messages from as many different users, pushed at once, and long-polls them; a reply
-counts when the emulator records its sendMessage. Telegram's 30 msg/s cap is lifted for both bots (with it,
-both would measure 30/s). Target: Cardfit >= 0.8x the echo bot's throughput.
+Usage: .venv/bin/python -m benchmarks.bench_bot [--questions 1000] [--runs 3]
+
+Each run gives each bot --questions messages from as many different users, pushed at once; the bot long-polls
+them, and a reply counts when the emulator records its sendMessage. Telegram's 30 msg/s cap is lifted for both
+bots (with it, both would measure 30/s). The runs alternate echo, Cardfit, so both see the same load on a shared
+machine; the figures are the median of the runs, with their min-max.
+
+CPU: process CPU time (time.process_time: every thread, aiosqlite's included) from the first push to the last
+reply, per update. The emulator runs in this process too, so that figure holds the emulator, PTB and the HTTP
+stack as well; the echo bot's figure is exactly that part for the smallest possible reply. "Cardfit's own CPU
+per update" is Cardfit's figure minus the echo bot's: what Cardfit adds on the same stack (pre-handler, store,
+conversation, rendering, keyboard, and PTB/emulator handling of its longer replies with buttons). The engine's
+share of it (engine.parse.parse and engine.answer.build_answer, timed with time.thread_time around each call
+made by the conversation) is reported beside it, and "own CPU without the engine" is the difference.
+On a shared, loaded machine that difference of two process figures swings by a millisecond between runs, so each
+run also measures Cardfit's part alone, in process (`in_process`: caller, store, conversation, rendering and
+buttons for the same questions, 64 at once, no PTB or HTTP), with the engine's share taken out the same way.
+Targets: throughput >= 0.9x the echo bot's, own CPU <= 0.3 ms per update.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
+from typing import Any
 
 from telegram import Update
 from telegram.ext import Application, ContextTypes, MessageHandler, filters
 
+import bot.conversation as conversation_module
 from bot.app import build_application
 from bot.config import load_settings
 from tests.support.botapi_emulator import BotApiEmulator
@@ -26,13 +45,51 @@ TOKEN = "123456:BENCH-token-not-real"
 QUESTIONS = ["70B at 4-bit, 32k context", "QLoRA Llama 3.1 70B", "Mixtral 8x7B on an RTX 4090",
              "Wie viel VRAM braucht Qwen2.5 72B in FP8?", "7B bf16", "gpt-oss-120b", "DeepSeek V3 mit 128k Kontext",
              "13B LoRA", "405B int4", "Gemma 2 27B fp8 32k batch 4"]
+RATIO_TARGET = 0.9
+OWN_CPU_TARGET_MS = 0.3
 
 
 async def echo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     await update.effective_message.reply_text(update.effective_message.text)
 
 
-async def run(application: Application, emulator: BotApiEmulator, count: int) -> dict:
+class EngineClock:
+    """Thread CPU spent in the engine's parse and build_answer as the conversation calls them."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._originals: dict[str, Callable[..., Any]] = {}
+
+    def __enter__(self) -> EngineClock:
+        for name in ("parse", "build_answer"):
+            original = self._originals[name] = getattr(conversation_module, name)
+            setattr(conversation_module, name, self._timed(original))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for name, original in self._originals.items():
+            setattr(conversation_module, name, original)
+
+    def _timed(self, function: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.thread_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.seconds += time.thread_time() - started
+
+        return timed
+
+
+def question(index: int, distinct: bool) -> str:
+    """The index-th question: the ten above in turn, or with --distinct each with its own batch size, so no two
+    are the same request and the reply cache (bot/reply_cache.py) never hits."""
+    text = QUESTIONS[index % len(QUESTIONS)]
+    return f"{text.replace(' batch 4', '')}, batch {1 + index // len(QUESTIONS)}" if distinct else text
+
+
+async def run(application: Application, emulator: BotApiEmulator, count: int, engine: EngineClock | None = None,
+              distinct: bool = False) -> dict[str, float]:
     await application.initialize()
     if application.post_init:
         await application.post_init(application)
@@ -41,14 +98,18 @@ async def run(application: Application, emulator: BotApiEmulator, count: int) ->
     await asyncio.sleep(0.3)
     pushed: dict[int, float] = {}
     mark = emulator.mark()
+    engine_before = engine.seconds if engine else 0.0
+    cpu_before = time.process_time()
     start = time.monotonic()
     for index in range(count):
         user = 10_000 + index
-        emulator.push_message(user, QUESTIONS[index % len(QUESTIONS)])
+        emulator.push_message(user, question(index, distinct))
         pushed[user] = time.monotonic()
     calls = await emulator.wait_for("sendMessage", lambda c: c.chat_id in pushed, count=count, since=mark,
                                     timeout=600)
+    cpu = time.process_time() - cpu_before
     elapsed = max(c.time for c in calls) - start
+    engine_s = (engine.seconds - engine_before) if engine else 0.0
     latencies = sorted((c.time - pushed[c.chat_id]) * 1000 for c in calls)
     await application.updater.stop()
     await application.stop()
@@ -56,31 +117,129 @@ async def run(application: Application, emulator: BotApiEmulator, count: int) ->
         await application.post_shutdown(application)
     await application.shutdown()
     return {"rate": count / elapsed, "p50": statistics.median(latencies),
-            "p95": latencies[int(len(latencies) * 0.95) - 1], "replies": len({c.chat_id for c in calls})}
+            "p95": latencies[int(len(latencies) * 0.95) - 1], "replies": len({c.chat_id for c in calls}),
+            "cpu_ms": cpu / count * 1000, "engine_ms": engine_s / count * 1000}
 
 
-async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--questions", type=int, default=1000)
-    args = parser.parse_args()
-    logging.basicConfig(level=logging.WARNING)
-
+async def echo_run(count: int) -> dict[str, float]:
     async with BotApiEmulator(token=TOKEN) as emulator:
-        echo_app = (Application.builder().token(TOKEN).base_url(emulator.base_url)
-                    .base_file_url(emulator.base_file_url).concurrent_updates(64).build())
-        echo_app.add_handler(MessageHandler(filters.TEXT, echo))
-        baseline = await run(echo_app, emulator, args.questions)
+        app = (Application.builder().token(TOKEN).base_url(emulator.base_url)
+               .base_file_url(emulator.base_file_url).concurrent_updates(64).build())
+        app.add_handler(MessageHandler(filters.TEXT, echo))
+        return await run(app, emulator, count)
 
-    with tempfile.TemporaryDirectory() as tmp:
+
+async def cardfit_run(count: int, distinct: bool) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp, EngineClock() as engine:
         async with BotApiEmulator(token=TOKEN) as emulator:
             settings = load_settings(bot_token=TOKEN, bot_api_url=emulator.base_url, db=f"{tmp}/bench.sqlite3",
                                      send_rate_per_s=1_000_000, rate_limit_messages=1000)
-            cardfit = await run(build_application(settings), emulator, args.questions)
+            application = build_application(settings)
+            result = await run(application, emulator, count, engine, distinct)
+            replies = getattr(application.bot_data["services"].conversation, "replies", None)  # main's has none
+            result["hit_rate"] = getattr(replies, "hits", 0) / max(1, getattr(replies, "hits", 0)
+                                                                   + getattr(replies, "misses", 0))
+            return result
 
-    for name, result in (("echo bot (bare PTB)", baseline), ("Cardfit", cardfit)):
-        print(f"{name:22s} {result['replies']:5d} replies  {result['rate']:8.1f} updates/s  "
-              f"p50 {result['p50']:7.1f} ms  p95 {result['p95']:7.1f} ms")
-    print(f"Cardfit / echo throughput: {cardfit['rate'] / baseline['rate']:.2f}x (target >= 0.80x)")
+
+async def in_process(count: int, distinct: bool) -> dict[str, float]:
+    """Cardfit's part alone, without PTB, HTTP or the emulator: resolve the caller and answer (store reads and
+    writes, the conversation, rendering, buttons) for `count` new users, 64 at once as the Application runs
+    them. Steadier than the difference of two noisy process figures above on a shared machine."""
+    from bot.caller import UserInfo, resolve_caller
+    from bot.catalog_service import CatalogHolder
+    from bot.conversation import Conversation
+    from bot.store import Store
+    from catalog.loader import load_catalog
+
+    with tempfile.TemporaryDirectory() as tmp, EngineClock() as engine:
+        settings = load_settings(bot_token=TOKEN, db=f"{tmp}/in-process.sqlite3")
+        catalogs = CatalogHolder(load_catalog(settings.catalog))
+        store = await Store.open(settings.db)
+        conversation = Conversation(settings, catalogs, store)
+
+        async def one(index: int) -> None:
+            caller = await resolve_caller(store, UserInfo(20_000 + index, "en", "Bench"))
+            await conversation.ask(caller, question(index, distinct), chat_id=20_000 + index)
+
+        await one(-1)  # the parser's first call warms it, as post_init does
+        engine.seconds = 0.0
+        started = time.process_time()
+        for first in range(0, count, 64):
+            await asyncio.gather(*(one(index) for index in range(first, min(count, first + 64))))
+        cpu = time.process_time() - started
+        await store.close()
+    return {"cpu_ms": cpu / count * 1000, "engine_ms": engine.seconds / count * 1000}
+
+
+def spread(values: list[float], digits: int = 1) -> str:
+    return f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--questions", type=int, default=1000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--distinct", action="store_true", help="no two questions alike: no reply cache hits")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+
+    echoes, cardfits, alone = [], [], []
+    for _ in range(args.runs):
+        echoes.append(await echo_run(args.questions))
+        cardfits.append(await cardfit_run(args.questions, args.distinct))
+        alone.append(await in_process(args.questions, args.distinct))
+
+    def col(results: list[dict[str, float]], key: str) -> list[float]:
+        return [r[key] for r in results]
+
+    for name, results in (("echo bot (bare PTB)", echoes), ("Cardfit", cardfits)):
+        print(f"{name:20s} {min(col(results, 'replies')):5.0f} replies  {spread(col(results, 'rate'))} updates/s  "
+              f"p50 {spread(col(results, 'p50'), 0)} ms  p95 {spread(col(results, 'p95'), 0)} ms  "
+              f"CPU {spread(col(results, 'cpu_ms'), 3)} ms/update")
+    ratios = [c["rate"] / e["rate"] for e, c in zip(echoes, cardfits, strict=True)]
+    own = [c["cpu_ms"] - e["cpu_ms"] for e, c in zip(echoes, cardfits, strict=True)]
+    engine = col(cardfits, "engine_ms")
+    own_without = [o - g for o, g in zip(own, engine, strict=True)]
+    print(f"Cardfit / echo throughput: {spread(ratios, 2)}x (target >= {RATIO_TARGET:.2f}x)")
+    print(f"Cardfit's own CPU per update (Cardfit's minus the echo bot's): {spread(own, 3)} ms "
+          f"(target <= {OWN_CPU_TARGET_MS} ms); of it the engine's parse + build_answer {spread(engine, 3)} ms, "
+          f"the rest {spread(own_without, 3)} ms; reply cache hits {statistics.median(col(cardfits, 'hit_rate')):.0%}"
+          + (" (--distinct)" if args.distinct else ""))
+    alone_cpu, alone_engine = col(alone, "cpu_ms"), col(alone, "engine_ms")
+    alone_without = [c - g for c, g in zip(alone_cpu, alone_engine, strict=True)]
+    print(f"In process, no HTTP (caller + store + conversation, 64 at once): {spread(alone_cpu, 3)} ms CPU per "
+          f"question; of it the engine's {spread(alone_engine, 3)} ms, the rest {spread(alone_without, 3)} ms")
+    med = statistics.median
+    rows = [
+        {"metric": "Cardfit updates/s", "value": round(med(col(cardfits, "rate")), 1), "unit": "updates/s",
+         "target": "-", "ok": True},
+        {"metric": "echo bot updates/s (same emulator + HTTP stack)", "value": round(med(col(echoes, "rate")), 1),
+         "unit": "updates/s", "target": "-", "ok": True},
+        {"metric": "Cardfit / echo throughput", "value": round(med(ratios), 3), "unit": "x",
+         "target": f">= {RATIO_TARGET}", "ok": med(ratios) >= RATIO_TARGET},
+        {"metric": "Cardfit p50 latency", "value": round(med(col(cardfits, "p50")), 1), "unit": "ms", "target": "-",
+         "ok": True},
+        {"metric": "Cardfit p95 latency", "value": round(med(col(cardfits, "p95")), 1), "unit": "ms", "target": "-",
+         "ok": True},
+        {"metric": "echo bot p50 latency", "value": round(med(col(echoes, "p50")), 1), "unit": "ms", "target": "-",
+         "ok": True},
+        {"metric": "echo bot p95 latency", "value": round(med(col(echoes, "p95")), 1), "unit": "ms", "target": "-",
+         "ok": True},
+        {"metric": "Cardfit own CPU per update", "value": round(med(own), 3), "unit": "ms",
+         "target": f"<= {OWN_CPU_TARGET_MS}", "ok": med(own) <= OWN_CPU_TARGET_MS},
+        {"metric": "of it engine parse + build_answer", "value": round(med(engine), 3), "unit": "ms",
+         "target": "-", "ok": True},
+        {"metric": "own CPU per update without the engine", "value": round(med(own_without), 3), "unit": "ms",
+         "target": "-", "ok": True},
+        {"metric": "in process: caller + store + conversation CPU per question", "value": round(med(alone_cpu), 3),
+         "unit": "ms", "target": "-", "ok": True},
+        {"metric": "in process, without the engine", "value": round(med(alone_without), 3), "unit": "ms",
+         "target": f"<= {OWN_CPU_TARGET_MS}", "ok": med(alone_without) <= OWN_CPU_TARGET_MS},
+        {"metric": "reply cache hits" + (" (--distinct)" if args.distinct else ""),
+         "value": round(med(col(cardfits, "hit_rate")), 3), "unit": "share", "target": "-", "ok": True},
+    ]
+    print(json.dumps({"bench": "bench_bot", "rows": rows}))
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import html
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol
 
 from bot.callbacks import AnswerButton, ChartButton, CoinButton, ExampleButton, LaunchButton, within_limit
@@ -32,6 +33,7 @@ from bot.render import (
     render_request,
     telegram_length,
 )
+from bot.reply_cache import Entry, ReplyCache
 from bot.setting_values import SETTINGS
 from bot.store import Preferences, Store
 from catalog.schema import Card, Catalog
@@ -89,6 +91,7 @@ class Conversation:
         self.store = store
         self.reloader = reloader
         self.hub = HubLookup(store, enabled=settings.hf_lookup, timeout_s=settings.hf_timeout_s)
+        self.replies = ReplyCache()
 
     # -- helpers -----------------------------------------------------------------------------------------
 
@@ -166,14 +169,34 @@ class Conversation:
         prefs = caller.preferences
         kept = copy.copy(request)  # as the user set it: their settings are filled in again at each answer
         request = self.with_preferences(request, prefs)
-        answer = self.answer(request, caller.user, prefs, anonymous=shared,
-                             registry=await hub_registry(request, self.hub))
         payload = _try_encode(request)
-        if answer.error is None:
-            await self.store.remember_question(caller.id, text[:500], payload, caller.telegram_language)
-            if chat_id is not None:
-                await self.store.keep_request(chat_id, kept, _try_encode(kept))
-        return self.answer_reply(answer, lang, payload, prefs)
+        error, reply = self._replied(request, caller.user, prefs, lang, payload, anonymous=shared,
+                                     registry=await hub_registry(request, self.hub))
+        if error is None:
+            await self.store.remember_answer(caller.id, text[:500], payload, caller.telegram_language,
+                                             None if chat_id is None else (chat_id, kept, _try_encode(kept)))
+        return reply
+
+    def _replied(self, request: SizeRequest, user: UserInfo, prefs: Preferences, lang: str, payload: str | None, *,
+                 anonymous: bool, registry: Registry | None = None, details: bool = False,
+                 coin_picker: bool = False) -> tuple[str | None, Reply]:
+        """(the answer's error, its reply), from the reply cache (bot/reply_cache.py) unless a hub lookup shaped
+        the answer; the cached reply gets this user's top-up link."""
+        if registry is None:
+            key = (repr(request), lang, payload, details, coin_picker, prefs.billing, prefs.coin, prefs.engine)
+            cached = self.replies.reply(self.catalog, key, partial(self._entry, request, prefs, lang, payload, details,
+                                                                   coin_picker),
+                                        user_id=None if anonymous else user.id, secret=self._secret())
+            if cached is not None:
+                return cached
+        answer = self.answer(request, user, prefs, anonymous=anonymous, registry=registry)
+        return answer.error, self.answer_reply(answer, lang, payload, prefs, details=details, coin_picker=coin_picker)
+
+    def _entry(self, request: SizeRequest, prefs: Preferences, lang: str, payload: str | None, details: bool,
+               coin_picker: bool) -> Entry:
+        answer = self.answer(request, UserInfo(0), prefs, anonymous=True)  # no reference: each user's is swapped in
+        reply = self.answer_reply(answer, lang, payload, prefs, details=details, coin_picker=coin_picker)
+        return Entry(answer.error, reply, answer.topup_url, answer.topup_amount_usd, answer.coin)
 
     def with_preferences(self, request: SizeRequest, prefs: Preferences) -> SizeRequest:
         """A copy of `request` with what the user did not say filled from their settings."""
@@ -242,14 +265,14 @@ class Conversation:
             payload = _try_encode(request) or payload
         prefs = caller.preferences
         lang = prefs.language or (lang if lang in ("en", "de") else caller.language)
-        answer = self.answer(request, caller.user, prefs, anonymous=anonymous)
-        if answer.error is not None:
+        error, reply = self._replied(request, caller.user, prefs, lang, payload, anonymous=anonymous,
+                                     details=details, coin_picker=coin_picker)
+        if error is not None:
             # A payload we made always sizes; one that does not is forged or from an older registry.
-            raise PayloadError(answer.error)
-        await self.store.remember_question(caller.id, payload, payload)
-        if chat_id is not None:
-            await self.store.keep_request(chat_id, request, payload)
-        return self.answer_reply(answer, lang, payload, prefs, details=details, coin_picker=coin_picker)
+            raise PayloadError(error)
+        await self.store.remember_answer(caller.id, payload, payload, None,
+                                         None if chat_id is None else (chat_id, request, payload))
+        return reply
 
     # -- buttons (one method per kind of callback data, bot/callbacks.py) ----------------------------------
 
@@ -423,7 +446,6 @@ class Conversation:
         title = t(lang, "compare.title", a=esc(pair[0].name), b=esc(pair[1].name), question=question)
         need = t(lang, "answer.memory", total=fmt_gb(lang, requirement.total_gb))
         return Reply("\n".join([title, need, *rows]))
-
 
     # -- staff ------------------------------------------------------------------------------------------
 

@@ -4,16 +4,27 @@ Two budgets per user: questions (a sizing answer: text, /size, an example button
 show an answer again: a precision or context toggle, Details, a coin). Taps come in quick runs and cost no
 parsing, so they get their own, more generous budget (TAP_FACTOR x the questions'): a run of taps never uses up
 the next question, and a tapping script is still capped.
+
+Memory is bounded by the users of the last two windows, not by every user ever seen (issue #14): users live in
+two generations of one window each; a user seen again moves to the current one, and when a generation is a
+window old the one before it is dropped whole. A dropped user's last event is then more than a window old, so
+nothing they did still counts: forgetting them changes no answer, and costs nothing per update.
 """
 from __future__ import annotations
 
 import time
-from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Literal
 
 TAP_FACTOR = 3
 Kind = Literal["question", "tap"]
+
+
+@dataclass(slots=True)
+class _User:
+    events: list[float] = field(default_factory=list)  # the times of the events inside the window, oldest first
+    noticed: float | None = None  # when the user was last told they are over the limit
 
 
 class _Windows:
@@ -23,30 +34,50 @@ class _Windows:
         self.limit = limit
         self.window_s = window_s
         self.max_users = max_users
-        self.events: dict[int, deque[float]] = {}
-        self.noticed: dict[int, float] = {}
+        self._current: dict[int, _User] = {}
+        self._previous: dict[int, _User] = {}
+        self._started: float | None = None  # when the current generation began
+
+    def __len__(self) -> int:
+        """The users whose state is kept (those of the last two windows)."""
+        return len(self._current) + len(self._previous)
 
     def check(self, user_id: int, now: float) -> tuple[bool, bool]:
-        events = self.events.get(user_id)
-        if events is None:
-            if len(self.events) >= self.max_users:
-                self._forget_idle(now)
-            events = self.events[user_id] = deque()
-        while events and now - events[0] >= self.window_s:
-            events.popleft()
+        state = self._user(user_id, now)
+        events = state.events
+        expired = 0
+        while expired < len(events) and now - events[expired] >= self.window_s:
+            expired += 1
+        if expired:
+            del events[:expired]
         if len(events) < self.limit:
             events.append(now)
             return True, False
-        noticed = self.noticed.get(user_id)
-        if noticed is None or now - noticed >= self.window_s:
-            self.noticed[user_id] = now
+        if state.noticed is None or now - state.noticed >= self.window_s:
+            state.noticed = now
             return False, True
         return False, False
 
-    def _forget_idle(self, now: float) -> None:
-        for user_id in [u for u, e in self.events.items() if not e or now - e[-1] >= self.window_s]:
-            self.events.pop(user_id, None)
-            self.noticed.pop(user_id, None)
+    def _user(self, user_id: int, now: float) -> _User:
+        self._rotate(now)
+        state = self._current.get(user_id)
+        if state is None:
+            state = self._previous.pop(user_id, None)
+            if state is None:
+                if len(self._current) >= self.max_users:
+                    # More users in one window than the cap: start a new generation early. The users this drops
+                    # are only those of the previous window, the ones whose events are the oldest.
+                    self._previous, self._current, self._started = self._current, {}, now
+                state = _User()
+            self._current[user_id] = state
+        return state
+
+    def _rotate(self, now: float) -> None:
+        if self._started is None:
+            self._started = now
+        elif now - self._started >= self.window_s:
+            # Every user still in _previous was last seen before _started, a window or more ago.
+            self._previous, self._current, self._started = self._current, {}, now
 
 
 class FloodGuard:
@@ -66,3 +97,7 @@ class FloodGuard:
     def check(self, user_id: int, kind: Kind = "question") -> tuple[bool, bool]:
         """(allowed, send_notice). The notice goes out once per window and budget while a user is over it."""
         return self._windows[kind].check(user_id, self.clock())
+
+    def tracked_users(self) -> int:
+        """How many per-user states are kept, over both budgets (for tests and the memory benchmark)."""
+        return sum(len(windows) for windows in self._windows.values())

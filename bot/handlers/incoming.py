@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 from telegram import Message, MessageEntity, Update
 from telegram.constants import ChatType
-from telegram.ext import ApplicationHandlerStop, TypeHandler
+from telegram.ext import Application, ApplicationHandlerStop, TypeHandler
 
 from bot.callbacks import AnnouncementButton, ExampleButton
 from bot.caller import resolve_caller
@@ -82,6 +83,7 @@ def _button_budget(data: object) -> Kind | None:
 
 
 async def prepare(update: Update, context: CustomContext) -> None:
+    _forget_persistence_marks(context.application)
     try:
         admitted = await _prepare(update, context)
     except Exception as exc:
@@ -90,6 +92,15 @@ async def prepare(update: Update, context: CustomContext) -> None:
         raise ApplicationHandlerStop from exc
     if not admitted:
         raise ApplicationHandlerStop
+
+
+def _forget_persistence_marks(application: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    """PTB marks each update's user and chat for its persistence (Application._mark_for_persistence_update, after
+    the handlers ran) and only a persistence's update run empties those sets. Cardfit has no persistence (its
+    state is in the store), so without this they keep every user and chat ever seen (issue #14)."""
+    if application.persistence is None:
+        application._user_ids_to_be_updated_in_persistence.clear()
+        application._chat_ids_to_be_updated_in_persistence.clear()
 
 
 async def _prepare(update: Update, context: CustomContext) -> bool:

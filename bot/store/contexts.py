@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 
-from bot.store.database import Repository
+from bot.store.database import Parameters, Repository
 from engine.followup import request_from_json, request_to_json
 from engine.payload import PayloadError, decode_request
 from engine.sizing import SizeRequest
@@ -11,24 +11,30 @@ from engine.sizing import SizeRequest
 CONTEXT_TTL_S = 86_400.0  # "and in fp8?" the next day is a new conversation
 
 
+_KEEP = """
+    INSERT INTO chat_context (chat_id, payload, request_json, updated_at) VALUES (?, ?, ?, ?)
+    ON CONFLICT (chat_id) DO UPDATE SET
+        payload = excluded.payload,
+        request_json = excluded.request_json,
+        updated_at = excluded.updated_at
+"""
+_SWEEP = "DELETE FROM chat_context WHERE updated_at < ?"
+
+
+def keep_statements(chat_id: int, request: SizeRequest, payload: str | None,
+                    now: float) -> list[tuple[str, Parameters]]:
+    """The writes that keep a chat's last question, for one transaction (alone, or with the user's row:
+    UserRepository.remember_answer)."""
+    return [(_KEEP, (chat_id, payload, request_to_json(request), now)), (_SWEEP, (now - CONTEXT_TTL_S,))]
+
+
 class ChatContextRepository(Repository):
     async def keep_request(self, chat_id: int, request: SizeRequest, payload: str | None, *,
                            now: float | None = None) -> None:
         """Keep `request` (as the user set it, before their settings are filled in) as the chat's last question;
         contexts older than a day are deleted on the way, so the table holds about a day of chats."""
-        now = time.time() if now is None else now
-        async with self._database.transaction() as db:
-            await db.execute(
-                """
-                INSERT INTO chat_context (chat_id, payload, request_json, updated_at) VALUES (?, ?, ?, ?)
-                ON CONFLICT (chat_id) DO UPDATE SET
-                    payload = excluded.payload,
-                    request_json = excluded.request_json,
-                    updated_at = excluded.updated_at
-                """,
-                (chat_id, payload, request_to_json(request), now),
-            )
-            await db.execute("DELETE FROM chat_context WHERE updated_at < ?", (now - CONTEXT_TTL_S,))
+        await self._database.write_many(keep_statements(chat_id, request, payload,
+                                                        time.time() if now is None else now))
 
     async def kept_request(self, chat_id: int, *, now: float | None = None) -> SizeRequest | None:
         """The chat's last question if it is less than a day old; None when there is none, or none readable."""

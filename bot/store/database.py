@@ -13,9 +13,9 @@ import logging
 import re
 import sqlite3
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
@@ -230,6 +230,10 @@ class Database(ABC):
     async def write_returning(self, sql: str, parameters: Parameters) -> list[Any]: ...
 
     @abstractmethod
+    async def write_many(self, statements: Sequence[tuple[str, Parameters]]) -> None:
+        """Several writes as one transaction, all or none, in one round trip where the engine allows it."""
+
+    @abstractmethod
     async def schema_version(self) -> int: ...
 
 
@@ -285,6 +289,8 @@ class SqliteDatabase(Database):
         # inside one transaction, and a reader could see another coroutine's uncommitted rows.
         self._lock = asyncio.Lock()
         self._closed = False
+        self._waiting: list[tuple[Callable[[sqlite3.Connection], Any], asyncio.Future[Any]]] = []
+        self._runner: asyncio.Task[None] | None = None
 
     @classmethod
     async def connect(cls, path: str | Path) -> SqliteDatabase:
@@ -344,19 +350,51 @@ class SqliteDatabase(Database):
             await self._pragma("PRAGMA foreign_keys = ON")
 
     async def write_one(self, sql: str, parameters: Parameters) -> None:
-        """A single-statement write: in autocommit mode SQLite runs it as its own transaction, atomically,
-        in one round trip to aiosqlite's thread instead of three (BEGIN, statement, COMMIT)."""
-        async with self._lock:
-            await self._db.execute(sql, parameters)
+        """A single-statement write: in autocommit mode SQLite runs it as its own transaction, atomically."""
+        await self._call(partial(_execute_closed, sql=sql, parameters=parameters))
 
     async def write_returning(self, sql: str, parameters: Parameters) -> list[Any]:
-        """A single-statement write with a RETURNING clause: the rows as written, in the same one round trip."""
-        async with self._lock:
-            return list(await self._db.execute_fetchall(sql, parameters))
+        """A single-statement write with a RETURNING clause: the rows as written."""
+        rows: list[Any] = await self._call(partial(_execute_rows, sql=sql, parameters=parameters))
+        return rows
 
     async def fetch(self, sql: str, parameters: Parameters = ()) -> list[Any]:
+        rows: list[Any] = await self._call(partial(_execute_rows, sql=sql, parameters=parameters))
+        return rows
+
+    async def write_many(self, statements: Sequence[tuple[str, Parameters]]) -> None:
+        """BEGIN IMMEDIATE, the statements, COMMIT, rolled back whole when one fails."""
+        await self._call(partial(_run_in_transaction, statements=statements))
+
+    async def _call(self, function: Callable[[sqlite3.Connection], Any]) -> Any:
+        """Run `function` on aiosqlite's thread together with every other call waiting for the connection, in one
+        hop (issue #14: with 64 updates in flight, hops one after another behind the lock bounded throughput).
+        Each call keeps its own outcome (a failed write is its own transaction), in the order the calls came."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._waiting.append((function, future))
+        if self._runner is None:
+            self._runner = asyncio.create_task(self._run_waiting())
+        return await future
+
+    async def _run_waiting(self) -> None:
         async with self._lock:
-            return list(await self._db.execute_fetchall(sql, parameters))
+            batch, self._waiting, self._runner = self._waiting, [], None  # later calls start the next batch
+            try:
+                # aiosqlite's `_execute` is how its own public methods run a call on its thread.
+                outcomes = await self._db._execute(_run_batch, self._db._conn, [f for f, _ in batch])  # type: ignore[no-untyped-call]
+            except asyncio.CancelledError:
+                for _, future in batch:
+                    future.cancel()
+                raise
+            except Exception as exc:  # the connection is gone (closed): every call fails with it
+                outcomes = [(False, exc)] * len(batch)
+        for (_, future), (ok, value) in zip(batch, outcomes, strict=True):
+            if future.done():  # its caller was cancelled
+                continue
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
 
     async def schema_version(self) -> int:
         rows = await self.fetch("PRAGMA user_version")
@@ -372,6 +410,39 @@ class SqliteDatabase(Database):
         except sqlite3.Error:
             # Nothing to roll back: BEGIN itself failed, or SQLite already rolled back after the error.
             pass
+
+
+def _execute_closed(conn: sqlite3.Connection, sql: str, parameters: Parameters) -> None:
+    conn.execute(sql, parameters).close()
+
+
+def _execute_rows(conn: sqlite3.Connection, sql: str, parameters: Parameters) -> list[Any]:
+    return conn.execute(sql, parameters).fetchall()
+
+
+def _run_batch(conn: sqlite3.Connection, functions: list[Callable[[sqlite3.Connection], Any]]
+               ) -> list[tuple[bool, Any]]:
+    """On aiosqlite's thread: each call in turn, with its result or its exception."""
+    outcomes: list[tuple[bool, Any]] = []
+    for function in functions:
+        try:
+            outcomes.append((True, function(conn)))
+        except Exception as exc:  # noqa: BLE001 - handed to that call's caller, as aiosqlite would
+            outcomes.append((False, exc))
+    return outcomes
+
+
+def _run_in_transaction(conn: sqlite3.Connection, statements: Sequence[tuple[str, Parameters]]) -> None:
+    """On aiosqlite's thread: the statements in one transaction; rolled back whole when one fails."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for sql, parameters in statements:
+            conn.execute(sql, parameters).close()
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
 
 
 # -- PostgreSQL ----------------------------------------------------------------------------------------------------
@@ -516,6 +587,11 @@ class PostgresDatabase(Database):
     async def write_returning(self, sql: str, parameters: Parameters) -> list[Any]:
         async with self._write_lock:
             return list(await self._pool.fetch(pg_placeholders(sql), *parameters))
+
+    async def write_many(self, statements: Sequence[tuple[str, Parameters]]) -> None:
+        async with self._write_lock, self._pool.acquire() as conn, conn.transaction():
+            for sql, parameters in statements:
+                await conn.execute(pg_placeholders(sql), *parameters)
 
     async def schema_version(self) -> int:
         async with self._pool.acquire() as conn:

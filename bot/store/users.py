@@ -4,7 +4,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from bot.store.contexts import keep_statements
 from bot.store.database import Connection, Repository, Row, fetch_rows
+from engine.sizing import SizeRequest
 
 PREFERENCE_FIELDS = (
     "language",
@@ -57,6 +59,18 @@ _PREFERENCE_COLUMNS = (
 # preference as not set.
 _RETURNING_PREFERENCES = "*"
 _SELECT_PREFERENCES = "SELECT * FROM users WHERE user_id = ?"
+
+
+_REMEMBER = """
+    INSERT INTO users (user_id, last_question, last_payload, telegram_language, blocked, created_at, updated_at)
+    VALUES (?, ?, ?, ?, 0, ?, ?)
+    ON CONFLICT (user_id) DO UPDATE SET
+        last_question = excluded.last_question,
+        last_payload = excluded.last_payload,
+        telegram_language = coalesce(excluded.telegram_language, users.telegram_language),
+        blocked = 0,
+        updated_at = excluded.updated_at
+"""
 
 
 def _preferences_from_row(row: Row) -> Preferences:
@@ -142,20 +156,17 @@ class UserRepository(Repository):
                                 telegram_language: str | None = None) -> None:
         """The user's last question; writing to the bot also means they are reachable again (as touch_user)."""
         now = time.time()
-        await self._database.write_one(
-            """
-            INSERT INTO users (user_id, last_question, last_payload, telegram_language, blocked, created_at,
-                               updated_at)
-            VALUES (?, ?, ?, ?, 0, ?, ?)
-            ON CONFLICT (user_id) DO UPDATE SET
-                last_question = excluded.last_question,
-                last_payload = excluded.last_payload,
-                telegram_language = coalesce(excluded.telegram_language, users.telegram_language),
-                blocked = 0,
-                updated_at = excluded.updated_at
-            """,
-            (user_id, text, payload, telegram_language, now, now),
-        )
+        await self._database.write_one(_REMEMBER, (user_id, text, payload, telegram_language, now, now))
+
+    async def remember_answer(self, user_id: int, text: str, payload: str | None, telegram_language: str | None,
+                              kept: tuple[int, SizeRequest, str | None] | None) -> None:
+        """After an answer: remember_question and, with `kept` (chat id, request, payload), keep_request, in one
+        transaction and one round trip instead of two transactions (issue #14: fewer store hops per update)."""
+        now = time.time()
+        statements = [(_REMEMBER, (user_id, text, payload, telegram_language, now, now))]
+        if kept is not None:
+            statements += keep_statements(*kept, now)
+        await self._database.write_many(statements)
 
     async def mark_blocked(self, user_id: int, blocked: bool = True) -> None:
         now = time.time()
