@@ -36,7 +36,7 @@ from bot.render import (
 from bot.reply_cache import Entry, ReplyCache
 from bot.setting_values import SETTINGS
 from bot.store import Preferences, Store
-from catalog.schema import Card, Catalog
+from catalog.schema import Catalog
 from engine.advice import compare_cards
 from engine.answer import Answer, build_answer
 from engine.followup import apply_followup, delta_of, shown_of
@@ -416,7 +416,7 @@ class Conversation:
         """Two cards side by side for the user's last question."""
         prefs = await self.preferences(user)
         lang = self.language(prefs, user)
-        pair = split_card_pair(self.catalog, args)
+        pair = self.catalog.card_pair(args)
         if pair is None:
             return Reply(t(lang, "compare.usage"))
         if isinstance(pair, str):
@@ -587,17 +587,3 @@ def _toggle_row(request: SizeRequest, field_name: str, options: Sequence[tuple[A
         data = within_limit(AnswerButton(details, lang, payload).encode()) if payload else None
         row.append(Button(mark + label, data=data))
     return row
-
-
-def split_card_pair(catalog: Catalog, args: list[str]) -> tuple[Card, Card] | str | None:
-    """'/compare A40 RTX 4090' -> (A40, RTX 4090): try every split point of the words."""
-    if len(args) < 2:
-        return None
-    for cut in range(1, len(args)):
-        first, second = catalog.card(" ".join(args[:cut])), catalog.card(" ".join(args[cut:]))
-        if first and second:
-            return first, second
-    for word in args:
-        if catalog.card(word) is None:
-            return word
-    return " ".join(args)

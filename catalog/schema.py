@@ -7,6 +7,7 @@ catalog.validation (strict, pydantic; `validate_catalog(data)`).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
@@ -162,6 +163,20 @@ class Catalog(_Plain):
     def card(self, name: str) -> Card | None:
         """A card by id, name or alias as people write them ('RTX 4090', 'rtx4090', 'h100-sxm')."""
         return self._cards_by_key.get(normalize_name(name))
+
+    def card_pair(self, words: Sequence[str]) -> tuple[Card, Card] | str | None:
+        """'/compare A40 RTX 4090' -> (A40, RTX 4090), trying every split point of the words; else the first word
+        that names no card (or all of them), or None for fewer than two words."""
+        if len(words) < 2:
+            return None
+        for cut in range(1, len(words)):
+            first, second = self.card(" ".join(words[:cut])), self.card(" ".join(words[cut:]))
+            if first and second:
+                return first, second
+        for word in words:
+            if self.card(word) is None:
+                return word
+        return " ".join(words)
 
     @cached_property
     def _cards_by_key(self) -> dict[str, Card]:
