@@ -1,6 +1,8 @@
 """Updates per second, reply latency and CPU per update of the real Cardfit Application against the Bot API
 emulator, beside a bare python-telegram-bot echo bot on the same emulator and the same HTTP stack (PTB's httpx
-request, long polling, concurrent_updates=64), in the same run (issue #14).
+request, long polling, concurrent_updates=64). Cardfit polls as `cardfit bot` does, through its durable inbox
+(bot/inbox.py: each getUpdates batch stored before it is confirmed, each update marked); the echo bot through
+PTB's Updater, in the same run (issue #14).
 
 Usage: .venv/bin/python -m benchmarks.bench_bot [--questions 1000] [--runs 3]
 
@@ -39,6 +41,7 @@ from telegram.ext import Application, ContextTypes, MessageHandler, filters
 import bot.conversation as conversation_module
 from bot.app import build_application
 from bot.config import load_settings
+from bot.inbox import inbox_of, serve_polling
 from tests.support.botapi_emulator import BotApiEmulator
 
 TOKEN = "123456:BENCH-token-not-real"
@@ -89,12 +92,19 @@ def question(index: int, distinct: bool) -> str:
 
 
 async def run(application: Application, emulator: BotApiEmulator, count: int, engine: EngineClock | None = None,
-              distinct: bool = False) -> dict[str, float]:
-    await application.initialize()
-    if application.post_init:
-        await application.post_init(application)
-    await application.start()
-    await application.updater.start_polling(poll_interval=0, timeout=5)
+              distinct: bool = False, inbox: bool = False) -> dict[str, float]:
+    stop = asyncio.Event()
+    serving: asyncio.Task[None] | None = None
+    if inbox:  # Cardfit as `cardfit bot` runs it: the durable inbox's getUpdates loop (bot/inbox.py)
+        serving = asyncio.create_task(serve_polling(application, stop))  # type: ignore[arg-type]
+        while inbox_of(application) is None or not application.running:
+            await asyncio.sleep(0.01)
+    else:  # the echo bot: PTB's own Updater
+        await application.initialize()
+        if application.post_init:
+            await application.post_init(application)
+        await application.start()
+        await application.updater.start_polling(poll_interval=0, timeout=5)
     await asyncio.sleep(0.3)
     pushed: dict[int, float] = {}
     mark = emulator.mark()
@@ -111,11 +121,15 @@ async def run(application: Application, emulator: BotApiEmulator, count: int, en
     elapsed = max(c.time for c in calls) - start
     engine_s = (engine.seconds - engine_before) if engine else 0.0
     latencies = sorted((c.time - pushed[c.chat_id]) * 1000 for c in calls)
-    await application.updater.stop()
-    await application.stop()
-    if application.post_shutdown:
-        await application.post_shutdown(application)
-    await application.shutdown()
+    if serving is not None:
+        stop.set()
+        await serving
+    else:
+        await application.updater.stop()
+        await application.stop()
+        if application.post_shutdown:
+            await application.post_shutdown(application)
+        await application.shutdown()
     return {"rate": count / elapsed, "p50": statistics.median(latencies),
             "p95": latencies[int(len(latencies) * 0.95) - 1], "replies": len({c.chat_id for c in calls}),
             "cpu_ms": cpu / count * 1000, "engine_ms": engine_s / count * 1000}
@@ -135,7 +149,7 @@ async def cardfit_run(count: int, distinct: bool) -> dict[str, float]:
             settings = load_settings(bot_token=TOKEN, bot_api_url=emulator.base_url, db=f"{tmp}/bench.sqlite3",
                                      send_rate_per_s=1_000_000, rate_limit_messages=1000)
             application = build_application(settings)
-            result = await run(application, emulator, count, engine, distinct)
+            result = await run(application, emulator, count, engine, distinct, inbox=True)
             replies = getattr(application.bot_data["services"].conversation, "replies", None)  # main's has none
             result["hit_rate"] = getattr(replies, "hits", 0) / max(1, getattr(replies, "hits", 0)
                                                                    + getattr(replies, "misses", 0))
