@@ -14,8 +14,8 @@ import pytest
 import yaml
 from telegram.error import NetworkError
 
-from bot.callbacks import CALLBACK_LIMIT, CardsPageButton
 from bot.alerts import AlertDelivery
+from bot.callbacks import CALLBACK_LIMIT, CardsPageButton
 from bot.chat import run_chat
 from bot.config import load_settings
 from bot.render import TELEGRAM_LIMIT, telegram_length
