@@ -29,6 +29,8 @@ from catalog.schema import Catalog
 log = logging.getLogger(__name__)
 esc = html.escape
 PROGRESS_EVERY_S = 3.0
+# How long a sender that lost the progress message's claim waits for the winner's message id (one sendMessage).
+PROGRESS_WAIT_S = 2.0
 BATCH = 200
 # Test-only (tests/test_crash_delivery.py): CARDFIT_TEST_CRASH_AT=<point>[:<n>] makes the process SIGKILL itself
 # at the n-th (default first) pass of crash_point(<point>): "alert" right after an alert's send and before its
@@ -220,23 +222,48 @@ class AlertDelivery:
         """Send or edit the admin's progress message; its id is stored, so a restart edits the same message."""
         if not self.settings.admin_ids:
             return
+        known = await self.store.progress_message(announcement_id)
+        if known is None:
+            known = await self._create_progress(announcement_id, await self._progress_text(announcement_id))
+            if known is None:
+                return
+        text = await self._progress_text(announcement_id)  # read after a wait for the winner's message: current
+        try:
+            await self.sender.edit_message_text(text, chat_id=known[0], message_id=known[1])
+        except TelegramError as exc:
+            if "not modified" not in str(exc).lower():
+                log.warning("progress message failed: %s", exc)
+
+    async def _progress_text(self, announcement_id: int) -> str:
         counts = await self.store.alert_progress(announcement_id)
         text = t(self.lang, "alert.progress", id=announcement_id, sent=f"{counts['sent']:,}",
                  total=f"{counts['total']:,}", failed=counts["failed"], blocked=counts["blocked"])
         unknown = await self.store.alert_unknown(announcement_id)
         if unknown:
             text += t(self.lang, "alert.progress_unknown", unknown=f"{unknown:,}")
-        known = await self.store.progress_message(announcement_id)
-        try:
-            if known is not None:
-                await self.sender.edit_message_text(text, chat_id=known[0], message_id=known[1])
-            else:
-                admin = self.settings.admin_ids[0]
+        return text
+
+    async def _create_progress(self, announcement_id: int, text: str) -> tuple[int, int] | None:
+        """Send the progress message when this sender wins its claim in the store (issue 13: replicas starting one
+        fan-out at once sent one each) and say None; a sender that lost waits a moment for the winner's message
+        id and says it (to edit), or None when it is not there yet: the winner's later edits show the counts."""
+        admin = self.settings.admin_ids[0]
+        if await self.store.claim_progress_message(announcement_id, admin, self.owner, self.owner_alive):
+            try:
                 message = await self.sender.send_message(admin, text)
-                await self.store.save_progress_message(announcement_id, admin, message.message_id)
-        except TelegramError as exc:
-            if "not modified" not in str(exc).lower():
+            except TelegramError as exc:
                 log.warning("progress message failed: %s", exc)
+                await self.store.release_progress_claim(announcement_id, self.owner)
+                return None
+            await self.store.save_progress_message(announcement_id, admin, message.message_id)
+            return None
+        deadline = time.monotonic() + PROGRESS_WAIT_S
+        while time.monotonic() < deadline:
+            await asyncio.sleep(PROGRESS_WAIT_S / 20)
+            known = await self.store.progress_message(announcement_id)
+            if known is not None:
+                return known
+        return None
 
     async def resume(self) -> None:
         """After a restart: count the alerts cut off between send and record as unknown (never resent), show

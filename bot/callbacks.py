@@ -4,7 +4,7 @@ The encodings are a contract with messages already sitting in chats, so they nev
 ``f:<lang>:<payload>`` / ``d:<lang>:<payload>`` (an answer, short or with details), ``k:<lang>:<coin>:<payload>``
 (a coin, or ``pick`` for the picker), ``c:<lang>:<payload>`` (the answer's chart), ``x:<n>:<lang>`` (a help
 example), ``ann:<post|discard>:<id>``, ``annp:<again|there>:<id>:<part>`` (a channel part whose fate is unknown),
-``l:<lang>:<payload>`` (the answer's launch command, issue #11).
+``l:<lang>:<payload>`` (the answer's launch command, issue #11), ``p:<lang>:<page>`` (a page of /cards, issue #15).
 Telegram caps callback data at 64 bytes; a button whose data would not fit is left out. `matches()` is what a handler is
 registered with (PTB's ``pattern=``): the kind by its prefix, so a malformed value of that kind still reaches its
 handler and gets that kind's notice. The pattern follows PTB's examples/arbitrarycallbackdatabot.py: data that
@@ -211,3 +211,30 @@ class PartButton:
         if not all(raw.isascii() and raw.isdigit() for raw in (raw_id, raw_part)):
             return None
         return cls(fields[1], int(raw_id), int(raw_part))
+
+
+@dataclass(frozen=True, slots=True)
+class CardsPageButton:
+    """Show page `page` (0-based) of /cards in `lang`: the ◀ / ▶ under a list too long for one message."""
+
+    lang: str
+    page: int
+    invalid_notice: ClassVar[str] = "error.stale"
+
+    def encode(self) -> str:
+        return f"p:{self.lang}:{self.page}"
+
+    @staticmethod
+    def matches(data: object) -> bool:
+        return _answerable(data, ("p:",))
+
+    @classmethod
+    def decode(cls, data: object) -> CardsPageButton | None:
+        if not isinstance(data, str) or not cls.matches(data):
+            return None
+        lang, _, raw = data[2:].partition(":")
+        # ASCII digits only (str.isdigit admits ² and other scripts' digits); a page past the last one is judged
+        # by the handler against the catalog in service.
+        if lang not in LANGUAGES or not (raw.isascii() and raw.isdigit()) or len(raw) > 4:
+            return None
+        return cls(lang, int(raw))

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Generic, Protocol, TypeVar
 
-from bot.callbacks import AnswerButton, CoinButton, ExampleButton, LaunchButton
+from bot.callbacks import AnswerButton, CardsPageButton, CoinButton, ExampleButton, LaunchButton
 from bot.caller import Caller
+from bot.card_list import press_cards_page, show_cards
 from bot.config import Settings
 from bot.conversation import CallbackResult, Conversation, Reply
 from bot.launch import press_launch
@@ -53,13 +54,15 @@ class Command:
     scope: Scope
     answer: Callable[[Conversation, CommandInput], Awaitable[Reply | None]]
     description: str | None  # locale key of its text in the command menu; None: not listed
-    asks: bool = False  # with words after it, it is a sizing question: the flood guard counts it
+    # With words after it, it is a sizing question: the flood guard counts it (bot/handlers/incoming.py). /start
+    # with a deep-link payload is one too: the payload is sized like /size (issue 15, defect 5).
+    asks: bool = False
 
 
 COMMANDS: tuple[Command, ...] = (  # in the order of the command menu
     Command("size", Scope.EVERYONE, lambda c, i: c.size_command(i.caller, i.text, shared=i.shared),
             "command.size", asks=True),
-    Command("cards", Scope.EVERYONE, lambda c, i: c.cards(i.caller), "command.cards"),
+    Command("cards", Scope.EVERYONE, lambda c, i: show_cards(c, i.caller), "command.cards"),
     Command("card", Scope.EVERYONE, lambda c, i: c.card(i.caller, i.text), "command.card"),
     Command("compare", Scope.EVERYONE, lambda c, i: c.compare(i.caller.user, list(i.args)), "command.compare"),
     Command("settings", Scope.EVERYONE, lambda c, i: c.settings_view(i.caller, shared=i.shared), "command.settings"),
@@ -72,7 +75,7 @@ COMMANDS: tuple[Command, ...] = (  # in the order of the command menu
             "command.subscriptions"),
     Command("help", Scope.EVERYONE, lambda c, i: c.help(i.caller), "command.help"),
     Command("start", Scope.EVERYONE, lambda c, i: c.start(i.caller, i.args[0] if i.args else None, shared=i.shared),
-            None),
+            None, asks=True),
     Command("quote", Scope.STAFF, lambda c, i: c.quote(i.caller, i.text, i.bot_username), "command.quote"),
     Command("reload", Scope.ADMIN, lambda c, i: c.reload(i.caller), "command.reload"),
 )
@@ -122,6 +125,7 @@ BUTTONS: tuple[ButtonRoute[Any], ...] = (
     ButtonRoute(CoinButton, Conversation.press_coin),
     ButtonRoute(ExampleButton, Conversation.press_example),
     ButtonRoute(LaunchButton, press_launch),
+    ButtonRoute(CardsPageButton, press_cards_page),
 )
 
 

@@ -27,7 +27,6 @@ from bot.render import (
     localize,
     render_answer,
     render_card,
-    render_cards,
     render_help,
     render_parse_error,
     render_request,
@@ -390,9 +389,6 @@ class Conversation:
         else:
             shown = str(value).upper() if spec.field in ("precision", "kv_precision", "coin") else str(value)
         return Reply(t(new_lang, "settings.saved", key=esc(key), value=esc(shown)))
-
-    async def cards(self, caller: Caller) -> Reply:
-        return Reply(render_cards(self.catalog, caller.language))
 
     async def card(self, caller: Caller, name: str) -> Reply:
         lang = caller.language

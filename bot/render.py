@@ -443,16 +443,42 @@ def help_examples(lang: str) -> list[str]:
 
 
 def render_cards(catalog: Catalog, lang: str) -> str:
-    lines = [t(lang, "cards.title", provider=esc(catalog.provider), count=len(catalog.cards))]
-    for card in catalog.cards:
-        stock = ""
-        if card.stock:
-            stock = "".join(t(lang, "cards.stock", count=n, region=esc(r)) for r, n in card.stock.items())
-        lines.append(t(lang, "cards.line", name=esc(card.name), vram=fmt_gb(lang, card.vram_gb, 0),
-                       bandwidth=_bandwidth(lang, card), fp8=t(lang, "cards.fp8_yes" if card.fp8 else "cards.fp8_no"),
-                       monthly=fmt_usd(lang, catalog.monthly_list_price_usd(card)),
-                       hourly=fmt_usd(lang, catalog.hourly_list_price_usd(card)), stock=stock))
-    return clip("\n".join(lines))
+    """The first page of /cards (card_pages)."""
+    return card_pages(catalog, lang)[0]
+
+
+def card_pages(catalog: Catalog, lang: str, limit: int = TELEGRAM_LIMIT) -> list[str]:
+    """/cards as pages of whole card lines, each under Telegram's limit with the title on top ("page 2 of 5"
+    when there is more than one): a catalog of 200 cards is paged, not cut (issue 15)."""
+    title = t(lang, "cards.title", provider=esc(catalog.provider), count=len(catalog.cards))
+    lines = [_card_line(catalog, card, lang) for card in catalog.cards]
+    if telegram_length("\n".join([title, *lines])) <= limit:
+        return [clip("\n".join([title, *lines]), limit)]
+    widest = len(lines)  # no more pages than lines: the marker with that number is the longest one
+    budget = limit - telegram_length(title + t(lang, "cards.page", page=widest, pages=widest))
+    chunks: list[list[str]] = [[]]
+    used = 0
+    for line in lines:
+        size = telegram_length(line) + 1  # and its newline
+        if chunks[-1] and used + size > budget:
+            chunks.append([])
+            used = 0
+        chunks[-1].append(line)
+        used += size
+    pages = len(chunks)
+    # clip() only for a single line longer than a whole page, which validation's name and field caps rule out.
+    return [clip("\n".join([title + t(lang, "cards.page", page=n + 1, pages=pages), *chunk]), limit)
+            for n, chunk in enumerate(chunks)]
+
+
+def _card_line(catalog: Catalog, card: Card, lang: str) -> str:
+    stock = ""
+    if card.stock:
+        stock = "".join(t(lang, "cards.stock", count=n, region=esc(r)) for r, n in card.stock.items())
+    return t(lang, "cards.line", name=esc(card.name), vram=fmt_gb(lang, card.vram_gb, 0),
+             bandwidth=_bandwidth(lang, card), fp8=t(lang, "cards.fp8_yes" if card.fp8 else "cards.fp8_no"),
+             monthly=fmt_usd(lang, catalog.monthly_list_price_usd(card)),
+             hourly=fmt_usd(lang, catalog.hourly_list_price_usd(card)), stock=stock)
 
 
 def _bandwidth(lang: str, card: Card) -> str:

@@ -25,6 +25,10 @@ ALERT_STATES = ("queued", "sending", "sent", "failed", "blocked", "unknown")
 # once numbered for PostgreSQL) stays under asyncpg's 15 KiB max_cacheable_statement_size: a longer one is parsed
 # and planned again for every chunk (https://magicstack.github.io/asyncpg/current/api/index.html, connect()).
 ENQUEUE_CHUNK = 250
+# The admin's progress message: message_id of a claimed row whose message is not sent yet (Telegram's ids start at
+# 1), and how long the claim keeps other replicas from sending one (longer than one sendMessage with its retries).
+PROGRESS_UNSENT = 0
+PROGRESS_LEASE_S = 120.0
 # Subscribers read per query when an announcement fans out.
 RECIPIENT_PAGE = 1000
 
@@ -255,16 +259,56 @@ class AlertRepository(Repository):
         return counts["sending"] + counts["unknown"]
 
     async def progress_message(self, announcement_id: int) -> tuple[int, int] | None:
-        """The admin's progress message of an announcement's alerts (chat id, message id), once sent."""
+        """The admin's progress message of an announcement's alerts (chat id, message id), once sent; a claim whose
+        message is not sent yet is not one."""
         rows = await self._database.fetch(
-            "SELECT chat_id, message_id FROM alert_progress_messages WHERE announcement_id = ?", (announcement_id,))
+            "SELECT chat_id, message_id FROM alert_progress_messages WHERE announcement_id = ? AND message_id > 0",
+            (announcement_id,))
         return (int(rows[0]["chat_id"]), int(rows[0]["message_id"])) if rows else None
+
+    async def claim_progress_message(self, announcement_id: int, chat_id: int, owner: str,
+                                     alive: Callable[[str], bool], lease_s: float = PROGRESS_LEASE_S) -> bool:
+        """Whether `owner` may send the progress message: it claimed the row first (one INSERT that only one
+        replica wins), or took over a claim whose holder died or whose lease ran out before the id was written
+        (that holder may have sent one: the admin can get two, a customer never does)."""
+        now = time.time()
+        won = await self._database.write_returning(
+            """
+            INSERT INTO alert_progress_messages (announcement_id, chat_id, message_id, claimed_by, claimed_until)
+            VALUES (?, ?, ?, ?, ?) ON CONFLICT (announcement_id) DO NOTHING RETURNING announcement_id
+            """,
+            (announcement_id, chat_id, PROGRESS_UNSENT, owner, now + lease_s))
+        if won:
+            return True
+        rows = await self._database.fetch(
+            "SELECT claimed_by, claimed_until FROM alert_progress_messages"
+            " WHERE announcement_id = ? AND message_id = ?", (announcement_id, PROGRESS_UNSENT))
+        if not rows:
+            return False  # sent already
+        holder, until = str(rows[0]["claimed_by"]), float(rows[0]["claimed_until"])  # a claim has both
+        if holder != owner and alive(holder) and until >= now:
+            return False
+        taken = await self._database.write_returning(
+            """
+            UPDATE alert_progress_messages SET chat_id = ?, claimed_by = ?, claimed_until = ?
+            WHERE announcement_id = ? AND message_id = ? AND claimed_by = ?
+            RETURNING announcement_id
+            """,
+            (chat_id, owner, now + lease_s, announcement_id, PROGRESS_UNSENT, holder))
+        return bool(taken)
+
+    async def release_progress_claim(self, announcement_id: int, owner: str) -> None:
+        """The claimed send failed: the next progress update (of any replica) claims and sends again."""
+        await self._database.write_one(
+            "DELETE FROM alert_progress_messages WHERE announcement_id = ? AND message_id = ? AND claimed_by = ?",
+            (announcement_id, PROGRESS_UNSENT, owner))
 
     async def save_progress_message(self, announcement_id: int, chat_id: int, message_id: int) -> None:
         await self._database.write_one(
             """
             INSERT INTO alert_progress_messages (announcement_id, chat_id, message_id) VALUES (?, ?, ?)
-            ON CONFLICT (announcement_id) DO UPDATE SET chat_id = excluded.chat_id, message_id = excluded.message_id
+            ON CONFLICT (announcement_id) DO UPDATE SET chat_id = excluded.chat_id, message_id = excluded.message_id,
+                claimed_by = NULL, claimed_until = NULL
             """,
             (announcement_id, chat_id, message_id))
 

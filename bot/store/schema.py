@@ -370,6 +370,16 @@ MIGRATIONS: list[tuple[int, str]] = [
     ),
     # 13 (issue #14): alert_counts, see _ALERT_COUNTS below.
     (13, _ALERT_COUNTS + _ALERT_COUNTS_SQLITE_TRIGGERS),
+    (
+        14,
+        # The admin's progress message is claimed before it is sent (issue #13: two replicas starting one fan-out
+        # sent one each): a row with message_id 0 (Telegram's ids start at 1) is its sender's claim, until
+        # claimed_until; the sender writes the id and clears the claim, the others edit that message.
+        """
+        ALTER TABLE alert_progress_messages ADD COLUMN claimed_by TEXT;
+        ALTER TABLE alert_progress_messages ADD COLUMN claimed_until REAL;
+        """,
+    ),
 ]
 
 # The PostgreSQL form of a migration whose SQLite script has no portable form: 6 and 13. 6: SQLite changes a UNIQUE
