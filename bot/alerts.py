@@ -17,10 +17,11 @@ from collections import Counter
 from typing import Any, Protocol
 
 from telegram import InlineKeyboardMarkup
-from telegram.error import Forbidden, RetryAfter, TelegramError, TimedOut
+from telegram.error import Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
 
 from bot.config import Settings
 from bot.i18n import fmt_number, fmt_usd, t
+from bot.send_errors import never_reached_telegram
 from bot.store import DATABASE_ERRORS, AlertProgress, Store
 from bot.store.owners import new_owner, owner_alive
 from catalog.diff import CatalogDiff
@@ -214,6 +215,14 @@ class AlertDelivery:
             # The request may have reached Telegram and only the answer was lost: the user may have it.
             log.warning("alert to %s timed out; its delivery is unknown and it is not resent", user_id)
             return "unknown", str(exc)[:200]
+        except NetworkError as exc:
+            # A connection dropped after the request was written (not a connect failure or a 502 from Telegram's
+            # front, which prove nothing arrived): as with a time-out, the user may have it.
+            if not never_reached_telegram(exc):
+                log.warning("alert to %s: connection lost after sending; delivery unknown, not resent", user_id)
+                return "unknown", str(exc)[:200]
+            log.warning("alert to %s failed: %s", user_id, exc)
+            return "failed", str(exc)[:200]
         except TelegramError as exc:
             log.warning("alert to %s failed: %s", user_id, exc)
             return "failed", str(exc)[:200]

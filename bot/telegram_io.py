@@ -6,7 +6,6 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-import httpx
 from telegram import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram._utils.types import JSONDict
 from telegram.constants import ChatType
@@ -17,6 +16,7 @@ from bot.caller import UserInfo
 from bot.conversation import Button, CallbackResult, Reply
 from bot.i18n import normalize_language
 from bot.render import clip
+from bot.send_errors import never_reached_telegram
 
 log = logging.getLogger(__name__)
 
@@ -87,26 +87,9 @@ def is_not_modified(error: BaseException) -> bool:
     return isinstance(error, BadRequest) and "message is not modified" in str(error).lower()
 
 
-# A request that failed in one of these ways never reached Telegram, so sending it again cannot double it: the
-# connection was never made (refused, connect time-out, no free connection in the pool). Everything else after
-# the request was written (read time-out, connection dropped before the answer, a broken read) may have taken
-# effect: Telegram has no idempotency key. PTB wraps them all as TimedOut/NetworkError and keeps the httpx error
-# as __cause__ (telegram/request/_httpxrequest.py, do_request).
-NOT_SENT_CAUSES: tuple[type[BaseException], ...] = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
-# HTTP answers that mean "not processed": nginx in front of the Bot API answers 502 when no backend took the
-# request, 503 when it refused it. A 500 or 504 may come after the backend acted, so they are final.
-NOT_PROCESSED_ANSWERS = ("Bad Gateway", "Service Unavailable")
 # Methods that can be repeated without a second effect: reads, setters of a state, edits (a repeated edit is
 # answered "message is not modified", which the callers ignore). Sends, forwards, copies and answers are not.
 REPEATABLE_PREFIXES = ("get", "set", "edit", "deleteMyCommands", "deleteWebhook")
-
-
-def never_reached_telegram(error: BaseException) -> bool:
-    """The request provably had no effect: safe to send again."""
-    cause = error.__cause__
-    if isinstance(cause, NOT_SENT_CAUSES):
-        return True
-    return not isinstance(cause, httpx.HTTPError) and str(error).startswith(NOT_PROCESSED_ANSWERS)
 
 
 def repeatable(endpoint: str) -> bool:

@@ -7,9 +7,10 @@ import asyncio
 import shutil
 from pathlib import Path
 
+import httpx
 import pytest
 import yaml
-from telegram.error import TimedOut
+from telegram.error import NetworkError, TimedOut
 
 from bot.announce import Announcer
 from bot.callbacks import AnnouncementButton, PartButton
@@ -53,16 +54,19 @@ def set_price(card_id: str, monthly: float):
 class Sender:
     """Records sends; `time_out` names chats whose next send times out after reaching Telegram."""
 
-    def __init__(self, time_out: set | None = None):
+    def __init__(self, time_out: set | None = None, faults: dict | None = None):
         self.sent: list[tuple[object, str, object]] = []
         self.edits: list[tuple[object, int, str]] = []
         self.time_out = set(time_out or ())
+        self.faults = dict(faults or {})  # chat -> the NetworkError its next send raises, as PTB's httpx layer does
 
     async def send_message(self, chat_id, text, *, reply_markup=None):
         self.sent.append((chat_id, text, reply_markup))
         if chat_id in self.time_out:
             self.time_out.discard(chat_id)
             raise TimedOut("Timed out")
+        if chat_id in self.faults:
+            raise self.faults.pop(chat_id)
 
         class Message:
             message_id = len(self.sent)
@@ -153,6 +157,39 @@ async def test_an_alert_whose_answer_is_lost_is_counted_unknown_and_not_resent(t
     assert await store.alert_unknown(outcome.announcement_id) == 1
     assert "1 unknown" in sender.edits[-1][2] and "sent 2 / 3" in sender.edits[-1][2]
     assert len([t for t in sender.to(ADMIN) if "Alerts for announcement" in t]) == 1
+    await announcer.stop()
+
+
+def _network_error(cause: Exception) -> NetworkError:
+    error = NetworkError(f"httpx.{type(cause).__name__}: {cause}")
+    error.__cause__ = cause  # how PTB's HTTPXRequest raises it
+    return error
+
+
+@pytest.mark.parametrize(("cause", "status"), [
+    (httpx.RemoteProtocolError("Server disconnected without sending a response."), "unknown"),
+    (httpx.ReadError("connection reset"), "unknown"),
+    (httpx.ConnectError("connection refused"), "failed"),
+])
+async def test_an_alert_whose_connection_dropped_after_sending_is_unknown_not_failed(tmp_path, catalog_file, store,
+                                                                                     cause, status):
+    settings = make_settings(tmp_path, catalog_file)
+    sender = Sender(faults={1002: _network_error(cause)})
+    announcer = Announcer(settings, CatalogHolder(load_catalog(str(catalog_file))), store, sender)
+    await announcer.ensure_baseline()
+    for user_id in (1001, 1002, 1003):
+        await store.subscribe(user_id, "a40", None)
+    edit(catalog_file, set_price("a40", 230))
+    outcome = await announcer.check()
+    await announcer.post(outcome.announcement_id)
+    await announcer.start_delivery()
+    await announcer.resume()
+    await announcer.start_delivery()
+    assert [len(sender.to(user)) for user in (1001, 1002, 1003)] == [1, 1, 1]  # never sent twice
+    progress = await store.alert_progress(outcome.announcement_id)
+    assert progress["sent"] == 2
+    assert await store.alert_unknown(outcome.announcement_id) == (1 if status == "unknown" else 0)
+    assert progress["failed"] == (1 if status == "failed" else 0)
     await announcer.stop()
 
 

@@ -15,7 +15,8 @@ from telegram.error import BadRequest, Conflict, Forbidden, NetworkError, RetryA
 from bot.context import CardfitApplication, CustomContext
 from bot.i18n import t
 from bot.render import clip
-from bot.telegram_io import failed_request, is_not_modified, never_reached_telegram, user_language
+from bot.send_errors import never_reached_telegram
+from bot.telegram_io import failed_request, is_not_modified, user_language
 
 log = logging.getLogger(__name__)
 ADMIN_NOTICE_LIMIT = 3500

@@ -2,10 +2,11 @@
 the caller — user, preferences, language — resolved once and put on the context, activity recorded with it.
 
 The flood guard counts only what costs an answer, in two budgets (bot/flood.py): questions (private text, group
-text addressed to the bot, /size with words after it, a help example's button) and taps (buttons that only show
-an answer again: toggles, Details, coins), so a run of taps never uses up the next question. Commands, inline
-queries, the admins' announcement buttons and group chatter that is not addressed to the bot do not count. Over
-a limit: one polite notice per window, then silence, and no handler runs (ApplicationHandlerStop).
+text addressed to the bot, /size with words after it, /start with a payload, a help example's button) and taps
+(buttons that only show an answer again: toggles, Details, coins), so a run of taps never uses up the next
+question. Commands, inline queries, the admins' announcement buttons and group chatter that is not addressed to
+the bot do not count. Over a limit: one polite notice per window, then silence, and no handler runs
+(ApplicationHandlerStop).
 """
 from __future__ import annotations
 
