@@ -157,19 +157,40 @@ def _fixed(model: ServingModel, gpu: Gpu, tp: int, settings: VllmSettings) -> _F
     return found
 
 
-_ACTIVATION: dict[tuple[ModelDims, int, int, int], tuple[float, Note]] = {}
+@dataclass(frozen=True, slots=True)
+class _Pool:
+    """A layout's KV pool under its batch limits (the card's at most contexts): the budget, the blocks and the
+    longest request they hold."""
+
+    fixed: _Fixed  # the cache is keyed by its id: the entry keeps it alive
+    activation_note: Note
+    budget: VllmBudget
+    num_blocks: int
+    usable_blocks: int
+    best: int | None
 
 
-def _activation(dims: ModelDims, batch_tokens: int, max_num_seqs: int, tp: int) -> tuple[float, Note]:
-    """The activation estimate and its note, per shape and batch limits (those of the card at most contexts)."""
-    key = (dims, batch_tokens, max_num_seqs, tp)
-    found = _ACTIVATION.get(key)
-    if found is None:
-        activation = memory.activation_peak_bytes(dims, batch_tokens, max_num_seqs, tp)
-        found = (activation, _activation_note(dims, activation))
-        if len(_ACTIVATION) >= _FIXED_MAX:
-            _ACTIVATION.clear()
-        _ACTIVATION[key] = found
+_POOLS: dict[tuple[int, int, int], _Pool] = {}
+
+
+def _pool(fixed: _Fixed, batch_tokens: int, max_num_seqs: int, tp: int, settings: VllmSettings) -> _Pool:
+    key = (id(fixed), batch_tokens, max_num_seqs)
+    found = _POOLS.get(key)
+    if found is not None and found.fixed is fixed:
+        return found
+    activation = memory.activation_peak_bytes(fixed.dims, batch_tokens, max_num_seqs, tp)
+    budget = VllmBudget(requested=fixed.requested, weights=fixed.weights_per_gpu, activation=activation,
+                        non_torch=fixed.non_torch, cudagraph=fixed.cudagraph)
+    num_blocks = kv.kv_blocks(budget.available_kv, fixed.block_bytes)
+    usable_blocks = num_blocks - settings.null_blocks
+    best = None
+    if budget.available_kv > 0 and not fixed.refused:
+        best = kv.max_model_len_for_blocks(fixed.shape, usable_blocks, batch_tokens, fixed.cap,
+                                           settings.in_flight_batches)
+    found = _Pool(fixed, _activation_note(fixed.dims, activation), budget, num_blocks, usable_blocks, best)
+    if len(_POOLS) >= _FIXED_MAX:
+        _POOLS.clear()
+    _POOLS[key] = found
     return found
 
 
@@ -193,22 +214,15 @@ def vllm_check(model: ServingModel, gpu: Gpu, context_tokens: int, *, batch: int
     refused = fixed.refused
     allowed = not refused and context_allowed(shape, tp, context_tokens, notes)
     batch_tokens, max_num_seqs = _batch_limits(fixed.batch_defaults, settings, context_tokens)
-    activation, activation_note = _activation(fixed.dims, batch_tokens, max_num_seqs, tp)
+    pool = _pool(fixed, batch_tokens, max_num_seqs, tp, settings)
     notes.extend(fixed.dims_notes)
-    notes.append(activation_note)
+    notes.append(pool.activation_note)
     notes.extend(fixed.tail_notes)
-    budget = VllmBudget(requested=fixed.requested, weights=fixed.weights_per_gpu, activation=activation,
-                        non_torch=fixed.non_torch, cudagraph=fixed.cudagraph)
-    block_bytes = fixed.block_bytes
-    num_blocks = kv.kv_blocks(budget.available_kv, block_bytes)
-    usable_blocks = num_blocks - settings.null_blocks
-
+    budget, block_bytes, num_blocks, cap = pool.budget, fixed.block_bytes, pool.num_blocks, fixed.cap
     blocks = kv.blocks_per_request(shape, context_tokens, batch_tokens, settings.in_flight_batches)
-    starts = allowed and budget.available_kv > 0 and blocks <= usable_blocks
-    cap = fixed.cap
-    best, concurrency = None, None
+    starts = allowed and budget.available_kv > 0 and blocks <= pool.usable_blocks
+    best, concurrency = pool.best, None
     if budget.available_kv > 0 and not refused:
-        best = kv.max_model_len_for_blocks(shape, usable_blocks, batch_tokens, cap, settings.in_flight_batches)
         concurrency = kv.max_concurrency(num_blocks, blocks)
     context_capped_note(shape, best, cap, notes)
     outcome_notes(starts, concurrency, batch, budget.available_kv, notes)
