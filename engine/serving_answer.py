@@ -7,7 +7,7 @@ from functools import lru_cache
 
 from catalog.schema import Card, Catalog
 from engine.fit import Layout, evaluate_layout
-from engine.formats import canonical_format
+from engine.formats import WeightFormat, canonical_format
 from engine.notes import Note
 from engine.ranking import plan
 from engine.serving import (
@@ -53,11 +53,17 @@ class ServingOptions:
             raise ValueError(f"gpu_memory_utilization {self.gpu_memory_utilization:g} is outside (0, 1]")
 
 
+@lru_cache(maxsize=256)
+def _format(precision: str) -> WeightFormat | None:
+    """canonical_format of an answer's precision, kept per precision (a handful: bf16, int4, q4_k_m ...)."""
+    return canonical_format(precision)
+
+
 def engine_for(resolved: ResolvedRequest, options: ServingOptions | None = None) -> str:
     """The engine asked for, else llama.cpp for a GGUF type and vLLM for every safetensors format."""
     if options is not None and options.engine is not None:
         return options.engine
-    fmt = canonical_format(resolved.precision)
+    fmt = _format(resolved.precision)
     return "llama.cpp" if fmt is not None and fmt.is_gguf else "vllm"
 
 
@@ -66,7 +72,7 @@ def _bytes_per_param(resolved: ResolvedRequest) -> float | None:
         return resolved.weight_bytes
     if resolved.precision in PRECISION_BYTES:
         return PRECISION_BYTES[resolved.precision]
-    fmt = canonical_format(resolved.precision)
+    fmt = _format(resolved.precision)
     return fmt.bits_per_weight / 8 if fmt is not None else None
 
 
@@ -122,7 +128,7 @@ def _engine_settings(engine: str, kv: str, precision: str, quantization: str | N
     """ServingReview.settings, one object per distinct choice (the checks of every answer share them)."""
     if engine == "llama.cpp":
         cache = LLAMA_CPP_KV_TYPE.get(kv, "f16")
-        fmt = canonical_format(precision)
+        fmt = _format(precision)
         quant = fmt.name.upper() if fmt is not None and fmt.is_gguf else None
         return None, LlamaCppSettings(quant=quant, cache_type_k=cache, cache_type_v=cache)
     return VllmSettings(
