@@ -49,6 +49,8 @@ FORMULAS: dict[str, str] = {
 
 def fmt_num(value: float) -> str:
     """Compact number for formulas and English notes: 70, 7.3, 0.5, 8,192."""
+    if type(value) is int:
+        return f"{value:,}"
     if float(value).is_integer():
         return f"{int(value):,}"
     return f"{value:,.4g}" if abs(value) < 1000 else f"{value:,.1f}"
@@ -71,4 +73,4 @@ def formula_number(name: str, value: FormulaValue) -> str:
 
 
 def english_formula(code: str, values: Mapping[str, FormulaValue]) -> str:
-    return FORMULAS[code].format(**{name: formula_number(name, value) for name, value in values.items()})
+    return FORMULAS[code].format_map({name: formula_number(name, value) for name, value in values.items()})

@@ -218,8 +218,12 @@ TYPICAL_SHAPES: tuple[tuple[float, int, int, int], ...] = (
 )
 
 
+@lru_cache(maxsize=1024, typed=True)
 def typical_shape(params_b: float) -> tuple[ModelShape, float]:
     """The seed's typical shape nearest to `params_b` (by ratio), with params set to `params_b`.
+
+    One object per size (cached): the serving check keeps what a layout of a shape needs by the shape's
+    identity (engine.serving.vllm), and a bare "70B" is the same shape on every question.
 
     Returns the shape and the nominal size whose shape was used, so the caller can say what it assumed.
     Any positive finite size has a nearest shape (log(p) - log(size), not log(p / size): 5e-324 / 7 is 0);

@@ -3,10 +3,11 @@ layout cached within the answer, and the cheapest layout that passes both the ru
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from catalog.schema import Card, Catalog
 from engine.fit import Layout, evaluate_layout
-from engine.formats import canonical_format
+from engine.formats import WeightFormat, canonical_format
 from engine.notes import Note
 from engine.ranking import plan
 from engine.serving import (
@@ -52,11 +53,17 @@ class ServingOptions:
             raise ValueError(f"gpu_memory_utilization {self.gpu_memory_utilization:g} is outside (0, 1]")
 
 
+@lru_cache(maxsize=256)
+def _format(precision: str) -> WeightFormat | None:
+    """canonical_format of an answer's precision, kept per precision (a handful: bf16, int4, q4_k_m ...)."""
+    return canonical_format(precision)
+
+
 def engine_for(resolved: ResolvedRequest, options: ServingOptions | None = None) -> str:
     """The engine asked for, else llama.cpp for a GGUF type and vLLM for every safetensors format."""
     if options is not None and options.engine is not None:
         return options.engine
-    fmt = canonical_format(resolved.precision)
+    fmt = _format(resolved.precision)
     return "llama.cpp" if fmt is not None and fmt.is_gguf else "vllm"
 
 
@@ -65,11 +72,28 @@ def _bytes_per_param(resolved: ResolvedRequest) -> float | None:
         return resolved.weight_bytes
     if resolved.precision in PRECISION_BYTES:
         return PRECISION_BYTES[resolved.precision]
-    fmt = canonical_format(resolved.precision)
+    fmt = _format(resolved.precision)
     return fmt.bits_per_weight / 8 if fmt is not None else None
 
 
+_MODELS: dict[tuple[int, float | None, str, float], ServingModel] = {}
+
+
 def serving_model(resolved: ResolvedRequest) -> ServingModel:
+    """`_serving_model`, one object per shape and precision: it reads nothing else of the request."""
+    shape = resolved.shape
+    key = (id(shape), resolved.weight_bytes, resolved.precision, resolved.params_b)
+    found = _MODELS.get(key)
+    if found is not None and found.shape is shape:  # the entry keeps its shape alive: its id is not reused
+        return found
+    found = _serving_model(resolved)
+    if len(_MODELS) >= 1024:
+        _MODELS.clear()
+    _MODELS[key] = found
+    return found
+
+
+def _serving_model(resolved: ResolvedRequest) -> ServingModel:
     """The model as the check reads it: the published checkpoint's size when the answer uses it, else every
     parameter at the precision's bytes, with the embedding and output matrices at 16 bit where the registry
     knows the vocabulary and hidden size (config.json; else the check notes its Llama-like assumption), and the
@@ -96,6 +120,21 @@ def _quantization(resolved: ResolvedRequest) -> str | None:
     """--quantization fp8 only for an on-the-fly FP8 of a 16-bit checkpoint; quantized checkpoints declare
     their method in config.json (engine.serving.vllm.VllmSettings)."""
     return "fp8" if resolved.precision == "fp8" and resolved.shape.published_weights is None else None
+
+
+@lru_cache(maxsize=256)
+def _engine_settings(engine: str, kv: str, precision: str, quantization: str | None,
+                     options: ServingOptions) -> tuple[VllmSettings | None, LlamaCppSettings | None]:
+    """ServingReview.settings, one object per distinct choice (the checks of every answer share them)."""
+    if engine == "llama.cpp":
+        cache = LLAMA_CPP_KV_TYPE.get(kv, "f16")
+        fmt = _format(precision)
+        quant = fmt.name.upper() if fmt is not None and fmt.is_gguf else None
+        return None, LlamaCppSettings(quant=quant, cache_type_k=cache, cache_type_v=cache)
+    return VllmSettings(
+        gpu_memory_utilization=options.gpu_memory_utilization or GPU_MEMORY_UTILIZATION,
+        kv_cache_dtype=VLLM_KV_DTYPE.get(kv, "auto"), quantization=quantization,
+        max_num_batched_tokens=options.max_num_batched_tokens), None
 
 
 @dataclass(slots=True)
@@ -125,17 +164,9 @@ class ServingReview:
 
     def settings(self) -> tuple[VllmSettings | None, LlamaCppSettings | None]:
         """The engine's options for this answer: the user's, the KV precision mapped, the GGUF type named."""
-        kv = self.resolved.kv_precision
-        if self.engine == "llama.cpp":
-            cache = LLAMA_CPP_KV_TYPE.get(kv, "f16")
-            fmt = canonical_format(self.resolved.precision)
-            quant = fmt.name.upper() if fmt is not None and fmt.is_gguf else None
-            return None, LlamaCppSettings(quant=quant, cache_type_k=cache, cache_type_v=cache)
-        options = self.options
-        return VllmSettings(
-            gpu_memory_utilization=options.gpu_memory_utilization or GPU_MEMORY_UTILIZATION,
-            kv_cache_dtype=VLLM_KV_DTYPE.get(kv, "auto"), quantization=_quantization(self.resolved),
-            max_num_batched_tokens=options.max_num_batched_tokens), None
+        resolved = self.resolved
+        return _engine_settings(self.engine, resolved.kv_precision, resolved.precision, _quantization(resolved),
+                                self.options)
 
     def model(self) -> ServingModel | None:
         """The model as the check reads it; None (noted once, by check()) when it cannot be read."""

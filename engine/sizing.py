@@ -1,8 +1,7 @@
 """Sizing maths: a request -> named memory components in decimal GB, under the provider's sizing policy.
 
 Pure and synchronous: no I/O, no clock. Every component carries the formula that produced it (engine.formula),
-so a reply can show its working ("70 x 0.5 B = 35.0 GB").
-"""
+so a reply can show its working ("70 x 0.5 B = 35.0 GB")."""
 from __future__ import annotations
 
 import math
@@ -22,11 +21,9 @@ GB = 1e9
 PRECISION_BYTES: dict[str, float] = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
 # Words that mean one of the precisions above. nf4/awq/gptq are 4-bit weight-only methods (issue 2).
 PRECISION_SYNONYMS: dict[str, str] = {
-    "fp32": "fp32", "float32": "fp32", "f32": "fp32", "full": "fp32",
-    "bf16": "bf16", "bfloat16": "bf16",
-    "fp16": "fp16", "float16": "fp16", "f16": "fp16", "half": "fp16", "16bit": "bf16",
-    "fp8": "fp8", "float8": "fp8", "e4m3": "fp8",
-    "int8": "int8", "8bit": "int8", "q8": "int8", "w8a8": "int8",
+    "fp32": "fp32", "float32": "fp32", "f32": "fp32", "full": "fp32", "bf16": "bf16", "bfloat16": "bf16",
+    "fp16": "fp16", "float16": "fp16", "f16": "fp16", "half": "fp16", "16bit": "bf16", "fp8": "fp8",
+    "float8": "fp8", "e4m3": "fp8", "int8": "int8", "8bit": "int8", "q8": "int8", "w8a8": "int8",
     "int4": "int4", "4bit": "int4", "q4": "int4", "nf4": "int4", "awq": "int4", "gptq": "int4", "w4a16": "int4",
 }
 KV_PRECISION_BYTES: dict[str, float] = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
@@ -138,17 +135,21 @@ class ResolvedRequest:
 @dataclass(frozen=True, slots=True)
 class Component:
     """One named part of a requirement; its formula as data (`code` + `values`, see engine.formula) and as the
-    English text that the JSON "formula" string carries."""
+    English text that the JSON "formula" string carries (written when read: a requirement sized only to compare,
+    for a precision hint or a capacity, shows none)."""
 
     name: str
     gb: float
     code: str
     values: Mapping[str, FormulaValue]
-    formula: str
 
     @classmethod
     def of(cls, name: str, gb: float, code: str, **values: FormulaValue) -> Component:
-        return cls(name, gb, code, values, english_formula(code, values))
+        return cls(name, gb, code, values)
+
+    @property
+    def formula(self) -> str:
+        return english_formula(self.code, self.values)
 
     def to_json(self) -> dict[str, object]:
         return {"name": self.name, "gb": self.gb, "formula": self.formula}
@@ -265,7 +266,6 @@ def resolve(request: SizeRequest, policy: SizingPolicy, registry: Registry | Non
         quant=quant,
         hf_id=hf_repo(shape.id) if model_id else None,
     )
-
 
 
 def _resolve_workload(request: SizeRequest, notes: list[Note]) -> str:

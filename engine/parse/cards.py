@@ -72,12 +72,19 @@ def _find_other_gpus(scan: Scan, draft: Draft) -> None:
     """GPUs the catalog does not list ('RTX 3060 12GB', '2x 3060', 'T4'): a card all the same (the engine says it
     is not rented), so its count and memory are not read as a GPU count or a memory budget."""
     i = 0
+    low = scan.low
     while i < scan.n:
-        found = _other_gpu_at(scan, i) if scan.free(i) else None
+        found = _other_gpu_at(scan, i) if scan.free(i) and _may_name_gpu(low[i]) else None
         if found is None:
             i += 1
             continue
         i = _take(scan, draft, i, *found)
+
+
+def _may_name_gpu(token: str) -> bool:
+    """A cheap look before _other_gpu_at: a prefix, a name, or what _GEFORCE_RE can match (4 digits from 1..9,
+    "ti" or "super" after them)."""
+    return token in OTHER_GPU_PREFIXES or token in OTHER_GPU_NAMES or ("1" <= token[:1] <= "9" and 4 <= len(token) <= 9)
 
 
 def _other_gpu_at(scan: Scan, i: int) -> tuple[int, str] | None:

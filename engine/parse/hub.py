@@ -22,7 +22,7 @@ _NAME_MARK_RE = re.compile(r"[0-9_.-]|[a-z][A-Z]")  # a digit, a separator or ca
 def hub_candidate(scan: Scan, draft: Draft, card_tokens: list[bool] | None = None) -> str | None:
     """The first repository id typed in the text when the parse found no registry model; None otherwise.
     `card_tokens`: the tokens the cards pass read (a repository id over one of them is a card pair)."""
-    if draft.model is not None:
+    if draft.model is not None or "/" not in scan.text:  # every repository id has its slash
         return None
     tokens = scan.tokens
     for match in REPO_ID_RE.finditer(scan.text):

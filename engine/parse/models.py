@@ -78,6 +78,8 @@ class Found:
     size_at: int | None = None  # an unknown name's total size token, left for the fields pass to read
 
 
+_UNLISTED_INITIALS = frozenset(family[:1] for family in UNLISTED_FAMILIES)
+
 # The best window of a fuzzy search: (top score, tokens, models ranked best first, the size it names)
 _Window = tuple[float, int, list[tuple[ModelShape, float]], float | str | None]
 
@@ -262,7 +264,7 @@ class _Search:
         low, used = scan.low, scan.used
         found: list[Found] = []
         for i in range(scan.n):
-            if used[i]:
+            if used[i] or low[i][:1] not in _UNLISTED_INITIALS:  # the first letter rules most words out
                 continue
             alpha = ALPHA_PREFIX_RE.match(low[i])
             if alpha is None or alpha.group() not in UNLISTED_FAMILIES:

@@ -62,9 +62,11 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
         find_region_ids(scan, draft, vocabulary, offset)
         find_billing_and_coin(scan, draft)
         find_model(scan, draft, vocabulary)
-        before_cards = list(scan.used)
+        slash = "/" in text  # only a repository id (hub_candidate) asks which tokens the cards pass read
+        before_cards = list(scan.used) if slash else None
         find_cards(scan, draft, vocabulary)
-        card_tokens = [now and not before for now, before in zip(scan.used, before_cards, strict=True)]
+        card_tokens = [now and not before for now, before in zip(scan.used, before_cards, strict=True)] \
+            if before_cards is not None else None
         read_fields(scan, draft, vocabulary)
         resolve_ambiguous(draft, vocabulary.models)
         resolve_unknown(draft, vocabulary.models)

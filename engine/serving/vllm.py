@@ -76,7 +76,11 @@ class VllmBudget:
 
 def vllm_batch_limits(gpu: Gpu, settings: VllmSettings, max_model_len: int) -> tuple[int, int]:
     """(max_num_batched_tokens, max_num_seqs) after arg_utils.py:3189-3240: mnbt <= seqs x L, seqs <= mnbt."""
-    tokens, seqs = memory.batch_defaults(gpu.memory_mib, gpu.name, settings.usage)
+    return _batch_limits(memory.batch_defaults(gpu.memory_mib, gpu.name, settings.usage), settings, max_model_len)
+
+
+def _batch_limits(defaults: tuple[int, int], settings: VllmSettings, max_model_len: int) -> tuple[int, int]:
+    tokens, seqs = defaults
     tokens = settings.max_num_batched_tokens or tokens
     seqs = settings.max_num_seqs or seqs
     tokens = min(seqs * max_model_len, tokens)
@@ -94,23 +98,100 @@ def model_dims(model: ServingModel, notes: list[Note]) -> ModelDims:
     return ModelDims.assumed(hidden, moe=bool(shape.experts_total))
 
 
-def vllm_budget(model: ServingModel, gpu: Gpu, tp: int, settings: VllmSettings, batch_tokens: int,
-                max_num_seqs: int, notes: list[Note]) -> VllmBudget:
-    dims = model_dims(model, notes)
-    activation = memory.activation_peak_bytes(dims, batch_tokens, max_num_seqs, tp)
-    cudagraph = memory.cudagraph_bytes(model.shape.params_b, tp, settings.enforce_eager)
-    notes.append(_activation_note(dims, activation))
+@dataclass(frozen=True, slots=True)
+class _Fixed:
+    """What a check reads that depends on the model, the card, the count and the settings only -- never on the
+    question's context or batch -- so it is worked out once per such layout (issue #14), notes included."""
+
+    shape: ModelShape  # the cache is keyed by its id: the entry keeps it alive
+    head_notes: tuple[Note, ...]  # the engine version, a head split that refuses the layout
+    refused: bool
+    batch_defaults: tuple[int, int]
+    dims: ModelDims
+    dims_notes: tuple[Note, ...]  # the Llama-like shape assumed
+    tail_notes: tuple[Note, ...]  # the CUDA graphs estimate, an uncapped context
+    requested: float
+    weights_per_gpu: float
+    non_torch: float
+    cudagraph: float
+    block_bytes: float
+    kv_bytes_per_token: float
+    weights_gb: float
+    cap: int
+
+
+_FIXED: dict[tuple[object, ...], _Fixed] = {}
+_FIXED_MAX = 4096  # layouts kept; cleared when full (a registry of ~200 models x ~60 layouts fits)
+
+
+def _fixed(model: ServingModel, gpu: Gpu, tp: int, settings: VllmSettings) -> _Fixed:
+    key = (id(model.shape), model.weights, model.dims, gpu, tp, settings)
+    found = _FIXED.get(key)
+    if found is not None and found.shape is model.shape:
+        return found
+    shape = model.shape
+    head = [Note(f"vLLM {VLLM_VERSION} rules, gpu_memory_utilization {settings.gpu_memory_utilization:g}",
+                 "serving_engine_version", engine="vllm", version=VLLM_VERSION)]
+    refused = layout_refused(shape, tp, head)
+    dims_notes: list[Note] = []
+    dims = model_dims(model, dims_notes)
+    cudagraph = memory.cudagraph_bytes(shape.params_b, tp, settings.enforce_eager)
+    tail: list[Note] = []
     if settings.count_cudagraphs and cudagraph:
-        notes.append(Note(f"CUDA graphs estimated at {cudagraph / GIB:.1f} GiB (vLLM >= 0.20 subtracts them; "
-                          "0.67-2.4 GiB measured in public logs)", "serving_cudagraph_estimate",
-                          gib=cudagraph / GIB))
-    return VllmBudget(
+        tail.append(Note(f"CUDA graphs estimated at {cudagraph / GIB:.1f} GiB (vLLM >= 0.20 subtracts them; "
+                         "0.67-2.4 GiB measured in public logs)", "serving_cudagraph_estimate", gib=cudagraph / GIB))
+    cap = context_cap(shape, tail)
+    found = _Fixed(
+        shape=shape, head_notes=tuple(head), refused=refused,
+        batch_defaults=memory.batch_defaults(gpu.memory_mib, gpu.name, settings.usage), dims=dims,
+        dims_notes=tuple(dims_notes), tail_notes=tuple(tail),
         requested=memory.requested_bytes(gpu.memory_mib, settings.gpu_memory_utilization),
-        weights=weights.vllm_weights_bytes_per_gpu(model.weights, tp),
-        activation=activation,
-        non_torch=memory.non_torch_bytes(tp),
+        weights_per_gpu=weights.vllm_weights_bytes_per_gpu(model.weights, tp), non_torch=memory.non_torch_bytes(tp),
         cudagraph=cudagraph if settings.count_cudagraphs else 0.0,
-    )
+        block_bytes=kv.bytes_per_block(shape, tp, settings.kv_cache_dtype),
+        kv_bytes_per_token=kv.kv_bytes_per_token_per_gpu(shape, tp, settings.kv_cache_dtype),
+        weights_gb=weights.vllm_weights_bytes(model.weights) / GB, cap=cap)
+    if len(_FIXED) >= _FIXED_MAX:
+        _FIXED.clear()
+    _FIXED[key] = found
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class _Pool:
+    """A layout's KV pool under its batch limits (the card's at most contexts): the budget, the blocks and the
+    longest request they hold."""
+
+    fixed: _Fixed  # the cache is keyed by its id: the entry keeps it alive
+    activation_note: Note
+    budget: VllmBudget
+    num_blocks: int
+    usable_blocks: int
+    best: int | None
+
+
+_POOLS: dict[tuple[int, int, int], _Pool] = {}
+
+
+def _pool(fixed: _Fixed, batch_tokens: int, max_num_seqs: int, tp: int, settings: VllmSettings) -> _Pool:
+    key = (id(fixed), batch_tokens, max_num_seqs)
+    found = _POOLS.get(key)
+    if found is not None and found.fixed is fixed:
+        return found
+    activation = memory.activation_peak_bytes(fixed.dims, batch_tokens, max_num_seqs, tp)
+    budget = VllmBudget(requested=fixed.requested, weights=fixed.weights_per_gpu, activation=activation,
+                        non_torch=fixed.non_torch, cudagraph=fixed.cudagraph)
+    num_blocks = kv.kv_blocks(budget.available_kv, fixed.block_bytes)
+    usable_blocks = num_blocks - settings.null_blocks
+    best = None
+    if budget.available_kv > 0 and not fixed.refused:
+        best = kv.max_model_len_for_blocks(fixed.shape, usable_blocks, batch_tokens, fixed.cap,
+                                           settings.in_flight_batches)
+    found = _Pool(fixed, _activation_note(fixed.dims, activation), budget, num_blocks, usable_blocks, best)
+    if len(_POOLS) >= _FIXED_MAX:
+        _POOLS.clear()
+    _POOLS[key] = found
+    return found
 
 
 def _activation_note(dims: ModelDims, activation: float) -> Note:
@@ -128,22 +209,20 @@ def vllm_check(model: ServingModel, gpu: Gpu, context_tokens: int, *, batch: int
     settings = settings or VllmSettings()
     shape = model.shape
     check_request(shape, context_tokens, batch, tp)
-    notes = [Note(f"vLLM {VLLM_VERSION} rules, gpu_memory_utilization {settings.gpu_memory_utilization:g}",
-                  "serving_engine_version", engine="vllm", version=VLLM_VERSION)]
-    refused = layout_refused(shape, tp, notes)
+    fixed = _fixed(model, gpu, tp, settings)
+    notes = list(fixed.head_notes)
+    refused = fixed.refused
     allowed = not refused and context_allowed(shape, tp, context_tokens, notes)
-    batch_tokens, max_num_seqs = vllm_batch_limits(gpu, settings, context_tokens)
-    budget = vllm_budget(model, gpu, tp, settings, batch_tokens, max_num_seqs, notes)
-    block_bytes = kv.bytes_per_block(shape, tp, settings.kv_cache_dtype)
-    num_blocks = kv.kv_blocks(budget.available_kv, block_bytes)
-    usable_blocks = num_blocks - settings.null_blocks
-
+    batch_tokens, max_num_seqs = _batch_limits(fixed.batch_defaults, settings, context_tokens)
+    pool = _pool(fixed, batch_tokens, max_num_seqs, tp, settings)
+    notes.extend(fixed.dims_notes)
+    notes.append(pool.activation_note)
+    notes.extend(fixed.tail_notes)
+    budget, block_bytes, num_blocks, cap = pool.budget, fixed.block_bytes, pool.num_blocks, fixed.cap
     blocks = kv.blocks_per_request(shape, context_tokens, batch_tokens, settings.in_flight_batches)
-    starts = allowed and budget.available_kv > 0 and blocks <= usable_blocks
-    cap = context_cap(shape, notes)
-    best, concurrency = None, None
+    starts = allowed and budget.available_kv > 0 and blocks <= pool.usable_blocks
+    best, concurrency = pool.best, None
     if budget.available_kv > 0 and not refused:
-        best = kv.max_model_len_for_blocks(shape, usable_blocks, batch_tokens, cap, settings.in_flight_batches)
         concurrency = kv.max_concurrency(num_blocks, blocks)
     context_capped_note(shape, best, cap, notes)
     outcome_notes(starts, concurrency, batch, budget.available_kv, notes)
@@ -151,9 +230,8 @@ def vllm_check(model: ServingModel, gpu: Gpu, context_tokens: int, *, batch: int
         notes.append(_kv_too_small(context_tokens, blocks * block_bytes, budget.available_kv, best))
     _sliding_note(shape, batch_tokens, context_tokens, settings.in_flight_batches, notes)
     return ServingCheck(
-        engine="vllm", tp=tp, weights_gb=weights.vllm_weights_bytes(model.weights) / GB,
-        weights_gb_per_gpu=budget.weights / GB,
-        kv_bytes_per_token_per_gpu=kv.kv_bytes_per_token_per_gpu(shape, tp, settings.kv_cache_dtype),
+        engine="vllm", tp=tp, weights_gb=fixed.weights_gb, weights_gb_per_gpu=budget.weights / GB,
+        kv_bytes_per_token_per_gpu=fixed.kv_bytes_per_token,
         kv_gb_per_gpu=blocks * batch * block_bytes / GB, runtime_overhead_gb_per_gpu=budget.overhead / GB,
         usable_gb_per_gpu=(budget.requested - budget.overhead) / GB,
         gpu_memory_utilization=settings.gpu_memory_utilization, max_num_batched_tokens=batch_tokens,
