@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import math
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
+from types import TracebackType
 from typing import Any
 
 import httpx
@@ -132,41 +134,61 @@ class SendSchedule:
     bounds: at most `catch_up_s` of missed slots are kept (an idle or stalled bot earns no burst beyond that: 7
     messages at 30/s), and never more than rate x 1 s messages in any sliding second (Telegram's ~30 messages/s
     for all ordinary messages, python-telegram-bot wiki "Avoiding flood limits"; Telegram documents no exact
-    window). Late wake-ups still cost what they add to a send that waited for the sliding second (~0.5 % at 4 ms
-    of lateness) instead of what they add to every send (~11 % when each one is paced 1/rate after the previous).
+    window).
+
+    The sliding second is counted as the receiver counts it: a message is in it from when it went out until its
+    answer came back (at most `in_flight_s` later), since it reached Telegram somewhere in between; counted from
+    the moment it went out, a request that spent longer in flight than the one 30 later (a busy event loop, a
+    garbage collection) lands within the same second as that one, and a 429 halts every send for a second
+    (bench_alerts: 5 of them in 12 s). What this costs is each round trip once a second, and each late wake-up
+    once a second, instead of every late wake-up (pacing each message 1/rate after the previous lost 3-6 %).
     Pure: the caller passes the time, so tests drive it with a fake clock."""
 
-    def __init__(self, messages_per_s: float, *, catch_up_s: float = 0.2, window_s: float = 1.0) -> None:
+    def __init__(self, messages_per_s: float, *, catch_up_s: float = 0.2, in_flight_s: float = 0.25,
+                 window_s: float = 1.0) -> None:
         self.interval = 1.0 / messages_per_s
         self.catch_up_s = catch_up_s
+        self.in_flight_s = in_flight_s
         self.window_s = window_s
         self._next = -math.inf  # the next free slot
-        # The last per-window sends: a new one may go only once the oldest of them has left the window.
-        self._recent: deque[float] = deque(maxlen=max(1, math.ceil(messages_per_s * window_s - 1e-9)))
+        # The last per-window sends, each [when it last counted]: a new one may go only once the oldest of them
+        # has left the window.
+        self._recent: deque[list[float]] = deque(maxlen=max(1, math.ceil(messages_per_s * window_s - 1e-9)))
 
     def wait(self, now: float) -> float:
         """Seconds until a message may go out (0: now)."""
         recent = self._recent
         delay = max(self._next, now - self.catch_up_s) - now
         # Compared as the window is (now - window_s, now], so that rounding cannot let one more in.
-        if len(recent) == recent.maxlen and now - self.window_s < recent[0]:
-            delay = max(delay, recent[0] + self.window_s - now, 1e-6)
+        if len(recent) == recent.maxlen and now - self.window_s < recent[0][0]:
+            delay = max(delay, recent[0][0] + self.window_s - now, 1e-6)
         return max(0.0, delay)
 
-    def sent(self, now: float) -> None:
-        """A message went out at `now` (after wait(now) answered 0): it takes the oldest free slot."""
-        self._recent.append(now)
+    def sent(self, now: float) -> list[float]:
+        """A message went out at `now` (after wait(now) answered 0): it takes the oldest free slot. The answer
+        is given to answered()."""
+        counted = [now]
+        self._recent.append(counted)
         self._next = max(self._next, now - self.catch_up_s) + self.interval
+        return counted
+
+    def answered(self, counted: list[float], now: float) -> None:
+        """The request that sent() returned `counted` for came back (answer or error) at `now`."""
+        counted[0] = max(counted[0], min(now, counted[0] + self.in_flight_s))
+
+
+_in_flight: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar("cardfit_in_flight", default=None)
 
 
 class Pacer(AsyncLimiter):
-    """PTB's overall limiter (`async with`) on a SendSchedule: one waiter at a time, in arrival order."""
+    """PTB's overall limiter (`async with` around each request) on a SendSchedule: one waiter at a time, in
+    arrival order; leaving the block is the answer (a task's own request: a context variable)."""
 
-    def __init__(self, messages_per_s: float, *, catch_up_s: float = 0.2,
+    def __init__(self, messages_per_s: float, *, catch_up_s: float = 0.2, in_flight_s: float = 0.25,
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep) -> None:
         super().__init__(max_rate=max(1, math.ceil(messages_per_s - 1e-9)), time_period=1.0)
-        self.schedule = SendSchedule(messages_per_s, catch_up_s=catch_up_s)
+        self.schedule = SendSchedule(messages_per_s, catch_up_s=catch_up_s, in_flight_s=in_flight_s)
         self._clock = clock
         self._sleep = sleep
         self._turn = asyncio.Lock()
@@ -178,7 +200,14 @@ class Pacer(AsyncLimiter):
         async with self._turn:
             while (delay := self.schedule.wait(self._clock())) > 0:
                 await self._sleep(delay)
-            self.schedule.sent(self._clock())
+            _in_flight.set(self.schedule.sent(self._clock()))
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        counted = _in_flight.get()
+        if counted is not None:
+            _in_flight.set(None)
+            self.schedule.answered(counted, self._clock())
 
 
 class ResilientRateLimiter(AIORateLimiter):
