@@ -141,3 +141,4 @@ async def _post_shutdown(application: CardfitApplication) -> None:
     services: Services | None = application.bot_data.get("services")
     if services is not None:
         await services.close()
+    gc.unfreeze()  # what start-up froze is collectable again (an application built again in the same process)
