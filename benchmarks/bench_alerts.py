@@ -44,6 +44,11 @@ from catalog.diff import diff_catalogs
 from catalog.loader import parse_catalog
 from tests.support.botapi_emulator import BotApiEmulator
 
+try:
+    from bot.app import settle_heap
+except ImportError:  # main before wave H: the bot did not freeze its start-up heap
+    settle_heap = gc.collect  # type: ignore[assignment]
+
 TOKEN = "123456:BENCH-token-not-real"
 ADMIN = 42
 BUNDLED = Path(__file__).resolve().parents[1] / "catalog" / "data" / "gpurenthub.yaml"
@@ -62,6 +67,7 @@ class Holds:
         self.worst: dict[str, tuple[float, str]] = {}  # phase -> the longest hold and the store method that held it
         self.intervals: dict[str, list[tuple[float, float]]] = {}
         self.cpu: dict[str, float] = {}  # phase -> the most CPU time this process spent during one hold
+        self.checkpoints: list[tuple[float, float]] = []  # SQLite's WAL checkpoints, (start, end)
 
     def hold(self, since: float, until: float, cpu: float) -> None:
         self.cpu[self.phase] = max(self.cpu.get(self.phase, 0.0), cpu)
@@ -80,6 +86,11 @@ class Holds:
                               if start < until and end > since)
                 longest = max(longest, until - since - stalled)
         return longest
+
+    def long_during_checkpoints(self, phases: tuple[str, ...]) -> int:
+        """How many holds over 50 ms overlapped a WAL checkpoint (which runs beside them, not inside)."""
+        return sum(1 for phase in phases for since, until in self.intervals.get(phase, ()) if until - since > 0.05
+                   and any(start < until and end > since for start, end in self.checkpoints))
 
     def read(self, seconds: float) -> None:
         self.reads.setdefault(self.phase, []).append(seconds)
@@ -144,6 +155,18 @@ def instrument(store: Store, holds: Holds) -> None:
     database: Any = store._database  # noqa: SLF001 - the benchmark measures the layer's own lock
     attribute = "_lock" if database.engine == "sqlite" else "_write_lock"
     setattr(database, attribute, TimedLock(holds.hold))
+    checkpointer = getattr(database, "_checkpointer", None)  # SQLite's WAL checkpoints (bot/store/wal.py)
+    if checkpointer is not None:
+        checkpoint = checkpointer.checkpoint
+
+        async def timed_checkpoint() -> Any:
+            start = time.perf_counter()
+            try:
+                return await checkpoint()
+            finally:
+                holds.checkpoints.append((start, time.perf_counter()))
+
+        checkpointer.checkpoint = timed_checkpoint
     if database.engine != "sqlite":  # PostgreSQL's reads take no lock in this process: time them as they run
         fetch = database.fetch
 
@@ -239,8 +262,9 @@ async def run_engine(engine: str, args: argparse.Namespace) -> dict[str, Any]:
             try:
                 await add_subscribers(store, args.subscribers)
                 # The setup's 300,000 objects are garbage now; collect them before measuring, as a bot that has
-                # run a while would have, instead of charging that collection to the first measured phase.
-                gc.collect()
+                # run a while would have, instead of charging that collection to the first measured phase; then
+                # what the bot does once started (bot/app.py settle_heap: gc.freeze), where the code has it.
+                settle_heap()
                 instrument(store, holds)
                 pauses = GcPauses()
                 settings = load_settings(bot_token=TOKEN, db=f"{tmp}/unused.sqlite3", admin_ids=str(ADMIN))
@@ -301,6 +325,9 @@ async def run_engine(engine: str, args: argparse.Namespace) -> dict[str, Any]:
             int(0.99 * (sum(len(holds.by_phase.get(phase, ())) for phase in MEASURED) - 1))],
         "longest_hold_cpu_ms": 1000 * max((holds.cpu.get(phase, 0.0) for phase in MEASURED), default=0.0),
         "longest_hold_no_gc_ms": holds.longest_without(pauses.intervals, MEASURED) * 1000,
+        "checkpoints": len(holds.checkpoints),
+        "longest_checkpoint_ms": 1000 * max((end - start for start, end in holds.checkpoints), default=0.0),
+        "over_50ms_during_checkpoint": holds.long_during_checkpoints(MEASURED),
         "counts_equal_scan": {k: v for k, v in progress.items() if k != "total"}
         == {k: scanned.get(k, 0) for k in ("sent", "failed", "blocked", "queued")}
         and progress["total"] == sum(scanned.values()),
@@ -317,6 +344,10 @@ def report(result: dict[str, Any], limit: float) -> list[dict[str, Any]]:
           f"{result['longest_hold_no_gc_ms']:.1f} ms; {result['over_50ms']} of {result['holds_count']:,} holds over "
           f"50 ms, p99 {result['p99_hold_ms']:.1f} ms; the most CPU this process spent during one hold "
           f"{result['longest_hold_cpu_ms']:.1f} ms (wall time beyond it: the machine's other work, or the server)")
+    if result["checkpoints"]:
+        print(f"[{engine}] {result['checkpoints']} WAL checkpoints beside the store's connection, the longest "
+              f"{result['longest_checkpoint_ms']:.1f} ms; holds over 50 ms while one ran: "
+              f"{result['over_50ms_during_checkpoint']}")
     if result["reads"]:
         reads = ", ".join(f"{phase} {longest * 1000:.1f} ms of {count:,}" for phase, (longest, count)
                           in result["reads"].items())

@@ -2,10 +2,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
-from collections.abc import Callable, Coroutine
+import math
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine
+from types import TracebackType
 from typing import Any
 
+from aiolimiter import AsyncLimiter
 from telegram import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram._utils.types import JSONDict
 from telegram.constants import ChatType
@@ -105,6 +111,88 @@ def failed_request(error: BaseException) -> tuple[str, object] | None:
 FAILED_REQUEST_ATTR = "cardfit_failed_request"
 
 
+class SendSchedule:
+    """When the next message may go out: one slot every 1/rate seconds on an absolute clock, so a sender woken
+    late (a busy CPU, a garbage collection) catches up on the slots it missed instead of losing them, within two
+    bounds: at most `catch_up_s` of missed slots are kept (an idle or stalled bot earns no burst beyond that: 7
+    messages at 30/s), and never more than rate x 1 s messages in any sliding second (Telegram's ~30 messages/s
+    for all ordinary messages, python-telegram-bot wiki "Avoiding flood limits"; Telegram documents no exact
+    window).
+
+    The sliding second is counted as the receiver counts it: a message is in it from when it went out until its
+    answer came back (at most `in_flight_s` later), since it reached Telegram somewhere in between; counted from
+    the moment it went out, a request that spent longer in flight than the one 30 later (a busy event loop, a
+    garbage collection) lands within the same second as that one, and a 429 halts every send for a second
+    (bench_alerts: 5 of them in 12 s). What this costs is each round trip once a second, and each late wake-up
+    once a second, instead of every late wake-up (pacing each message 1/rate after the previous lost 3-6 %).
+    Pure: the caller passes the time, so tests drive it with a fake clock."""
+
+    def __init__(self, messages_per_s: float, *, catch_up_s: float = 0.2, in_flight_s: float = 0.25,
+                 window_s: float = 1.0) -> None:
+        self.interval = 1.0 / messages_per_s
+        self.catch_up_s = catch_up_s
+        self.in_flight_s = in_flight_s
+        self.window_s = window_s
+        self._next = -math.inf  # the next free slot
+        # The last per-window sends, each [when it last counted]: a new one may go only once the oldest of them
+        # has left the window.
+        self._recent: deque[list[float]] = deque(maxlen=max(1, math.ceil(messages_per_s * window_s - 1e-9)))
+
+    def wait(self, now: float) -> float:
+        """Seconds until a message may go out (0: now)."""
+        recent = self._recent
+        delay = max(self._next, now - self.catch_up_s) - now
+        # Compared as the window is (now - window_s, now], so that rounding cannot let one more in.
+        if len(recent) == recent.maxlen and now - self.window_s < recent[0][0]:
+            delay = max(delay, recent[0][0] + self.window_s - now, 1e-6)
+        return max(0.0, delay)
+
+    def sent(self, now: float) -> list[float]:
+        """A message went out at `now` (after wait(now) answered 0): it takes the oldest free slot. The answer
+        is given to answered()."""
+        counted = [now]
+        self._recent.append(counted)
+        self._next = max(self._next, now - self.catch_up_s) + self.interval
+        return counted
+
+    def answered(self, counted: list[float], now: float) -> None:
+        """The request that sent() returned `counted` for came back (answer or error) at `now`."""
+        counted[0] = max(counted[0], min(now, counted[0] + self.in_flight_s))
+
+
+_in_flight: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar("cardfit_in_flight", default=None)
+
+
+class Pacer(AsyncLimiter):
+    """PTB's overall limiter (`async with` around each request) on a SendSchedule: one waiter at a time, in
+    arrival order; leaving the block is the answer (a task's own request: a context variable)."""
+
+    def __init__(self, messages_per_s: float, *, catch_up_s: float = 0.2, in_flight_s: float = 0.25,
+                 clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep) -> None:
+        super().__init__(max_rate=max(1, math.ceil(messages_per_s - 1e-9)), time_period=1.0)
+        self.schedule = SendSchedule(messages_per_s, catch_up_s=catch_up_s, in_flight_s=in_flight_s)
+        self._clock = clock
+        self._sleep = sleep
+        self._turn = asyncio.Lock()
+
+    def has_capacity(self, amount: float = 1) -> bool:
+        return self.schedule.wait(self._clock()) == 0
+
+    async def acquire(self, amount: float = 1) -> None:
+        async with self._turn:
+            while (delay := self.schedule.wait(self._clock())) > 0:
+                await self._sleep(delay)
+            _in_flight.set(self.schedule.sent(self._clock()))
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        counted = _in_flight.get()
+        if counted is not None:
+            _in_flight.set(None)
+            self.schedule.answered(counted, self._clock())
+
+
 class ResilientRateLimiter(AIORateLimiter):
     """PTB's AIORateLimiter (30 msg/s overall, 20/min per group, RetryAfter honoured and retried) plus retries
     with exponential backoff for network failures that provably had no effect (never_reached_telegram), and for
@@ -118,12 +206,12 @@ class ResilientRateLimiter(AIORateLimiter):
 
     def __init__(self, *, messages_per_s: float = 30.0, network_retries: int = 4, backoff_s: float = 0.5,
                  **kwargs: Any) -> None:
-        # A bucket of what the rate allows in 1/30 s (one message at Telegram's 30/s) instead of aiolimiter's
-        # default bucket of a whole second: a full one-second bucket lets 30 messages out at once and more within
-        # the same second, which Telegram (and the emulator's sliding window) answers with 429 and a second of
-        # silence for everyone. Tiny buckets at very high rates would serialise every send for nothing.
-        bucket = max(1, round(messages_per_s / 30))
-        super().__init__(overall_max_rate=bucket, overall_time_period=bucket / messages_per_s, **kwargs)
+        # Not aiolimiter's bucket: a one-second bucket lets 30 messages out at once and more within the same
+        # second, which Telegram (and the emulator's sliding window) answers with 429 and a second of silence for
+        # everyone; a bucket of one message paces each one 1/30 s after the previous, so every late wake-up on a
+        # busy CPU was lost for good (94-97 % of the rate in benchmarks/bench_alerts.py). See SendSchedule.
+        super().__init__(**kwargs)
+        self._base_limiter = Pacer(messages_per_s)
         self.network_retries = network_retries
         self.backoff_s = backoff_s
 

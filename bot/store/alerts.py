@@ -21,9 +21,10 @@ ALERT_LEASE_S = 300.0
 # Every state an alert can be in: the columns of alert_counts (migration 13).
 ALERT_STATES = ("queued", "sending", "sent", "failed", "blocked", "unknown")
 # Rows per enqueue transaction: one multi-row INSERT that keeps the write lock a few milliseconds
-# (benchmarks/bench_alerts.py measures the longest hold at 100,000), and whose text (about 40 characters a row
-# once numbered for PostgreSQL) stays under asyncpg's 15 KiB max_cacheable_statement_size: a longer one is parsed
-# and planned again for every chunk (https://magicstack.github.io/asyncpg/current/api/index.html, connect()).
+# (benchmarks/bench_alerts.py measures the longest hold at 100,000), and whose text (9,020 characters for 250 rows
+# once numbered for PostgreSQL, 40 a row) stays under asyncpg's max_cacheable_statement_size, 1024 * 15 characters
+# by default (asyncpg 0.32.0, asyncpg/connection.py: connect() and the `len(query) <=` test in _get_statement; up
+# to ~380 rows fit): a longer statement is not kept in the statement cache, so it is prepared again every chunk.
 ENQUEUE_CHUNK = 250
 # The admin's progress message: message_id of a claimed row whose message is not sent yet (Telegram's ids start at
 # 1), and how long the claim keeps other replicas from sending one (longer than one sendMessage with its retries).

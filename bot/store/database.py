@@ -33,6 +33,7 @@ from bot.store.dialect import (  # re-exported: the store's callers name them he
 )
 
 __all__ = ["is_postgres_url", "pg_ddl", "pg_placeholders", "redacted"]
+from bot.store.wal import WalCheckpointer
 
 log = logging.getLogger(__name__)
 
@@ -214,6 +215,7 @@ class SqliteDatabase(Database):
         self._closed = False
         self._waiting: list[tuple[Callable[[sqlite3.Connection], Any], asyncio.Future[Any]]] = []
         self._runner: asyncio.Task[None] | None = None
+        self._checkpointer: WalCheckpointer | None = None
 
     @classmethod
     async def connect(cls, path: str | Path) -> SqliteDatabase:
@@ -232,16 +234,25 @@ class SqliteDatabase(Database):
             # NORMAL is durable across application crashes in WAL mode; only a power cut can lose the last commits.
             await db.execute("PRAGMA synchronous = NORMAL")
             await db.execute("PRAGMA foreign_keys = ON")
+            if journal_mode == "wal":
+                # No commit of this connection copies the WAL into the database: WalCheckpointer does, between
+                # them, from its own connection (the default copies it inside whichever commit fills 1,000 pages).
+                await db.execute("PRAGMA wal_autocheckpoint = 0")
         except BaseException:
             # aiosqlite's worker thread is not a daemon: an unclosed connection would keep the process alive.
             await db.close()
             raise
-        return cls(db, path_text)
+        database = cls(db, path_text)
+        if journal_mode == "wal":
+            database._checkpointer = await WalCheckpointer.start(path_text)
+        return database
 
     async def close(self) -> None:
         if self._closed:
             return
         self._closed = True
+        if self._checkpointer is not None:
+            await self._checkpointer.close()
         async with self._lock:
             await self._db.close()
 
