@@ -27,8 +27,9 @@ POOL_TIMEOUT_MESSAGE = ("Pool timeout: All connections in the connection pool ar
 
 
 def json_body(request_data: RequestData) -> bytes:
-    """The call's parameters as one JSON object (nested objects as JSON, not as JSON-in-a-string)."""
-    return json.dumps(request_data.parameters, ensure_ascii=False, separators=(",", ":")).encode()
+    """The call's parameters as one JSON object (nested objects as JSON, not as JSON-in-a-string). ASCII, as PTB's
+    own json_payload: a lone surrogate in a text is escaped instead of failing to encode."""
+    return json.dumps(request_data.parameters, separators=(",", ":")).encode()
 
 
 class JsonRequest(HTTPXRequest):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dtm
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -18,7 +19,7 @@ import bot.telegram_io as telegram_io
 from bot.app import SEND_POOL_TIMEOUT_S, build_application
 from bot.config import load_settings
 from bot.conversation import Button
-from bot.http_request import JsonRequest
+from bot.http_request import JsonRequest, json_body
 from bot.send_errors import never_reached_telegram
 from bot.telegram_io import markup
 from tests.support.botapi_emulator import BotApiEmulator
@@ -171,3 +172,11 @@ def test_the_keyboard_memo_is_bounded(monkeypatch):
         keyboard = markup([[Button(f"b{index}", data=str(index))]])
         assert keyboard == plain([[Button(f"b{index}", data=str(index))]])
         assert len(telegram_io._KEYBOARDS) <= 3
+
+
+def test_the_body_is_ascii_json_and_a_lone_surrogate_does_not_break_it():
+    data = RequestData([RequestParameter.from_input("text", "Ä ✓ \ud83d"), RequestParameter.from_input("chat_id", 7),
+                        RequestParameter.from_input("reply_markup", markup(BUTTONS))])
+    body = json_body(data)
+    assert body.isascii()
+    assert json.loads(body) == {"text": "Ä ✓ \ud83d", "chat_id": 7, "reply_markup": plain(BUTTONS).to_dict()}
