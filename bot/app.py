@@ -14,6 +14,7 @@ from bot.catalog_service import CatalogHolder
 from bot.commands import Scope, menu
 from bot.config import Settings
 from bot.context import CONTEXT_TYPES, CardfitApplication, CustomContext
+from bot.http_request import JsonRequest
 from bot.i18n import LANGUAGES, t
 from bot.inbox import INBOX_KEY, RAW_UPDATES_KEY, Inbox, InboxRateLimiter, RawUpdatesRequest
 from bot.services import Services
@@ -23,6 +24,21 @@ from engine.parse import parse
 log = logging.getLogger(__name__)
 SEND_READ_TIMEOUT_S = 25.0
 SEND_WRITE_TIMEOUT_S = 25.0
+# PTB opens up to 256 connections, and httpcore walks all of them (and every waiting request) whenever a request
+# starts or ends: with 64 updates handled at once that walk cost more CPU than Cardfit's own work (issue #14,
+# benchmarks/bench_bot.py: ~1.5 ms per update less at 8). Telegram takes 30 messages/s: 8 connections carry that
+# while an answer takes under ~250 ms. A send waiting for a connection has not reached Telegram, so it may wait
+# longer than PTB's 1 s rather than fail (and be retried: bot/send_errors.py, PoolTimeout).
+SEND_POOL_SIZE = 8
+SEND_POOL_TIMEOUT_S = 10.0
+
+
+def send_request() -> BaseRequest:
+    """The connection for every call but getUpdates: JSON bodies (bot/http_request.py). PTB waits 5 s for an
+    answer; a busy Telegram takes longer, and a send that timed out while reading is not repeated
+    (bot/telegram_io.py: it may have arrived): wait long enough not to give up on it."""
+    return JsonRequest(connection_pool_size=SEND_POOL_SIZE, read_timeout=SEND_READ_TIMEOUT_S,
+                       write_timeout=SEND_WRITE_TIMEOUT_S, pool_timeout=SEND_POOL_TIMEOUT_S)
 
 
 def build_application(settings: Settings, *, request: BaseRequest | None = None,
@@ -44,12 +60,7 @@ def build_application(settings: Settings, *, request: BaseRequest | None = None,
         .post_stop(_post_stop)
         .post_shutdown(_post_shutdown)
     )
-    if request is not None:
-        builder = builder.request(request)
-    else:
-        # PTB waits 5 s for an answer; a busy Telegram takes longer, and a send that timed out while reading is
-        # not repeated (bot/telegram_io.py: it may have arrived): wait long enough not to give up on it.
-        builder = builder.read_timeout(SEND_READ_TIMEOUT_S).write_timeout(SEND_WRITE_TIMEOUT_S)
+    builder = builder.request(request if request is not None else send_request())
     raw_updates: RawUpdatesRequest | None = None
     if get_updates_request is None:
         raw_updates = get_updates_request = RawUpdatesRequest()

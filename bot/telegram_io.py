@@ -64,13 +64,44 @@ def query_of(update: Update) -> CallbackQuery:
 
 
 def markup(buttons: list[list[Button]]) -> InlineKeyboardMarkup | None:
+    """The keyboard for `buttons`; the same buttons get the same (frozen, so shareable) object: a cached reply's
+    ten buttons are not built again for every message (issue #14: ~0.1 ms per reply)."""
     if not buttons:
         return None
-    return InlineKeyboardMarkup([
-        [InlineKeyboardButton(b.text, url=b.url) if b.url else InlineKeyboardButton(b.text, callback_data=b.data)
-         for b in row]
-        for row in buttons
-    ])
+    key = tuple(tuple(row) for row in buttons)
+    keyboard = _KEYBOARDS.get(key)
+    if keyboard is None:
+        if len(_KEYBOARDS) >= MAX_KEYBOARDS:  # bounded whatever the traffic; top-up links differ per user
+            _KEYBOARDS.clear()
+        keyboard = _KEYBOARDS[key] = Keyboard([
+            [InlineKeyboardButton(b.text, url=b.url) if b.url else InlineKeyboardButton(b.text, callback_data=b.data)
+             for b in row]
+            for row in buttons
+        ])
+    return keyboard
+
+
+class Keyboard(InlineKeyboardMarkup):
+    """An InlineKeyboardMarkup that turns itself into the Bot API's dict once: PTB calls to_dict for every send
+    (~0.2 ms for ten buttons), and the object is frozen, so the dict cannot go stale. Equal to the plain markup
+    with the same buttons."""
+
+    __slots__ = ("_wire",)
+
+    def __init__(self, inline_keyboard: list[list[InlineKeyboardButton]]) -> None:
+        super().__init__(inline_keyboard)
+        with self._unfrozen():
+            self._wire = super().to_dict()
+
+    def to_dict(self, recursive: bool = True) -> JSONDict:
+        return dict(self._wire) if recursive else super().to_dict(recursive)
+
+    def __hash__(self) -> int:  # as the plain markup's: equal objects, equal hashes
+        return hash((InlineKeyboardMarkup, self._id_attrs))
+
+
+MAX_KEYBOARDS = 1024
+_KEYBOARDS: dict[tuple[tuple[Button, ...], ...], Keyboard] = {}
 
 
 async def reply(message: Message, answer: Reply) -> Message:

@@ -11,6 +11,7 @@ events is the same on every run, however loaded the machine."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import signal
@@ -77,7 +78,10 @@ class Gate:
             if self.hold_after is not None and self.messages > self.hold_after:
                 self.held.set()
                 await self.open.wait()
-            chat = parse_qs(body.decode()).get("chat_id", [""])[0]
+            if request.content_type == "application/json":  # bot/http_request.py posts sends as JSON
+                chat = str(json.loads(body).get("chat_id", ""))
+            else:
+                chat = parse_qs(body.decode()).get("chat_id", [""])[0]
             if chat.lstrip("-").isdigit():
                 self.chats.append(int(chat))
         assert self._session is not None

@@ -1,0 +1,182 @@
+"""bot/http_request.py: sends posted as JSON arrive as the form path's did, faults keep their classification;
+bot/telegram_io.py markup: the same buttons give the same, equal keyboard."""
+from __future__ import annotations
+
+import asyncio
+import datetime as dtm
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
+from telegram.error import NetworkError, RetryAfter, TimedOut
+from telegram.request import BaseRequest, HTTPXRequest, RequestData
+from telegram.request._requestparameter import RequestParameter
+
+import bot.telegram_io as telegram_io
+from bot.app import SEND_POOL_TIMEOUT_S, build_application
+from bot.config import load_settings
+from bot.conversation import Button
+from bot.http_request import JsonRequest, json_body
+from bot.send_errors import never_reached_telegram
+from bot.telegram_io import markup
+from tests.support.botapi_emulator import BotApiEmulator
+
+TOKEN = "123456:TEST-TOKEN-not-real"
+USER = 4242
+HTML = "<b>70B</b> at 4-bit: <i>~40 GB</i> &amp; a <a href=\"https://example.com/a?b=1&amp;c=2\">link</a> — ÄÖÜ ✓"
+BUTTONS = [[Button(f"Card {row}{col}", data=f"pick:{row}:{col}") for col in range(2)] for row in range(4)] + [
+    [Button("Top up", url="https://example.com/topup?ref=abc&amount=10")]]
+
+
+def content_types(seen: list[str]) -> dict[str, Any]:
+    async def hook(request: httpx.Request) -> None:
+        if not request.url.path.endswith(("/getMe", "/deleteWebhook")):
+            seen.append(request.headers.get("content-type", "").split(";")[0])
+
+    return {"event_hooks": {"request": [hook]}}
+
+
+@pytest.fixture
+async def emulator() -> AsyncIterator[BotApiEmulator]:
+    async with BotApiEmulator(token=TOKEN) as emu:
+        emu.push_message(USER, "hi")  # the private chat exists
+        yield emu
+
+
+async def send_with(emulator: BotApiEmulator, request: BaseRequest) -> tuple[dict[str, Any], dict[str, Any]]:
+    async with Bot(TOKEN, base_url=emulator.base_url, request=request) as bot:
+        message = await bot.send_message(USER, HTML, parse_mode="HTML", reply_markup=markup(BUTTONS),
+                                         disable_notification=True)
+    got = message.to_dict()
+    for key in ("message_id", "date"):
+        got.pop(key)
+    return emulator.sent("sendMessage", chat_id=USER)[-1].params, got
+
+
+async def test_a_json_send_arrives_as_the_form_send_did(emulator):
+    seen: list[str] = []
+    form_params, form_message = await send_with(emulator, HTTPXRequest())
+    json_params, json_message = await send_with(emulator, JsonRequest(httpx_kwargs=content_types(seen)))
+    assert seen == ["application/json"]
+    assert json_params == form_params
+    assert json_params["text"] == HTML and json_params["disable_notification"] is True
+    assert json_params["reply_markup"] == markup(BUTTONS).to_dict()  # type: ignore[union-attr]
+    assert json_message == form_message
+    assert json_message["reply_markup"]["inline_keyboard"][-1][0]["url"] == BUTTONS[-1][0].url
+
+
+async def test_a_call_with_a_file_keeps_the_multipart_form(emulator):
+    seen: list[str] = []
+    async with Bot(TOKEN, base_url=emulator.base_url, request=JsonRequest(httpx_kwargs=content_types(seen))) as bot:
+        await bot.send_document(USER, b"a,b\n1,2\n", filename="cards.csv", caption="<b>cards</b>")
+    assert seen == ["multipart/form-data"]
+    assert emulator.sent("sendDocument", chat_id=USER)[-1].params["caption"] == "<b>cards</b>"
+
+
+async def test_429_is_retry_after_with_its_seconds(emulator):
+    emulator.fail_next("sendMessage", "retry_after", retry_after=7)
+    async with Bot(TOKEN, base_url=emulator.base_url, request=JsonRequest()) as bot:
+        with pytest.raises(RetryAfter) as raised:
+            await bot.send_message(USER, "x")
+    assert raised.value.retry_after in (7, dtm.timedelta(seconds=7))
+
+
+async def test_a_connection_dropped_after_the_write_may_have_arrived(emulator):
+    emulator.fail_next("sendMessage", "drop")
+    async with Bot(TOKEN, base_url=emulator.base_url, request=JsonRequest()) as bot:
+        with pytest.raises(NetworkError) as raised:
+            await bot.send_message(USER, "x")
+    assert isinstance(raised.value.__cause__, httpx.HTTPError)
+    assert not never_reached_telegram(raised.value)
+
+
+async def test_a_refused_connection_never_reached_telegram():
+    with pytest.raises(NetworkError) as raised:  # port 1 on the loopback: nobody listens
+        await _post_json(JsonRequest(connect_timeout=2), "http://127.0.0.1:1/bot1:x/sendMessage")
+    assert isinstance(raised.value.__cause__, httpx.ConnectError)
+    assert never_reached_telegram(raised.value)
+
+
+async def _post_json(request: JsonRequest, url: str, **timeouts: float) -> Any:
+    await request.initialize()
+    try:
+        return await _post_json_open(request, url, **timeouts)
+    finally:
+        await request.shutdown()
+
+
+async def test_a_read_time_out_may_have_arrived_and_a_pool_time_out_never_reached():
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(65536)  # the request arrives and is never answered
+        await asyncio.sleep(5)
+        writer.close()
+
+    server = await asyncio.start_server(silent, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/bot1:x/sendMessage"
+    try:
+        with pytest.raises(TimedOut) as read:
+            await _post_json(JsonRequest(), url, read_timeout=0.2)
+        assert isinstance(read.value.__cause__, httpx.ReadTimeout) and not never_reached_telegram(read.value)
+
+        request = JsonRequest(connection_pool_size=1, pool_timeout=0.2, read_timeout=2)
+        await request.initialize()
+        first = asyncio.create_task(_post_json_open(request, url))
+        await asyncio.sleep(0.1)  # it holds the only connection
+        with pytest.raises(TimedOut) as pool:
+            await _post_json_open(request, url)
+        first.cancel()
+        await request.shutdown()
+        assert isinstance(pool.value.__cause__, httpx.PoolTimeout) and never_reached_telegram(pool.value)
+    finally:
+        server.close()
+
+
+async def _post_json_open(request: JsonRequest, url: str, **timeouts: float) -> Any:
+    data = RequestData([RequestParameter.from_input("chat_id", USER), RequestParameter.from_input("text", "x")])
+    return await request.post(url, request_data=data, **timeouts)  # type: ignore[arg-type]
+
+
+def test_the_application_sends_through_json_with_the_long_time_outs(tmp_path):
+    application = build_application(load_settings(bot_token=TOKEN, db=str(tmp_path / "c.sqlite3")))
+    request = application.bot.request
+    assert isinstance(request, JsonRequest)
+    assert request.read_timeout == 25.0 and request._client.timeout.write == 25.0
+    assert request._client.timeout.pool == SEND_POOL_TIMEOUT_S > 1  # waiting for a connection is harmless
+
+
+def plain(buttons: list[list[Button]]) -> InlineKeyboardMarkup:
+    return InlineKeyboardMarkup([[InlineKeyboardButton(b.text, url=b.url) if b.url
+                                  else InlineKeyboardButton(b.text, callback_data=b.data) for b in row]
+                                 for row in buttons])
+
+
+def test_the_same_buttons_give_the_same_equal_keyboard():
+    first = markup(BUTTONS)
+    again = markup([list(row) for row in BUTTONS])  # equal buttons, new lists, as the reply cache hands them out
+    assert again is first
+    assert first == plain(BUTTONS) and plain(BUTTONS) == first and hash(first) == hash(plain(BUTTONS))
+    assert first is not None and first.to_dict() == plain(BUTTONS).to_dict()
+    assert first.to_json() == plain(BUTTONS).to_json()
+    other = markup([[Button("Top up", url="https://example.com/topup?ref=xyz&amount=10")]])
+    assert other is not first and other == plain([[Button("Top up", url="https://example.com/topup?ref=xyz&amount=10")]])
+    assert markup([]) is None
+
+
+def test_the_keyboard_memo_is_bounded(monkeypatch):
+    monkeypatch.setattr(telegram_io, "MAX_KEYBOARDS", 3)
+    monkeypatch.setattr(telegram_io, "_KEYBOARDS", {})
+    for index in range(10):
+        keyboard = markup([[Button(f"b{index}", data=str(index))]])
+        assert keyboard == plain([[Button(f"b{index}", data=str(index))]])
+        assert len(telegram_io._KEYBOARDS) <= 3
+
+
+def test_the_body_is_ascii_json_and_a_lone_surrogate_does_not_break_it():
+    data = RequestData([RequestParameter.from_input("text", "Ä ✓ \ud83d"), RequestParameter.from_input("chat_id", 7),
+                        RequestParameter.from_input("reply_markup", markup(BUTTONS))])
+    body = json_body(data)
+    assert body.isascii()
+    assert json.loads(body) == {"text": "Ä ✓ \ud83d", "chat_id": 7, "reply_markup": plain(BUTTONS).to_dict()}
