@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from catalog.names import normalize_name
 from catalog.schema import TRAINING_INTERCONNECTS, Card, Catalog
@@ -19,7 +19,9 @@ from engine.sizing import Requirement, ResolvedRequest
 STANDARD_SET_SIZES = ranking.STANDARD_SET_SIZES
 
 
-@dataclass(frozen=True, slots=True)
+# Layouts and their per-GPU view are built for every answer: not frozen (a frozen dataclass pays object.__setattr__
+# per field, about 5x the construction), hashed and compared by value as before; nothing changes one once built.
+@dataclass(slots=True, unsafe_hash=True)
 class PerGpu:
     weights_gb: float
     kv_cache_gb: float
@@ -32,7 +34,7 @@ class PerGpu:
                 "total_gb": self.total_gb, "spare_gb": self.spare_gb}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Layout:
     """One card x count, evaluated against a requirement."""
 
@@ -55,9 +57,11 @@ class Layout:
         return f"{self.count}x {self.card.name}"
 
     def to_json(self, catalog: Catalog) -> dict[str, object]:
+        card = self.card
+        facts = set_facts(catalog, card, self.count)
         data: dict[str, object] = {
-            "card": self.card.id,
-            "card_name": self.card.name,
+            "card": card.id,
+            "card_name": card.name,
             "count": self.count,
             "vram_gb": self.vram_gb,
             "spare_gb": self.spare_gb,
@@ -66,14 +70,43 @@ class Layout:
             "price": {"hourly": self.hourly_usd, "monthly": self.monthly_usd, "currency": catalog.currency},
             "decode_tokens_per_s": self.decode_tokens_per_s,
             "usd_per_gb_month": self.monthly_usd / self.vram_gb,
-            "gbps_per_usd_month": self.card.bandwidth_gbps / catalog.monthly_list_price_usd(self.card),
-            "discount_percent": catalog.discount_percent(self.count),
+            "gbps_per_usd_month": facts.gbps_per_usd_month,
+            "discount_percent": facts.discount_percent,
         }
         if self.per_gpu is not None:
             data["per_gpu"] = self.per_gpu.to_json()
         if self.problems:
             data["reason"] = "; ".join(self.problems)
         return data
+
+
+class SetFacts(NamedTuple):
+    """What a catalog says of `count` x a card whatever the request: prices, discount, bandwidth per dollar."""
+
+    hourly_usd: float
+    monthly_usd: float
+    discount_percent: float
+    gbps_per_usd_month: float
+
+
+_SET_FACTS: dict[tuple[int, int, int], tuple[Catalog, Card, SetFacts]] = {}
+_SET_FACTS_MAX = 65_536  # cleared when full (1,500 cards x 4 standard set sizes fit ten times)
+
+
+def set_facts(catalog: Catalog, card: Card, count: int) -> SetFacts:
+    """The catalog's prices for `count` x `card`, worked out once per catalog, card and count (issue #14); keyed
+    by identity, the entry keeping both objects alive (catalogs and cards are not changed once loaded)."""
+    key = (id(catalog), id(card), count)
+    entry = _SET_FACTS.get(key)
+    if entry is not None and entry[0] is catalog and entry[1] is card:
+        return entry[2]
+    hourly, monthly = catalog.set_price_usd(card, count)
+    facts = SetFacts(hourly, monthly, catalog.discount_percent(count),
+                     card.bandwidth_gbps / catalog.monthly_list_price_usd(card))
+    if len(_SET_FACTS) >= _SET_FACTS_MAX:
+        _SET_FACTS.clear()
+    _SET_FACTS[key] = (catalog, card, facts)
+    return facts
 
 
 @dataclass(slots=True)
@@ -237,7 +270,8 @@ def _layout(card: Card, count: int, requirement: Requirement, resolved: Resolved
     if not fits_total:
         problems.append(Note(f"needs {fmt_num(round(requirement.total_gb, 1))} GB, {count}x {card.name} has "
                              f"{fmt_num(vram)} GB", "short", need_gb=requirement.total_gb, missing_gb=-spare))
-    hourly, monthly = catalog.set_price_usd(card, count)
+    facts = set_facts(catalog, card, count)
+    hourly, monthly = facts.hourly_usd, facts.monthly_usd
     decode = None
     if _decodes(resolved) and requirement.active_weights_gb > 0:
         # Seed 000 section 07: bandwidth / resident weights read per token; a set adds bandwidth only under

@@ -6,7 +6,8 @@ written with the same digits (`formula_number`), so a translation only swaps wor
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from string import Formatter
 
 FormulaValue = float | int | str
 
@@ -72,5 +73,68 @@ def formula_number(name: str, value: FormulaValue) -> str:
     return fmt_num(value)
 
 
+def _number_gb(value: FormulaValue) -> str:
+    return value if isinstance(value, str) else fmt_gb(value)
+
+
+def _number_batch(value: FormulaValue) -> str:
+    return value if isinstance(value, str) else str(value)
+
+
+def _number(value: FormulaValue) -> str:
+    return value if isinstance(value, str) else fmt_num(value)
+
+
+def _writer(name: str) -> Callable[[FormulaValue], str]:
+    """formula_number's choice for `name`, made once per template field rather than per value (issue #14)."""
+    return _number_gb if name.endswith("_gb") else _number_batch if name == "batch" else _number
+
+
+# What a formula shows of the question itself (its context and batch, and the sizes that follow from them); every
+# other value comes from the model, its format and the provider's policy, so the text around these is written once
+# per such combination (issue #14) and only these are written per answer.
+PER_QUESTION_FIELDS = frozenset({"tokens", "batch", "window_tokens", "kv_gb", "overhead_gb", "headroom_gb",
+                                 "activations_gb", "base_gb", "gradients_gb", "optimizer_gb", "adapter_gb"})
+
+_Fields = tuple[tuple[str, Callable[[FormulaValue], str]], ...]
+
+
+def _compile(template: str) -> tuple[tuple[str, ...], _Fields]:
+    """The template's fixed fields (in order) and its per-question ones with their writers."""
+    names = list(dict.fromkeys(field for _, field, _, _ in Formatter().parse(template) if field))
+    fixed = tuple(name for name in names if name not in PER_QUESTION_FIELDS)
+    return fixed, tuple((name, _writer(name)) for name in names if name in PER_QUESTION_FIELDS)
+
+
+_COMPILED: dict[str, tuple[tuple[str, ...], _Fields]] = {code: _compile(t) for code, t in FORMULAS.items()}
+_PARTIAL: dict[tuple[object, ...], str] = {}
+_PARTIAL_MAX = 4096  # cleared when full (a registry of ~200 models x a few formats and codes fits)
+
+
+def _partial(code: str, key: tuple[object, ...], values: Mapping[str, FormulaValue]) -> str:
+    """FORMULAS[code] with its fixed fields written (braces in them escaped), the per-question ones left open."""
+    pieces = []
+    for literal, field, _, _ in Formatter().parse(FORMULAS[code]):
+        pieces.append(literal.replace("{", "{{").replace("}", "}}"))
+        if field is None:
+            continue
+        if field in PER_QUESTION_FIELDS:
+            pieces.append("{" + field + "}")
+        else:
+            pieces.append(formula_number(field, values[field]).replace("{", "{{").replace("}", "}}"))
+    found = "".join(pieces)
+    if any(type(values[name]) is float and values[name] == 0 for name in _COMPILED[code][0]):
+        return found  # -0.0 == 0.0 as a key, but written "-0.0 GB": not kept
+    if len(_PARTIAL) >= _PARTIAL_MAX:
+        _PARTIAL.clear()
+    _PARTIAL[key] = found
+    return found
+
+
 def english_formula(code: str, values: Mapping[str, FormulaValue]) -> str:
-    return FORMULAS[code].format_map({name: formula_number(name, value) for name, value in values.items()})
+    """The template with the values it shows, each written by formula_number (values it does not show are not
+    written: format_map would ignore them)."""
+    fixed, fields = _COMPILED[code]
+    key = (code, *[(type(value), value) for value in (values[name] for name in fixed)])
+    template = _PARTIAL.get(key) or _partial(code, key, values)
+    return template.format_map({name: write(values[name]) for name, write in fields})

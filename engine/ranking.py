@@ -23,7 +23,8 @@ from engine.notes import Note
 from engine.sizing import Requirement
 
 STANDARD_SET_SIZES = (1, 2, 4, 8)
-CHUNK = 8  # entries checked at once by an unbounded walk
+CHUNK = 8  # at most this many entries checked at once by an unbounded walk; its first check reads one (the
+# first entry at or above the VRAM floor is usually valid, and most answers need one per count), then doubles
 MAX_LEVELS = 48  # VRAM floors per set size; more distinct sizes than this share floors (the walk re-checks)
 MAX_REGION_STAIRS = 64  # (count, region) keys kept per catalog; the region is the parser's, from the catalog
 
@@ -336,7 +337,7 @@ class Stream:
             while index < len(found):
                 yield found[index]
                 index += 1
-            if not self._fill(self._next + CHUNK):
+            if not self._fill(self._next + min(max(self._next, 1), CHUNK)):
                 return
 
     def up_to(self, price: float, strict: bool) -> list[Candidate]:

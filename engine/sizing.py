@@ -132,7 +132,7 @@ class ResolvedRequest:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # per answer: not frozen (engine.fit.PerGpu)
 class Component:
     """One named part of a requirement; its formula as data (`code` + `values`, see engine.formula) and as the
     English text that the JSON "formula" string carries (written when read: a requirement sized only to compare,
@@ -155,7 +155,7 @@ class Component:
         return {"name": self.name, "gb": self.gb, "formula": self.formula}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # per answer: not frozen (engine.fit.PerGpu)
 class Requirement:
     """The memory a request needs, as components that add up to `total_gb`.
 

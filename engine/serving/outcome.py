@@ -44,7 +44,7 @@ class ServingModel:
     repo: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # per answer: not frozen (engine.fit.PerGpu)
 class ServingCheck:
     """The JSON `serving` object of DESIGN.md "Contract v2" (GB decimal, per GPU where the name says so)."""
 
