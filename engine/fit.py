@@ -230,6 +230,9 @@ class _Rules:
         return found
 
 
+Rules = _Rules  # one request's rules, for a search that evaluates many layouts (engine.serving_answer)
+
+
 def evaluate_layout(card: Card, count: int, requirement: Requirement, resolved: ResolvedRequest,
                     catalog: Catalog, rules: _Rules | None = None) -> Layout:
     """Does `count` x `card` hold the requirement, and may it be used? Every problem is named."""

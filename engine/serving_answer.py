@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from catalog.schema import Card, Catalog
-from engine.fit import Layout, evaluate_layout
+from engine.fit import Layout, Rules, evaluate_layout
 from engine.formats import WeightFormat, canonical_format
 from engine.notes import Note
 from engine.ranking import plan
@@ -229,7 +229,9 @@ class ServingReview:
         return (card.memory_mib or 0) * MIB * share / GB
 
     def _cheapest_passing(self, lower_bound_gb: float) -> Layout | None:
-        catalog, total = self.catalog, self.requirement.total_gb
+        catalog, requirement, resolved = self.catalog, self.requirement, self.resolved
+        total, kv_heads = requirement.total_gb, resolved.shape.kv_heads
+        rules = Rules(resolved, catalog)
         # Price order over what can hold the total at all; the rule is evaluated only on those, the engine
         # check only on layouts the rule accepts.
         # (the price order is the catalog's, built once: engine.ranking.plan)
@@ -238,7 +240,10 @@ class ServingReview:
                 continue
             if self._share_gb(card) * count < lower_bound_gb:
                 continue  # cannot start: the weights (and one request's KV cache) alone exceed the engine's share
-            layout = evaluate_layout(card, count, self.requirement, self.resolved, catalog)
+            # A layout is valid when the rules' fast check passes and each card holds its share (engine.fit)
+            if not rules.ok(card, count) or count > 1 and card.vram_gb < requirement.per_gpu_gb(count, kv_heads):
+                continue
+            layout = evaluate_layout(card, count, requirement, resolved, catalog, rules)
             if not layout.valid:
                 continue
             found = self.check(card, count)

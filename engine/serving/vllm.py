@@ -124,7 +124,24 @@ _FIXED: dict[tuple[object, ...], _Fixed] = {}
 _FIXED_MAX = 4096  # layouts kept; cleared when full (a registry of ~200 models x ~60 layouts fits)
 
 
+# The same by the identity of the model and settings objects (the answer path keeps one per model and choice,
+# engine.serving_answer): hashing the dataclasses of the key above costs more than the lookup (issue #14).
+_BY_ID: dict[tuple[int, int, str, int, int], tuple[ServingModel, VllmSettings, _Fixed]] = {}
+
+
 def _fixed(model: ServingModel, gpu: Gpu, tp: int, settings: VllmSettings) -> _Fixed:
+    quick = (id(model), id(settings), gpu.name, gpu.memory_mib, tp)
+    entry = _BY_ID.get(quick)
+    if entry is not None and entry[0] is model and entry[1] is settings:
+        return entry[2]
+    found = _fixed_by_value(model, gpu, tp, settings)
+    if len(_BY_ID) >= _FIXED_MAX:
+        _BY_ID.clear()
+    _BY_ID[quick] = (model, settings, found)
+    return found
+
+
+def _fixed_by_value(model: ServingModel, gpu: Gpu, tp: int, settings: VllmSettings) -> _Fixed:
     key = (id(model.shape), model.weights, model.dims, gpu, tp, settings)
     found = _FIXED.get(key)
     if found is not None and found.shape is model.shape:
