@@ -287,6 +287,22 @@ def _layout(card: Card, count: int, requirement: Requirement, resolved: Resolved
     )
 
 
+def valid_layout(candidate: Candidate, requirement: Requirement, kv_heads: int | None, catalog: Catalog) -> Layout:
+    """_layout of a candidate the walk found valid: no problem to name, and its spare memory, tightness and decode
+    ceiling are the walk's, worked out with the same arithmetic (tests/test_answer_path.py compares the two)."""
+    card, count = candidate.card, candidate.count
+    per_gpu = None
+    if count > 1:
+        need = requirement.per_gpu_gb(count, kv_heads)
+        weights = requirement.weights_gb / count
+        kv_share = need - (requirement.weights_gb + requirement.scales_with_weights_gb) / count \
+            - requirement.per_process_gb
+        per_gpu = PerGpu(weights, kv_share, need - weights - kv_share, need, card.vram_gb - need)
+    return Layout(card, count, card.vram_gb * count, candidate.spare_gb, True, candidate.tight, True, (),
+                  set_facts(catalog, card, count).hourly_usd, candidate.monthly_usd, candidate.decode_tokens_per_s,
+                  per_gpu)
+
+
 def _decodes(resolved: ResolvedRequest) -> bool:
     """Token-by-token decoding (and so a decode ceiling) is an LLM inference thing; FLUX denoises instead."""
     return resolved.workload == "inference" and resolved.shape.is_language_model
@@ -351,8 +367,10 @@ def select(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog
     rules = _Rules(resolved, catalog)
     ranked = _ranked(requirement, resolved, catalog, rules)
 
+    kv_heads = resolved.shape.kv_heads
+
     def build(candidate: Candidate) -> Layout:
-        return _layout(candidate.card, candidate.count, requirement, resolved, catalog, [])
+        return valid_layout(candidate, requirement, kv_heads, catalog)
 
     best = ranked.first()
     recommended = build(best) if best is not None else None
@@ -362,7 +380,7 @@ def select(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog
         return Selection(fit=None, reason=_no_fit_reason(requirement, catalog, rules))
     if cheapest:
         # Each count's stream is in price order, so its first is its cheapest; ties: the ranking's order.
-        firsts = [c for c in (next(iter(stream), None) for stream in ranked.counts()) if c is not None]
+        firsts = [c for c in (stream.first() for stream in ranked.counts()) if c is not None]
         cheapest_any = min(firsts, key=lambda c: (*_price_key(c), c.position))
         if not same_layout(cheapest_any, best):
             return _select_cheapest(requirement, catalog, cheapest_any, recommended, ranked, build)
@@ -462,7 +480,7 @@ def _alternatives(fit: _Option, ranked: Ranked, exclude: list[Candidate] | None 
     if fit.count == 1:
         # "Zwei günstige Karten, manchmal" (seed 000 section 07): a set that is cheaper than the single card.
         # Each set size's first valid layout is its cheapest; ties: the earlier ranked.
-        firsts = [c for c in (next(iter(stream), None) for stream in streams if stream.count > 1)
+        firsts = [c for c in (stream.first() for stream in streams if stream.count > 1)
                   if c is not None and c.monthly_usd < fit.monthly_usd]
         add(min(firsts, key=lambda o: (o.monthly_usd, o.position), default=None))
     fit_decode = fit.decode_tokens_per_s

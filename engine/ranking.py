@@ -172,6 +172,10 @@ def plan(catalog: Catalog) -> Plan:
     return Plan(catalog.selection.policy, walks, tuple(by_price), {})
 
 
+def _position(candidate: Candidate) -> int:
+    return candidate.position
+
+
 def merged(streams: list[Iterator[Candidate]], policy: str) -> Iterator[Candidate]:
     """Per-count streams in the policy's order: sets by price across counts ("cheapest"), else count by count."""
     if streams and policy == "cheapest":
@@ -262,7 +266,24 @@ class Ranked:
             yield item
 
     def first(self) -> Candidate | None:
-        return next(iter(self), None)
+        """The first valid layout in the policy's order, read off each count's first (no merge: most answers
+        need only this one)."""
+        if self._order is not None:
+            return next(iter(self), None)
+        streams = self.counts()
+        if self.plan.policy == "cheapest":
+            if streams and streams[0].count == 1:
+                single = streams[0].first()
+                if single is not None:
+                    return single
+                streams = streams[1:]
+            firsts = [found for found in (stream.first() for stream in streams) if found is not None]
+            return min(firsts, key=_position) if firsts else None
+        for stream in streams:
+            found = stream.first()
+            if found is not None:
+                return found
+        return None
 
     def fastest(self, price: float, other_than: tuple[str, int]) -> Candidate | None:
         """The fastest valid layout at most `price` a month other than the (card id, count) given: the most
@@ -329,6 +350,12 @@ class Stream:
             self._next = end
             self.found += self._ranked.valid(self._entries[start:end], self.need)
         return True
+
+    def first(self) -> Candidate | None:
+        """The count's first valid layout (its cheapest)."""
+        if self.found or self._fill(self._next + 1) and self.found:
+            return self.found[0]
+        return next(iter(self), None)
 
     def __iter__(self) -> Iterator[Candidate]:
         index = 0
