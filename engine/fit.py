@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 from catalog.names import normalize_name
 from catalog.schema import TRAINING_INTERCONNECTS, Card, Catalog
@@ -12,7 +12,7 @@ from engine import ranking
 from engine.formula import fmt_num
 from engine.memo import by_identity
 from engine.notes import Note
-from engine.ranking import Candidate, Ranked
+from engine.ranking import Candidate, Ranked, set_facts
 from engine.registry import ModelShape
 from engine.sizing import Requirement, ResolvedRequest
 
@@ -80,35 +80,6 @@ class Layout:
         return data
 
 
-class SetFacts(NamedTuple):
-    """What a catalog says of `count` x a card whatever the request: prices, discount, bandwidth per dollar."""
-
-    hourly_usd: float
-    monthly_usd: float
-    discount_percent: float
-    gbps_per_usd_month: float
-
-
-_SET_FACTS: dict[tuple[int, int, int], tuple[Catalog, Card, SetFacts]] = {}
-_SET_FACTS_MAX = 65_536  # cleared when full (1,500 cards x 4 standard set sizes fit ten times)
-
-
-def set_facts(catalog: Catalog, card: Card, count: int) -> SetFacts:
-    """The catalog's prices for `count` x `card`, worked out once per catalog, card and count (issue #14); keyed
-    by identity, the entry keeping both objects alive (catalogs and cards are not changed once loaded)."""
-    key = (id(catalog), id(card), count)
-    entry = _SET_FACTS.get(key)
-    if entry is not None and entry[0] is catalog and entry[1] is card:
-        return entry[2]
-    hourly, monthly = catalog.set_price_usd(card, count)
-    facts = SetFacts(hourly, monthly, catalog.discount_percent(count),
-                     card.bandwidth_gbps / catalog.monthly_list_price_usd(card))
-    if len(_SET_FACTS) >= _SET_FACTS_MAX:
-        _SET_FACTS.clear()
-    _SET_FACTS[key] = (catalog, card, facts)
-    return facts
-
-
 @dataclass(slots=True)
 class Selection:
     """The layout to show, why (an engine.notes.Note, or a plain English sentence for a named layout), what else
@@ -150,6 +121,19 @@ def _divisors(heads: int) -> str:
     return " or ".join(options) + " GPUs" if options else "a single GPU"
 
 
+_TP: dict[int, tuple[ModelShape, dict[int, Note | None]]] = {}
+
+
+def _tp_verdicts(shape: ModelShape) -> dict[int, Note | None]:
+    """The shape's tensor-parallel verdict per count, kept per shape object (the entry keeps it alive)."""
+    entry = _TP.get(id(shape))
+    if entry is None or entry[0] is not shape:
+        if len(_TP) >= 4096:
+            _TP.clear()
+        entry = _TP[id(shape)] = (shape, {})
+    return entry[1]
+
+
 class _Rules:
     """The rules a layout must meet besides holding the memory, for one request.
 
@@ -166,12 +150,13 @@ class _Rules:
         self.needs_fp8 = _needs_fp8_hardware(resolved)
         self.full = resolved.workload == "full"
         self.region = resolved.region
-        self._tp: dict[int, Note | None] = {}  # the tensor-parallel verdict depends on the count only
+        self._tp = _tp_verdicts(resolved.shape)  # the tensor-parallel verdict depends on the shape and count only
 
     def tensor_parallel(self, count: int) -> Note | None:
-        if count not in self._tp:
-            self._tp[count] = tensor_parallel_problem(self.resolved.shape, count)
-        return self._tp[count]
+        verdicts = self._tp
+        if count not in verdicts:
+            verdicts[count] = tensor_parallel_problem(self.resolved.shape, count)
+        return verdicts[count]
 
     def ok(self, card: Card, count: int) -> bool:
         if count not in card.set_sizes or count > self.host:

@@ -15,7 +15,7 @@ import heapq
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from catalog.schema import TRAINING_INTERCONNECTS, Card, Catalog
 from engine.memo import by_identity
@@ -170,6 +170,35 @@ def plan(catalog: Catalog) -> Plan:
     by_price = sorted(((catalog.set_price_usd(card, n)[1], n, card.id, card) for card in catalog.cards
                        for n in sizes), key=lambda option: option[:3])
     return Plan(catalog.selection.policy, walks, tuple(by_price), {})
+
+
+class SetFacts(NamedTuple):
+    """What a catalog says of `count` x a card whatever the request: prices, discount, bandwidth per dollar."""
+
+    hourly_usd: float
+    monthly_usd: float
+    discount_percent: float
+    gbps_per_usd_month: float
+
+
+_SET_FACTS: dict[tuple[int, int, int], tuple[Catalog, Card, SetFacts]] = {}
+_SET_FACTS_MAX = 65_536  # cleared when full (1,500 cards x 4 standard set sizes fit ten times)
+
+
+def set_facts(catalog: Catalog, card: Card, count: int) -> SetFacts:
+    """The catalog's prices for `count` x `card`, worked out once per catalog, card and count (issue #14); keyed
+    by identity, the entry keeping both objects alive (catalogs and cards are not changed once loaded)."""
+    key = (id(catalog), id(card), count)
+    entry = _SET_FACTS.get(key)
+    if entry is not None and entry[0] is catalog and entry[1] is card:
+        return entry[2]
+    hourly, monthly = catalog.set_price_usd(card, count)
+    facts = SetFacts(hourly, monthly, catalog.discount_percent(count),
+                     card.bandwidth_gbps / catalog.monthly_list_price_usd(card))
+    if len(_SET_FACTS) >= _SET_FACTS_MAX:
+        _SET_FACTS.clear()
+    _SET_FACTS[key] = (catalog, card, facts)
+    return facts
 
 
 def _position(candidate: Candidate) -> int:
