@@ -3,7 +3,6 @@ written from cached per-model pieces, a set's prices from the per-catalog table 
 sizes, in both bundled catalogs."""
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 
 import pytest
@@ -20,7 +19,6 @@ CATALOGS = ("gpurenthub", "gpuwithcrypto")
 
 
 def _sized(catalog: Catalog) -> list[tuple[ResolvedRequest, Requirement]]:
-    os.environ.setdefault("CARDFIT_HF_LOOKUP", "0")
     vocabulary = Vocabulary.of_catalog(catalog)
     found = []
     for text in corpus_texts():
