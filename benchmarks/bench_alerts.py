@@ -65,17 +65,21 @@ class Holds:
         self.by_phase: dict[str, list[float]] = {}
         self.reads: dict[str, list[float]] = {}
         self.worst: dict[str, tuple[float, str]] = {}  # phase -> the longest hold and the store method that held it
+        self.methods: dict[str, tuple[float, int]] = {}  # store method -> its longest measured hold, how many holds
         self.intervals: dict[str, list[tuple[float, float]]] = {}
         self.cpu: dict[str, float] = {}  # phase -> the most CPU time this process spent during one hold
         self.checkpoints: list[tuple[float, float]] = []  # SQLite's WAL checkpoints, (start, end)
 
-    def hold(self, since: float, until: float, cpu: float) -> None:
+    def hold(self, since: float, until: float, cpu: float, where: str) -> None:
         self.cpu[self.phase] = max(self.cpu.get(self.phase, 0.0), cpu)
         seconds = until - since
         self.by_phase.setdefault(self.phase, []).append(seconds)
         self.intervals.setdefault(self.phase, []).append((since, until))
         if seconds > self.worst.get(self.phase, (0.0, ""))[0]:
-            self.worst[self.phase] = (seconds, caller())
+            self.worst[self.phase] = (seconds, where)
+        if self.phase in MEASURED:
+            longest, count = self.methods.get(where, (0.0, 0))
+            self.methods[where] = (max(longest, seconds), count + 1)
 
     def longest_without(self, pauses: list[tuple[float, float]], phases: tuple[str, ...]) -> float:
         """The longest hold once the garbage collector's pauses inside it are taken out."""
@@ -134,27 +138,46 @@ class GcPauses:
 
 
 class TimedLock(asyncio.Lock):
-    """An asyncio.Lock that reports how long each holder kept it."""
+    """An asyncio.Lock that reports how long each holder kept it, and which store method(s) held it."""
 
-    def __init__(self, report: Callable[[float, float, float], None]) -> None:
+    def __init__(self, report: Callable[[float, float, float, str], None], database: Any) -> None:
         super().__init__()
         self._report = report
+        self._database = database
         self._since = self._cpu_since = 0.0
+        self._where = "?"
 
     async def acquire(self) -> bool:  # type: ignore[override]
         await super().acquire()
         self._since, self._cpu_since = time.perf_counter(), time.process_time()
+        self._where = caller()
+        # SQLite's batching runner (Database._call) takes the waiting calls right after it holds the lock: name
+        # the methods that queued them (tagged by instrument()).
+        waiting = getattr(self._database, "_waiting", None)
+        if self._where == "?" and waiting:
+            self._where = "+".join(sorted({getattr(function, "where", "?") for function, _ in waiting}))
         return True
 
     def release(self) -> None:
-        self._report(self._since, time.perf_counter(), time.process_time() - self._cpu_since)
+        self._report(self._since, time.perf_counter(), time.process_time() - self._cpu_since, self._where)
         super().release()
 
 
 def instrument(store: Store, holds: Holds) -> None:
     database: Any = store._database  # noqa: SLF001 - the benchmark measures the layer's own lock
     attribute = "_lock" if database.engine == "sqlite" else "_write_lock"
-    setattr(database, attribute, TimedLock(holds.hold))
+    setattr(database, attribute, TimedLock(holds.hold, database))
+    if hasattr(database, "_waiting"):  # SQLite's batched calls: remember which store method queued each
+        call = database._call
+
+        async def tagged_call(function: Callable[[Any], Any]) -> Any:
+            def tagged(conn: Any) -> Any:
+                return function(conn)
+
+            tagged.where = caller()  # type: ignore[attr-defined]
+            return await call(tagged)
+
+        database._call = tagged_call
     checkpointer = getattr(database, "_checkpointer", None)  # SQLite's WAL checkpoints (bot/store/wal.py)
     if checkpointer is not None:
         checkpoint = checkpointer.checkpoint
@@ -316,6 +339,7 @@ async def run_engine(engine: str, args: argparse.Namespace) -> dict[str, Any]:
         "send_rate": (len(calls) - 1) / span, "alert_rate": len(alerts) / window,
         "duplicates": stats["duplicates"], "rejected_429": stats["rejected_429"],
         "holds": {phase: (max(v), len(v), holds.worst[phase][1]) for phase, v in holds.by_phase.items()},
+        "methods": sorted(holds.methods.items(), key=lambda item: -item[1][0]),
         "reads": {phase: (max(v), len(v)) for phase, v in holds.reads.items()},
         "gc_ms": {generation: round(seconds * 1000, 1) for generation, seconds in sorted(pauses.longest.items())},
         "longest_hold_ms": holds.longest(MEASURED) * 1000,
@@ -344,6 +368,9 @@ def report(result: dict[str, Any], limit: float) -> list[dict[str, Any]]:
           f"{result['longest_hold_no_gc_ms']:.1f} ms; {result['over_50ms']} of {result['holds_count']:,} holds over "
           f"50 ms, p99 {result['p99_hold_ms']:.1f} ms; the most CPU this process spent during one hold "
           f"{result['longest_hold_cpu_ms']:.1f} ms (wall time beyond it: the machine's other work, or the server)")
+    methods = ", ".join(f"{where} {longest * 1000:.1f} ms of {count:,}" for where, (longest, count)
+                        in result["methods"][:6])
+    print(f"[{engine}] longest measured hold by store method: {methods}")
     if result["checkpoints"]:
         print(f"[{engine}] {result['checkpoints']} WAL checkpoints beside the store's connection, the longest "
               f"{result['longest_checkpoint_ms']:.1f} ms; holds over 50 ms while one ran: "

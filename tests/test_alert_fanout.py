@@ -5,7 +5,6 @@ subscribers with their languages in one join renders exactly the messages one re
 from __future__ import annotations
 
 import asyncio
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -178,22 +177,21 @@ async def test_a_fanout_cut_off_between_chunks_resumes_without_loss_or_duplicate
     announcement_id = await store.begin_announcement("gpurenthub", "b" * 64, "-", "msg")
 
     database = store._database
-    transaction = database.transaction
+    write_returning = database.write_returning  # each chunk is one statement committed on its own
     chunks = 0
 
-    @asynccontextmanager
-    async def dies_in_the_third_chunk():
+    async def dies_in_the_third_chunk(sql, parameters):
         nonlocal chunks
-        async with transaction() as db:
+        if sql.startswith("INSERT INTO alerts"):
             chunks += 1
             if chunks == 3:
-                raise ConnectionResetError("the process died here")  # rolled back, as a kill would leave it
-            yield db
+                raise ConnectionResetError("the process died here")  # not written, as a kill would leave it
+        return await write_returning(sql, parameters)
 
-    monkeypatch.setattr(database, "transaction", dies_in_the_third_chunk)
+    monkeypatch.setattr(database, "write_returning", dies_in_the_third_chunk)
     with pytest.raises(ConnectionResetError):
         await delivery_for(store).queue(announcement_id, diff, catalog)
-    monkeypatch.setattr(database, "transaction", transaction)
+    monkeypatch.setattr(database, "write_returning", write_returning)
 
     assert [(a.user_id, a.text) for a in await store.next_alerts(1000)] == expected[:16]  # two whole chunks
     await assert_counts_equal_scan(store, announcement_id)

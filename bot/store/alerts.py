@@ -26,6 +26,11 @@ ALERT_STATES = ("queued", "sending", "sent", "failed", "blocked", "unknown")
 # by default (asyncpg 0.32.0, asyncpg/connection.py: connect() and the `len(query) <=` test in _get_statement; up
 # to ~380 rows fit): a longer statement is not kept in the statement cache, so it is prepared again every chunk.
 ENQUEUE_CHUNK = 250
+# Newly queued alerts after which the planner's statistics are refreshed: with those of a table of sent alerts,
+# PostgreSQL's planner takes 100,000 just-queued alerts for a few hundred and claims each batch by reading them all
+# and sorting them (EXPLAIN ANALYZE: 110-125 ms a claim, held under the write lock) instead of reading the first
+# `limit` along alerts_by_status; fewer than this cost a few milliseconds that way.
+ANALYZE_AFTER = 10_000
 # The admin's progress message: message_id of a claimed row whose message is not sent yet (Telegram's ids start at
 # 1), and how long the claim keeps other replicas from sending one (longer than one sendMessage with its retries).
 PROGRESS_UNSENT = 0
@@ -74,20 +79,21 @@ class AlertRepository(Repository):
                 chunk = []
         if chunk:
             added += await self._enqueue_chunk(announcement_id, chunk, now)
+        if added >= ANALYZE_AFTER:
+            await self._database.refresh_statistics("alerts")
         return added
 
     async def _enqueue_chunk(self, announcement_id: int, chunk: list[tuple[int, str]], now: float) -> int:
+        # One statement, committed on its own (atomic on both engines): one hop to SQLite's thread, one round trip
+        # to PostgreSQL, where BEGIN ... COMMIT around it would take three under the lock.
         values = ", ".join(["(?, ?, ?, 'queued', ?)"] * len(chunk))
-        parameters = [value for user_id, text in chunk for value in (announcement_id, user_id, text, now)]
-        async with self._database.transaction() as db:
-            cursor = await db.execute(
-                f"INSERT INTO alerts (announcement_id, user_id, text, status, created_at) VALUES {values} "
-                "ON CONFLICT (announcement_id, user_id) DO NOTHING",
-                parameters,
-            )
-            added = cursor.rowcount
-            await cursor.close()
-        return added
+        parameters = tuple(value for user_id, text in chunk for value in (announcement_id, user_id, text, now))
+        added = await self._database.write_returning(
+            f"INSERT INTO alerts (announcement_id, user_id, text, status, created_at) VALUES {values} "
+            "ON CONFLICT (announcement_id, user_id) DO NOTHING RETURNING id",
+            parameters,
+        )
+        return len(added)
 
     async def alert_recipients(self, card_ids: Iterable[str]) -> AsyncIterator[AlertRecipient]:
         """Who an alert about these cards reaches: each subscription of a user who has not blocked the bot, with
@@ -135,50 +141,47 @@ class AlertRepository(Repository):
         replica's) and `owner`'s own. Each is held for `lease_s` seconds; two replicas claiming at once get
         disjoint alerts (PostgreSQL: FOR UPDATE SKIP LOCKED; SQLite: BEGIN IMMEDIATE serializes the claims)."""
         now = time.time()
-        async with self._database.transaction() as db:
-            rows = await fetch_rows(
-                db,
-                f"""
-                WITH picked AS (
-                    SELECT id FROM alerts
-                    WHERE status = 'queued' AND (claimed_until IS NULL OR claimed_until < ? OR claimed_by = ?)
-                    ORDER BY id
-                    LIMIT ?
-                    {db.skip_locked}
-                )
-                UPDATE alerts SET claimed_by = ?, claimed_until = ?
-                FROM picked
-                WHERE alerts.id = picked.id
-                RETURNING alerts.id, alerts.announcement_id, alerts.user_id, alerts.text
-                """,
-                (now, owner, limit, owner, now + lease_s),
+        # One statement, committed on its own: a claim is atomic without BEGIN ... COMMIT around it, which would
+        # hold the store's lock for two more round trips (hops on SQLite).
+        rows = await self._database.write_returning(
+            f"""
+            WITH picked AS (
+                SELECT id FROM alerts
+                WHERE status = 'queued' AND (claimed_until IS NULL OR claimed_until < ? OR claimed_by = ?)
+                ORDER BY id
+                LIMIT ?
+                {self._database.skip_locked}
             )
+            UPDATE alerts SET claimed_by = ?, claimed_until = ?
+            FROM picked
+            WHERE alerts.id = picked.id
+            RETURNING alerts.id, alerts.announcement_id, alerts.user_id, alerts.text
+            """,
+            (now, owner, limit, owner, now + lease_s),
+        )
         return sorted(QueuedAlert(int(row["id"]), int(row["announcement_id"]), int(row["user_id"]), row["text"])
                       for row in rows)
 
     async def release_alerts(self, owner: str) -> int:
         """Give back `owner`'s claims on alerts still queued (a stopping replica), so another sends them now."""
-        async with self._database.transaction() as db:
-            cursor = await db.execute(
-                "UPDATE alerts SET claimed_by = NULL, claimed_until = NULL WHERE claimed_by = ? AND status = 'queued'",
-                (owner,),
-            )
-            return cursor.rowcount
+        released = await self._database.write_returning(
+            "UPDATE alerts SET claimed_by = NULL, claimed_until = NULL WHERE claimed_by = ? AND status = 'queued' "
+            "RETURNING id",
+            (owner,),
+        )
+        return len(released)
 
     async def release_dead_claims(self, alive: Callable[[str], bool]) -> int:
         """Free the claims on queued alerts whose holder `alive` says is dead (a killed process of this host), so
-        they are sent now rather than after the lease. Returns how many."""
-        async with self._database.transaction() as db:
-            rows = await fetch_rows(db, "SELECT DISTINCT claimed_by FROM alerts "
-                                        "WHERE status = 'queued' AND claimed_by IS NOT NULL")
-            freed = 0
-            for owner in (str(row["claimed_by"]) for row in rows):
-                if alive(owner):
-                    continue
-                cursor = await db.execute("UPDATE alerts SET claimed_by = NULL, claimed_until = NULL "
-                                          "WHERE claimed_by = ? AND status = 'queued'", (owner,))
-                freed += cursor.rowcount
-                await cursor.close()
+        they are sent now rather than after the lease. Returns how many. The holders are read first, outside any
+        write: a claim made meanwhile is a living sender's, and each release is one statement that frees only a
+        dead holder's queued alerts."""
+        rows = await self._database.fetch("SELECT DISTINCT claimed_by FROM alerts "
+                                          "WHERE status = 'queued' AND claimed_by IS NOT NULL")
+        freed = 0
+        for owner in (str(row["claimed_by"]) for row in rows):
+            if not alive(owner):
+                freed += await self.release_alerts(owner)
         return freed
 
     async def mark_alert(self, alert_id: int, status: str, error: str | None = None) -> None:
