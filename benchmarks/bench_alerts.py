@@ -4,13 +4,15 @@ rate against the Bot API emulator (30 messages/s, 429 above it) for a limited wi
 
 Usage: .venv/bin/python -m benchmarks.bench_alerts [--subscribers 100000] [--send-seconds 12]
        [--engines sqlite,postgresql] [--limit 30]
-About a minute for both engines here (46-79 s on the loaded machine; main took 1-4 minutes per engine).
+About a minute for both engines here (50-75 s at load average 8-10 on the 2 CPUs; main took 1-4 minutes per engine).
 PostgreSQL runs when tests/support/postgres.py can start a server here (else it says why and runs SQLite only).
 The subscribers are written straight into users/subscriptions (mixed languages, coins, thresholds, some blocked,
 one in ten on two changed cards); then AlertDelivery.queue fans a real catalog diff out to them and the delivery
 sends for --send-seconds with the admin's progress message on, as in production (its edits share the 30/s).
 Lock hold: the SQLite store's lock (one connection: every read and write, BEGIN to COMMIT) or the PostgreSQL
 store's write lock (a write transaction), from acquired to released; PostgreSQL's lock-free reads are timed too.
+Each hold is named by the store method that held it (for SQLite's batched calls, the methods of the batch), and
+the longest per phase and per method are printed, with the garbage collector's pauses and WAL checkpoints beside.
 Targets (issue #14): longest hold <= 50 ms, sends >= 98 % of the allowed rate, 0 duplicates, progress counted
 without a scan. The script uses only what main had too (Store, AlertDelivery), so it measures main as "before".
 """

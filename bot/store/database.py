@@ -161,9 +161,9 @@ class Database(ABC):
     @abstractmethod
     async def schema_version(self) -> int: ...
 
+    @abstractmethod
     async def refresh_statistics(self, table: str) -> None:
-        """After a bulk write changed much of `table`: what the engine's planner knows of it. SQLite's planner uses
-        no statistics here (the store never runs ANALYZE): nothing to do."""
+        """After a bulk write changed much of `table`: what the engine's planner knows of it."""
 
 
 # -- SQLite --------------------------------------------------------------------------------------------------------
@@ -338,6 +338,9 @@ class SqliteDatabase(Database):
     async def schema_version(self) -> int:
         rows = await self.fetch("PRAGMA user_version")
         return int(rows[0][0])
+
+    async def refresh_statistics(self, table: str) -> None:
+        return  # SQLite's planner uses no statistics here (the store never runs ANALYZE)
 
     async def _pragma(self, statement: str) -> None:
         async with self._lock:
