@@ -205,6 +205,33 @@ async def test_a_fanout_cut_off_between_chunks_resumes_without_loss_or_duplicate
     await assert_counts_equal_scan(store, announcement_id)
 
 
+async def test_a_big_fanout_refreshes_the_planner_statistics_once_and_a_small_one_does_not(store, monkeypatch):
+    # PostgreSQL runs ANALYZE on the alerts (stale statistics made each claim read every queued alert); SQLite
+    # does nothing. Either way the alerts are queued and claimable as before.
+    monkeypatch.setattr(store_alerts, "ENQUEUE_CHUNK", 4)
+    monkeypatch.setattr(store_alerts, "ANALYZE_AFTER", 10)
+    database = store._database
+    refresh = database.refresh_statistics
+    refreshed = []
+
+    async def spy(table):
+        refreshed.append(table)
+        await refresh(table)
+
+    monkeypatch.setattr(database, "refresh_statistics", spy)
+    small = await store.begin_announcement("gpurenthub", "f" * 64, "-", "small")
+    assert await store.enqueue_alerts(small, [(user_id, f"s {user_id}") for user_id in range(1, 10)]) == 9
+    assert refreshed == []
+    big = await store.begin_announcement("gpurenthub", "9" * 64, "-", "big")
+    assert await store.enqueue_alerts(big, [(user_id, f"b {user_id}") for user_id in range(1, 26)]) == 25
+    assert refreshed == ["alerts"]
+    assert await store.enqueue_alerts(big, [(user_id, f"b {user_id}") for user_id in range(1, 26)]) == 0
+    assert refreshed == ["alerts"]  # counted by what was newly queued
+    claimed = await store.claim_alerts("owner-a", 30)
+    assert [alert.user_id for alert in claimed] == list(range(1, 10)) + list(range(1, 22))
+    await assert_counts_equal_scan(store, big)
+
+
 async def test_a_bad_row_in_a_later_chunk_keeps_the_earlier_chunks_and_a_repeat_completes(store, monkeypatch):
     monkeypatch.setattr(store_alerts, "ENQUEUE_CHUNK", 2)
     announcement_id = await store.begin_announcement("gpurenthub", "c" * 64, "-", "msg")
