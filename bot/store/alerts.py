@@ -147,7 +147,8 @@ class AlertRepository(Repository):
     async def claim_alerts(self, owner: str, limit: int = 100, lease_s: float = ALERT_LEASE_S) -> list[QueuedAlert]:
         """Queued alerts for `owner` to send, oldest first: those nobody holds, those whose lease ran out (a dead
         replica's) and `owner`'s own. Each is held for `lease_s` seconds; two replicas claiming at once get
-        disjoint alerts (PostgreSQL: FOR UPDATE SKIP LOCKED; SQLite: BEGIN IMMEDIATE serializes the claims)."""
+        disjoint alerts (PostgreSQL: FOR UPDATE SKIP LOCKED; SQLite: a write statement takes the write lock as it
+        starts, so the claims run one after another)."""
         now = time.time()
         # One statement, committed on its own: a claim is atomic without BEGIN ... COMMIT around it, which would
         # hold the store's lock for two more round trips (hops on SQLite).

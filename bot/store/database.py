@@ -470,9 +470,9 @@ class PostgresConnection(Connection):
 
 async def _keep_session(conn: asyncpg.Connection) -> None:
     """The pool's reset of a returned connection: none beyond asyncpg's own (an open transaction is rolled back,
-    listeners dropped). Its default sends a reset query (UNLISTEN, CLOSE ALL, RESET ALL, advisory unlocks), one more
-    round trip that every write ran holding the write lock (issue #14: 50-140 ms holds on a loaded machine), to
-    undo session state the store never sets (the migration lock is released in `migration`)."""
+    listeners dropped). Its default sends a reset query (UNLISTEN, CLOSE ALL, RESET ALL, advisory unlocks): one more
+    round trip inside every write's hold of the write lock (issue #14, bench_alerts), to undo session state the store
+    never sets (the migration's advisory lock is released in `migration`)."""
 
 
 class PostgresDatabase(Database):
