@@ -4,13 +4,15 @@ rate against the Bot API emulator (30 messages/s, 429 above it) for a limited wi
 
 Usage: .venv/bin/python -m benchmarks.bench_alerts [--subscribers 100000] [--send-seconds 12]
        [--engines sqlite,postgresql] [--limit 30]
-About a minute for both engines here (46-79 s on the loaded machine; main took 1-4 minutes per engine).
+About a minute for both engines here (50-75 s at load average 8-10 on the 2 CPUs; main took 1-4 minutes per engine).
 PostgreSQL runs when tests/support/postgres.py can start a server here (else it says why and runs SQLite only).
 The subscribers are written straight into users/subscriptions (mixed languages, coins, thresholds, some blocked,
 one in ten on two changed cards); then AlertDelivery.queue fans a real catalog diff out to them and the delivery
 sends for --send-seconds with the admin's progress message on, as in production (its edits share the 30/s).
 Lock hold: the SQLite store's lock (one connection: every read and write, BEGIN to COMMIT) or the PostgreSQL
 store's write lock (a write transaction), from acquired to released; PostgreSQL's lock-free reads are timed too.
+Each hold is named by the store method that held it (for SQLite's batched calls, the methods of the batch), and
+the longest per phase and per method are printed, with the garbage collector's pauses and WAL checkpoints beside.
 Targets (issue #14): longest hold <= 50 ms, sends >= 98 % of the allowed rate, 0 duplicates, progress counted
 without a scan. The script uses only what main had too (Store, AlertDelivery), so it measures main as "before".
 """
@@ -65,17 +67,21 @@ class Holds:
         self.by_phase: dict[str, list[float]] = {}
         self.reads: dict[str, list[float]] = {}
         self.worst: dict[str, tuple[float, str]] = {}  # phase -> the longest hold and the store method that held it
+        self.methods: dict[str, tuple[float, int]] = {}  # store method -> its longest measured hold, how many holds
         self.intervals: dict[str, list[tuple[float, float]]] = {}
         self.cpu: dict[str, float] = {}  # phase -> the most CPU time this process spent during one hold
         self.checkpoints: list[tuple[float, float]] = []  # SQLite's WAL checkpoints, (start, end)
 
-    def hold(self, since: float, until: float, cpu: float) -> None:
+    def hold(self, since: float, until: float, cpu: float, where: str) -> None:
         self.cpu[self.phase] = max(self.cpu.get(self.phase, 0.0), cpu)
         seconds = until - since
         self.by_phase.setdefault(self.phase, []).append(seconds)
         self.intervals.setdefault(self.phase, []).append((since, until))
         if seconds > self.worst.get(self.phase, (0.0, ""))[0]:
-            self.worst[self.phase] = (seconds, caller())
+            self.worst[self.phase] = (seconds, where)
+        if self.phase in MEASURED:
+            longest, count = self.methods.get(where, (0.0, 0))
+            self.methods[where] = (max(longest, seconds), count + 1)
 
     def longest_without(self, pauses: list[tuple[float, float]], phases: tuple[str, ...]) -> float:
         """The longest hold once the garbage collector's pauses inside it are taken out."""
@@ -134,27 +140,46 @@ class GcPauses:
 
 
 class TimedLock(asyncio.Lock):
-    """An asyncio.Lock that reports how long each holder kept it."""
+    """An asyncio.Lock that reports how long each holder kept it, and which store method(s) held it."""
 
-    def __init__(self, report: Callable[[float, float, float], None]) -> None:
+    def __init__(self, report: Callable[[float, float, float, str], None], database: Any) -> None:
         super().__init__()
         self._report = report
+        self._database = database
         self._since = self._cpu_since = 0.0
+        self._where = "?"
 
     async def acquire(self) -> bool:  # type: ignore[override]
         await super().acquire()
         self._since, self._cpu_since = time.perf_counter(), time.process_time()
+        self._where = caller()
+        # SQLite's batching runner (Database._call) takes the waiting calls right after it holds the lock: name
+        # the methods that queued them (tagged by instrument()).
+        waiting = getattr(self._database, "_waiting", None)
+        if self._where == "?" and waiting:
+            self._where = "+".join(sorted({getattr(function, "where", "?") for function, _ in waiting}))
         return True
 
     def release(self) -> None:
-        self._report(self._since, time.perf_counter(), time.process_time() - self._cpu_since)
+        self._report(self._since, time.perf_counter(), time.process_time() - self._cpu_since, self._where)
         super().release()
 
 
 def instrument(store: Store, holds: Holds) -> None:
     database: Any = store._database  # noqa: SLF001 - the benchmark measures the layer's own lock
     attribute = "_lock" if database.engine == "sqlite" else "_write_lock"
-    setattr(database, attribute, TimedLock(holds.hold))
+    setattr(database, attribute, TimedLock(holds.hold, database))
+    if hasattr(database, "_waiting"):  # SQLite's batched calls: remember which store method queued each
+        call = database._call
+
+        async def tagged_call(function: Callable[[Any], Any]) -> Any:
+            def tagged(conn: Any) -> Any:
+                return function(conn)
+
+            tagged.where = caller()  # type: ignore[attr-defined]
+            return await call(tagged)
+
+        database._call = tagged_call
     checkpointer = getattr(database, "_checkpointer", None)  # SQLite's WAL checkpoints (bot/store/wal.py)
     if checkpointer is not None:
         checkpoint = checkpointer.checkpoint
@@ -207,6 +232,10 @@ async def add_subscribers(store: Store, count: int) -> None:
     for table, columns, rows in (("users", "user_id, language, telegram_language, coin, blocked, created_at, "
                                   "updated_at", users),
                                  ("subscriptions", "user_id, card_id, below_usd, created_at", subscriptions)):
+        if database.engine == "postgresql":  # COPY: seconds less of setup on the loaded machine
+            async with database._pool.acquire() as conn:  # noqa: SLF001
+                await conn.copy_records_to_table(table, records=rows, columns=columns.split(", "))
+            continue
         width = len(rows[0])
         for start in range(0, len(rows), 1000):
             chunk = rows[start:start + 1000]
@@ -253,6 +282,7 @@ async def database_for(engine: str, tmp: str) -> AsyncIterator[str]:
 
 
 async def run_engine(engine: str, args: argparse.Namespace) -> dict[str, Any]:
+    began = time.perf_counter()
     holds = Holds()
     old, new = catalogs()
     diff = diff_catalogs(old, new)
@@ -261,6 +291,7 @@ async def run_engine(engine: str, args: argparse.Namespace) -> dict[str, Any]:
             store = await Store.open(target)
             try:
                 await add_subscribers(store, args.subscribers)
+                setup_s = time.perf_counter() - began
                 # The setup's 300,000 objects are garbage now; collect them before measuring, as a bot that has
                 # run a while would have, instead of charging that collection to the first measured phase; then
                 # what the bot does once started (bot/app.py settle_heap: gc.freeze), where the code has it.
@@ -284,7 +315,8 @@ async def run_engine(engine: str, args: argparse.Namespace) -> dict[str, Any]:
                     holds.phase = "progress"
                     progress_ms = await median_ms(lambda: store.alert_progress(announcement))
                     holds.phase = "scan"  # main's way of counting, for comparison; not a hold of this code
-                    scan_ms = await median_ms(lambda: store._database.fetch(SCAN, (announcement,)))  # noqa: SLF001
+                    scan_ms = await median_ms(lambda: store._database.fetch(SCAN, (announcement,)),  # noqa: SLF001
+                                              times=5)
 
                     holds.phase = "deliver"
                     mark = emulator.mark()
@@ -311,11 +343,14 @@ async def run_engine(engine: str, args: argparse.Namespace) -> dict[str, Any]:
     pauses.close()
     span = calls[-1].time - calls[0].time if len(calls) > 1 else float("nan")
     return {
-        "engine": engine, "queued": queued, "queue_s": queue_s, "progress_ms": progress_ms, "scan_ms": scan_ms,
+        "engine": engine, "setup_s": setup_s, "took_s": time.perf_counter() - began,
+        "queued": queued, "queue_s": queue_s, "progress_ms": progress_ms, "scan_ms": scan_ms,
         "window_s": window, "alerts": len(alerts), "sends": len(calls),
         "send_rate": (len(calls) - 1) / span, "alert_rate": len(alerts) / window,
         "duplicates": stats["duplicates"], "rejected_429": stats["rejected_429"],
         "holds": {phase: (max(v), len(v), holds.worst[phase][1]) for phase, v in holds.by_phase.items()},
+        "queue_held_s": sum(holds.by_phase.get("queue", ())), "queue_read_s": sum(holds.reads.get("queue", ())),
+        "methods": sorted(holds.methods.items(), key=lambda item: -item[1][0]),
         "reads": {phase: (max(v), len(v)) for phase, v in holds.reads.items()},
         "gc_ms": {generation: round(seconds * 1000, 1) for generation, seconds in sorted(pauses.longest.items())},
         "longest_hold_ms": holds.longest(MEASURED) * 1000,
@@ -344,6 +379,9 @@ def report(result: dict[str, Any], limit: float) -> list[dict[str, Any]]:
           f"{result['longest_hold_no_gc_ms']:.1f} ms; {result['over_50ms']} of {result['holds_count']:,} holds over "
           f"50 ms, p99 {result['p99_hold_ms']:.1f} ms; the most CPU this process spent during one hold "
           f"{result['longest_hold_cpu_ms']:.1f} ms (wall time beyond it: the machine's other work, or the server)")
+    methods = ", ".join(f"{where} {longest * 1000:.1f} ms of {count:,}" for where, (longest, count)
+                        in result["methods"][:6])
+    print(f"[{engine}] longest measured hold by store method: {methods}")
     if result["checkpoints"]:
         print(f"[{engine}] {result['checkpoints']} WAL checkpoints beside the store's connection, the longest "
               f"{result['longest_checkpoint_ms']:.1f} ms; holds over 50 ms while one ran: "
@@ -354,6 +392,10 @@ def report(result: dict[str, Any], limit: float) -> list[dict[str, Any]]:
         print(f"[{engine}] longest lock-free read by phase: {reads}")
     print(f"[{engine}] progress count {result['progress_ms']:.3f} ms (a scan of the alerts: "
           f"{result['scan_ms']:.2f} ms); counts equal the scan after the run: {result['counts_equal_scan']}")
+    print(f"[{engine}] queueing: {result['queue_held_s']:.2f} s holding the lock"
+          + (f", {result['queue_read_s']:.2f} s in lock-free reads" if result["reads"] else ""))
+    print(f"[{engine}] took {result['took_s']:.1f} s, {result['setup_s']:.1f} s of it starting the store and "
+          "writing the subscribers")
     print(f"[{engine}] {result['window_s']:.1f} s of sending: {result['alerts']:,} alerts + "
           f"{result['sends'] - result['alerts']} progress messages; all sends {result['send_rate']:.2f}/s = "
           f"{result['send_rate'] / limit:.1%} of {limit:g}/s, alerts alone {result['alert_rate'] / limit:.1%}; "

@@ -1,14 +1,18 @@
 """Does the bot's memory follow its traffic or every user it has ever seen? RSS after a warm-up, then after
 100,000 more distinct users have each asked once (issue #14: growth at most 5 MiB).
 
-Usage: .venv/bin/python -m benchmarks.bench_memory [--users 100000] [--answered-every 10] [--trace]
+Usage: .venv/bin/python -m benchmarks.bench_memory [--users 10000] [--answered-every 10] [--trace]
+       (`--users 100000` for the full measurement of issue #14's target: 4-9 minutes on the shared machine)
 
 How: the real Application (build_application, its handlers, the pre-handler, a SQLite store in a temporary
 directory) is driven in this process, 64 updates at a time (the bot's concurrent_updates), through the offline
 request layer of the handler tests (tests/support/botharness.py; its call log is emptied after each batch), so no
 HTTP server keeps per-chat state of its own. About 0.6 ms an update on an idle machine; on the shared 2-core one
-100,000 users took 4-9 minutes (`--users 20000` for a quick look: the growth is per user). Every user writes one private
-message: every `--answered-every`th a sizing question (QUESTIONS of bench_bot, answered in full: engine, store
+100,000 users took 4-9 minutes, so the default is 10,000 users (about a minute; 15,000 took 110 s at load
+average 10), checked against the same 5 MiB. A short run does not prove the target: the growth is not linear
+(allocator arenas and caches fill in steps: +2.6 MiB after 15,000 users here, +1.7 MiB after 100,000 in wave H),
+so `--users 100000` measures the target itself. Every user writes one private message: every `--answered-every`th
+a sizing question (QUESTIONS of bench_bot, answered in full: engine, store
 writes, keyboard), the others a greeting that is not one (parsed, answered with the help text and its buttons).
 Both pass the flood guard, resolve the caller and create the user's row, which is what is per user. The flood
 guard's clock is simulated at 30 new users per second, Telegram's broadcast ceiling for one bot (Bot API FAQ:
@@ -33,6 +37,7 @@ from bot.config import load_settings
 from tests.support.botharness import TOKEN, Harness
 
 TARGET_MIB = 5.0
+TARGET_USERS = 100_000  # issue #14: "RSS flat (within 5 MiB) after 100,000 distinct users have asked once"
 BATCH = 64
 NEW_USERS_PER_S = 30.0  # the flood guard's simulated clock: see the module docstring
 GREETING = "hello there, nice bot"
@@ -94,7 +99,7 @@ async def measure(users: int, warmup: int, answered_every: int, trace: bool) -> 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--users", type=int, default=100_000)
+    parser.add_argument("--users", type=int, default=10_000)
     parser.add_argument("--warmup", type=int, default=5_000)
     parser.add_argument("--answered-every", type=int, default=10)
     parser.add_argument("--trace", action="store_true")
@@ -109,9 +114,13 @@ async def main() -> None:
     print(f"growth {growth:+.2f} MiB ({per_user_b:+.0f} B per user; target <= {TARGET_MIB:.0f} MiB); flood guard "
           f"keeps {result['flood_users']} users, PTB's persistence marks hold {result['ptb_marks']}, "
           f"user_data {result['user_data']}")
+    if args.users < TARGET_USERS:
+        print(f"(the target is at {TARGET_USERS:,} users: --users {TARGET_USERS} measures it; "
+              f"{args.users:,} check the same bound on fewer users)")
     print(json.dumps({"bench": "bench_memory", "rows": [
         {"metric": f"RSS growth after {args.users:,} distinct users", "value": round(growth, 2), "unit": "MiB",
-         "target": f"<= {TARGET_MIB:.0f} MiB", "ok": growth <= TARGET_MIB},
+         "target": f"<= {TARGET_MIB:.0f} MiB" + ("" if args.users >= TARGET_USERS else f" (at {TARGET_USERS:,})"),
+         "ok": growth <= TARGET_MIB},
         {"metric": "RSS growth per user", "value": round(per_user_b, 1), "unit": "B", "target": "flat",
          "ok": growth <= TARGET_MIB},
     ]}))

@@ -1,7 +1,8 @@
 """Webhook replicas on one PostgreSQL: answered updates per second and reply latency of one and of two real
 `cardfit bot` processes in webhook mode, pushed the same updates by webhook in the same run.
 
-Usage: .venv/bin/python -m benchmarks.bench_replicas [--updates 2000] [--connections 40]
+Usage: .venv/bin/python -m benchmarks.bench_replicas [--updates 750] [--connections 40]
+       (about a minute on the shared 2-core machine; `--updates 2000`, the earlier default, took 2-3 minutes)
 A throwaway PostgreSQL server (tests/support/postgres.py) holds a fresh database per setup; the Bot API emulator
 (tests/support/botapi_emulator.py) records the replies. Each update is a question from a different user, POSTed
 with the secret header to the replicas in turn (round-robin, as a load balancer spreads them) over --connections
@@ -164,7 +165,7 @@ def row(metric: str, value: float, unit: str, target: str, ok: bool) -> dict[str
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--updates", type=int, default=2000)
+    parser.add_argument("--updates", type=int, default=750)
     parser.add_argument("--connections", type=int, default=40)
     parser.add_argument("--sqlite", action="store_true", help="also one replica on SQLite (the default store)")
     args = parser.parse_args()

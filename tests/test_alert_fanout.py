@@ -5,7 +5,6 @@ subscribers with their languages in one join renders exactly the messages one re
 from __future__ import annotations
 
 import asyncio
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -178,22 +177,21 @@ async def test_a_fanout_cut_off_between_chunks_resumes_without_loss_or_duplicate
     announcement_id = await store.begin_announcement("gpurenthub", "b" * 64, "-", "msg")
 
     database = store._database
-    transaction = database.transaction
+    write_returning = database.write_returning  # each chunk is one statement committed on its own
     chunks = 0
 
-    @asynccontextmanager
-    async def dies_in_the_third_chunk():
+    async def dies_in_the_third_chunk(sql, parameters):
         nonlocal chunks
-        async with transaction() as db:
+        if sql.startswith("INSERT INTO alerts"):
             chunks += 1
             if chunks == 3:
-                raise ConnectionResetError("the process died here")  # rolled back, as a kill would leave it
-            yield db
+                raise ConnectionResetError("the process died here")  # not written, as a kill would leave it
+        return await write_returning(sql, parameters)
 
-    monkeypatch.setattr(database, "transaction", dies_in_the_third_chunk)
+    monkeypatch.setattr(database, "write_returning", dies_in_the_third_chunk)
     with pytest.raises(ConnectionResetError):
         await delivery_for(store).queue(announcement_id, diff, catalog)
-    monkeypatch.setattr(database, "transaction", transaction)
+    monkeypatch.setattr(database, "write_returning", write_returning)
 
     assert [(a.user_id, a.text) for a in await store.next_alerts(1000)] == expected[:16]  # two whole chunks
     await assert_counts_equal_scan(store, announcement_id)
@@ -205,6 +203,33 @@ async def test_a_fanout_cut_off_between_chunks_resumes_without_loss_or_duplicate
     assert sorted(queued) == sorted(expected)
     assert len({user_id for user_id, _ in queued}) == len(queued)
     await assert_counts_equal_scan(store, announcement_id)
+
+
+async def test_a_big_fanout_refreshes_the_planner_statistics_once_and_a_small_one_does_not(store, monkeypatch):
+    # PostgreSQL runs ANALYZE on the alerts (stale statistics made each claim read every queued alert); SQLite
+    # does nothing. Either way the alerts are queued and claimable as before.
+    monkeypatch.setattr(store_alerts, "ENQUEUE_CHUNK", 4)
+    monkeypatch.setattr(store_alerts, "ANALYZE_AFTER", 10)
+    database = store._database
+    refresh = database.refresh_statistics
+    refreshed = []
+
+    async def spy(table):
+        refreshed.append(table)
+        await refresh(table)
+
+    monkeypatch.setattr(database, "refresh_statistics", spy)
+    small = await store.begin_announcement("gpurenthub", "f" * 64, "-", "small")
+    assert await store.enqueue_alerts(small, [(user_id, f"s {user_id}") for user_id in range(1, 10)]) == 9
+    assert refreshed == []
+    big = await store.begin_announcement("gpurenthub", "9" * 64, "-", "big")
+    assert await store.enqueue_alerts(big, [(user_id, f"b {user_id}") for user_id in range(1, 26)]) == 25
+    assert refreshed == ["alerts"]
+    assert await store.enqueue_alerts(big, [(user_id, f"b {user_id}") for user_id in range(1, 26)]) == 0
+    assert refreshed == ["alerts"]  # counted by what was newly queued
+    claimed = await store.claim_alerts("owner-a", 30)
+    assert [alert.user_id for alert in claimed] == list(range(1, 10)) + list(range(1, 22))
+    await assert_counts_equal_scan(store, big)
 
 
 async def test_a_bad_row_in_a_later_chunk_keeps_the_earlier_chunks_and_a_repeat_completes(store, monkeypatch):

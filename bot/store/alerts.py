@@ -20,18 +20,27 @@ INTERRUPTED = "interrupted between send and record; not resent"
 ALERT_LEASE_S = 300.0
 # Every state an alert can be in: the columns of alert_counts (migration 13).
 ALERT_STATES = ("queued", "sending", "sent", "failed", "blocked", "unknown")
-# Rows per enqueue transaction: one multi-row INSERT that keeps the write lock a few milliseconds
-# (benchmarks/bench_alerts.py measures the longest hold at 100,000), and whose text (9,020 characters for 250 rows
-# once numbered for PostgreSQL, 40 a row) stays under asyncpg's max_cacheable_statement_size, 1024 * 15 characters
-# by default (asyncpg 0.32.0, asyncpg/connection.py: connect() and the `len(query) <=` test in _get_statement; up
-# to ~380 rows fit): a longer statement is not kept in the statement cache, so it is prepared again every chunk.
-ENQUEUE_CHUNK = 250
+# Rows per enqueue statement (one multi-row INSERT, committed on its own). Its time under the lock grows with the
+# rows: PostgreSQL checks the announcement's foreign key once a row and SQLite runs migration 13's row triggers. On
+# this loaded 2-core machine a 50,000-alert fan-out took (per chunk median, longest; the whole) with 250 rows 21 ms,
+# 49 ms; 4.4 s on PostgreSQL and 8 ms, 36 ms; 2.0 s on SQLite; with 100 rows 12, 36; 6.1 s and 1.2, 31; 1.4 s; with
+# 50 rows 5, 28; 6.2 s and 0.8, 19; 1.5 s (issue #14): below 100 rows each statement's round trip costs more than
+# its rows. The text stays far under asyncpg's max_cacheable_statement_size (1024 * 15 characters by default,
+# asyncpg 0.32.0, asyncpg/connection.py: connect() and the `len(query) <=` test in _get_statement; 40 characters a
+# row once numbered for PostgreSQL): a longer statement would be prepared again for every chunk.
+ENQUEUE_CHUNK = 100
+# Newly queued alerts after which the planner's statistics are refreshed: with those of a table of sent alerts,
+# PostgreSQL's planner takes 100,000 just-queued alerts for a few hundred and claims each batch by reading them all
+# and sorting them (EXPLAIN ANALYZE: 110-125 ms a claim, held under the write lock) instead of reading the first
+# `limit` along alerts_by_status; fewer than this cost a few milliseconds that way.
+ANALYZE_AFTER = 10_000
 # The admin's progress message: message_id of a claimed row whose message is not sent yet (Telegram's ids start at
 # 1), and how long the claim keeps other replicas from sending one (longer than one sendMessage with its retries).
 PROGRESS_UNSENT = 0
 PROGRESS_LEASE_S = 120.0
-# Subscribers read per query when an announcement fans out.
-RECIPIENT_PAGE = 1000
+# Subscribers read per query when an announcement fans out: on SQLite each page holds the store's one connection
+# (1,000 rows held it up to 37 ms on the loaded machine, issue #14).
+RECIPIENT_PAGE = 500
 
 
 class QueuedAlert(NamedTuple):
@@ -60,7 +69,7 @@ class AlertProgress(TypedDict):
 class AlertRepository(Repository):
     async def enqueue_alerts(self, announcement_id: int, rows: Iterable[tuple[int, str]]) -> int:
         """Queue one alert per (user_id, text); a user already queued for this announcement is skipped. Written in
-        chunks of ENQUEUE_CHUNK rows, one multi-row INSERT and one short transaction each, so a fan-out to 100,000
+        chunks of ENQUEUE_CHUNK rows, one multi-row INSERT committed on its own each, so a fan-out to 100,000
         users never holds the write lock for long. Each chunk is all or none; a call cut off between chunks (a
         crash, a bad row in a later chunk) leaves the earlier chunks queued, and calling it again with the same
         rows completes it without a duplicate (the UNIQUE key). Returns how many were newly queued."""
@@ -74,39 +83,44 @@ class AlertRepository(Repository):
                 chunk = []
         if chunk:
             added += await self._enqueue_chunk(announcement_id, chunk, now)
+        if added >= ANALYZE_AFTER:
+            await self._database.refresh_statistics("alerts")
         return added
 
     async def _enqueue_chunk(self, announcement_id: int, chunk: list[tuple[int, str]], now: float) -> int:
+        # One statement, committed on its own (atomic on both engines): one hop to SQLite's thread, one round trip
+        # to PostgreSQL, where BEGIN ... COMMIT around it would take three under the lock.
         values = ", ".join(["(?, ?, ?, 'queued', ?)"] * len(chunk))
-        parameters = [value for user_id, text in chunk for value in (announcement_id, user_id, text, now)]
-        async with self._database.transaction() as db:
-            cursor = await db.execute(
-                f"INSERT INTO alerts (announcement_id, user_id, text, status, created_at) VALUES {values} "
-                "ON CONFLICT (announcement_id, user_id) DO NOTHING",
-                parameters,
-            )
-            added = cursor.rowcount
-            await cursor.close()
-        return added
+        parameters = tuple(value for user_id, text in chunk for value in (announcement_id, user_id, text, now))
+        added = await self._database.write_returning(
+            f"INSERT INTO alerts (announcement_id, user_id, text, status, created_at) VALUES {values} "
+            "ON CONFLICT (announcement_id, user_id) DO NOTHING RETURNING id",
+            parameters,
+        )
+        return len(added)
 
     async def alert_recipients(self, card_ids: Iterable[str]) -> AsyncIterator[AlertRecipient]:
         """Who an alert about these cards reaches: each subscription of a user who has not blocked the bot, with
         the user's language read in the same join (not one read per subscriber). By card in the given order,
         then by user id; read a page at a time along subscriptions_by_card and handed on page by page, so no
-        read holds the store long and 100,000 subscribers are never all in memory at once."""
+        read holds the store long and 100,000 subscribers are never all in memory at once. The page's start is
+        given for users too: PostgreSQL's merge join does not carry `s.user_id > ?` over the join, so without it
+        each page read the users from the first one on (29 ms for a page past 50,000, 7 s for a 100,000 fan-out:
+        quadratic; issue #14)."""
         for card_id in card_ids:
             after = None
             while True:
+                start = "" if after is None else "AND s.user_id > ? AND u.user_id > ?"
                 rows = await self._database.fetch(
                     f"""
                     SELECT s.user_id, s.below_usd, u.language, u.telegram_language
                     FROM subscriptions AS s
                     JOIN users AS u ON u.user_id = s.user_id
-                    WHERE s.card_id = ? AND u.blocked = 0 {"" if after is None else "AND s.user_id > ?"}
+                    WHERE s.card_id = ? AND u.blocked = 0 {start}
                     ORDER BY s.user_id
                     LIMIT ?
                     """,
-                    (card_id, RECIPIENT_PAGE) if after is None else (card_id, after, RECIPIENT_PAGE),
+                    (card_id, RECIPIENT_PAGE) if after is None else (card_id, after, after, RECIPIENT_PAGE),
                 )
                 for row in rows:
                     yield AlertRecipient(int(row["user_id"]), card_id, row["below_usd"], row["language"],
@@ -133,52 +147,50 @@ class AlertRepository(Repository):
     async def claim_alerts(self, owner: str, limit: int = 100, lease_s: float = ALERT_LEASE_S) -> list[QueuedAlert]:
         """Queued alerts for `owner` to send, oldest first: those nobody holds, those whose lease ran out (a dead
         replica's) and `owner`'s own. Each is held for `lease_s` seconds; two replicas claiming at once get
-        disjoint alerts (PostgreSQL: FOR UPDATE SKIP LOCKED; SQLite: BEGIN IMMEDIATE serializes the claims)."""
+        disjoint alerts (PostgreSQL: FOR UPDATE SKIP LOCKED; SQLite: a write statement takes the write lock as it
+        starts, so the claims run one after another)."""
         now = time.time()
-        async with self._database.transaction() as db:
-            rows = await fetch_rows(
-                db,
-                f"""
-                WITH picked AS (
-                    SELECT id FROM alerts
-                    WHERE status = 'queued' AND (claimed_until IS NULL OR claimed_until < ? OR claimed_by = ?)
-                    ORDER BY id
-                    LIMIT ?
-                    {db.skip_locked}
-                )
-                UPDATE alerts SET claimed_by = ?, claimed_until = ?
-                FROM picked
-                WHERE alerts.id = picked.id
-                RETURNING alerts.id, alerts.announcement_id, alerts.user_id, alerts.text
-                """,
-                (now, owner, limit, owner, now + lease_s),
+        # One statement, committed on its own: a claim is atomic without BEGIN ... COMMIT around it, which would
+        # hold the store's lock for two more round trips (hops on SQLite).
+        rows = await self._database.write_returning(
+            f"""
+            WITH picked AS (
+                SELECT id FROM alerts
+                WHERE status = 'queued' AND (claimed_until IS NULL OR claimed_until < ? OR claimed_by = ?)
+                ORDER BY id
+                LIMIT ?
+                {self._database.skip_locked}
             )
+            UPDATE alerts SET claimed_by = ?, claimed_until = ?
+            FROM picked
+            WHERE alerts.id = picked.id
+            RETURNING alerts.id, alerts.announcement_id, alerts.user_id, alerts.text
+            """,
+            (now, owner, limit, owner, now + lease_s),
+        )
         return sorted(QueuedAlert(int(row["id"]), int(row["announcement_id"]), int(row["user_id"]), row["text"])
                       for row in rows)
 
     async def release_alerts(self, owner: str) -> int:
         """Give back `owner`'s claims on alerts still queued (a stopping replica), so another sends them now."""
-        async with self._database.transaction() as db:
-            cursor = await db.execute(
-                "UPDATE alerts SET claimed_by = NULL, claimed_until = NULL WHERE claimed_by = ? AND status = 'queued'",
-                (owner,),
-            )
-            return cursor.rowcount
+        released = await self._database.write_returning(
+            "UPDATE alerts SET claimed_by = NULL, claimed_until = NULL WHERE claimed_by = ? AND status = 'queued' "
+            "RETURNING id",
+            (owner,),
+        )
+        return len(released)
 
     async def release_dead_claims(self, alive: Callable[[str], bool]) -> int:
         """Free the claims on queued alerts whose holder `alive` says is dead (a killed process of this host), so
-        they are sent now rather than after the lease. Returns how many."""
-        async with self._database.transaction() as db:
-            rows = await fetch_rows(db, "SELECT DISTINCT claimed_by FROM alerts "
-                                        "WHERE status = 'queued' AND claimed_by IS NOT NULL")
-            freed = 0
-            for owner in (str(row["claimed_by"]) for row in rows):
-                if alive(owner):
-                    continue
-                cursor = await db.execute("UPDATE alerts SET claimed_by = NULL, claimed_until = NULL "
-                                          "WHERE claimed_by = ? AND status = 'queued'", (owner,))
-                freed += cursor.rowcount
-                await cursor.close()
+        they are sent now rather than after the lease. Returns how many. The holders are read first, outside any
+        write: a claim made meanwhile is a living sender's, and each release is one statement that frees only a
+        dead holder's queued alerts."""
+        rows = await self._database.fetch("SELECT DISTINCT claimed_by FROM alerts "
+                                          "WHERE status = 'queued' AND claimed_by IS NOT NULL")
+        freed = 0
+        for owner in (str(row["claimed_by"]) for row in rows):
+            if not alive(owner):
+                freed += await self.release_alerts(owner)
         return freed
 
     async def mark_alert(self, alert_id: int, status: str, error: str | None = None) -> None:

@@ -122,6 +122,7 @@ class Database(ABC):
 
     engine: str
     path: str  # for messages and logs: the file, or the URL without its password
+    skip_locked: str = ""  # Connection.skip_locked, for a claim that is one statement of its own
 
     @classmethod
     async def open(cls, target: str | Path) -> Database:
@@ -159,6 +160,10 @@ class Database(ABC):
 
     @abstractmethod
     async def schema_version(self) -> int: ...
+
+    @abstractmethod
+    async def refresh_statistics(self, table: str) -> None:
+        """After a bulk write changed much of `table`: what the engine's planner knows of it."""
 
 
 # -- SQLite --------------------------------------------------------------------------------------------------------
@@ -334,6 +339,9 @@ class SqliteDatabase(Database):
         rows = await self.fetch("PRAGMA user_version")
         return int(rows[0][0])
 
+    async def refresh_statistics(self, table: str) -> None:
+        return  # SQLite's planner uses no statistics here (the store never runs ANALYZE)
+
     async def _pragma(self, statement: str) -> None:
         async with self._lock:
             await self._db.execute(statement)
@@ -460,12 +468,20 @@ class PostgresConnection(Connection):
         return pg_ddl(statement)
 
 
+async def _keep_session(conn: asyncpg.Connection) -> None:
+    """The pool's reset of a returned connection: none beyond asyncpg's own (an open transaction is rolled back,
+    listeners dropped). Its default sends a reset query (UNLISTEN, CLOSE ALL, RESET ALL, advisory unlocks): one more
+    round trip inside every write's hold of the write lock (issue #14, bench_alerts), to undo session state the store
+    never sets (the migration's advisory lock is released in `migration`)."""
+
+
 class PostgresDatabase(Database):
     """A connection pool. Reads run at once on pooled connections; this process's writes run one after another
     (an asyncio.Lock, as on SQLite), so two writes issued in order take effect in that order, here as there.
     Between replicas PostgreSQL's row locks and UNIQUE constraints decide."""
 
     engine = "postgresql"
+    skip_locked = PostgresConnection.skip_locked
 
     def __init__(self, pool: asyncpg.Pool, url: str) -> None:
         self._pool = pool
@@ -478,7 +494,7 @@ class PostgresDatabase(Database):
     async def connect(cls, url: str, *, min_size: int = 1, max_size: int = 10,
                       timeout: float = 10.0) -> PostgresDatabase:
         pool = await asyncpg.create_pool(url, min_size=min_size, max_size=max_size, timeout=timeout,
-                                         command_timeout=30)
+                                         command_timeout=30, reset=_keep_session)
         return cls(pool, url)
 
     async def close(self) -> None:
@@ -530,6 +546,12 @@ class PostgresDatabase(Database):
     async def schema_version(self) -> int:
         async with self._pool.acquire() as conn:
             return await PostgresConnection(conn, self._identities).schema_version()
+
+    async def refresh_statistics(self, table: str) -> None:
+        # Not under the write lock: ANALYZE writes no rows and blocks no reads or writes (a SHARE UPDATE EXCLUSIVE
+        # lock: https://www.postgresql.org/docs/current/sql-analyze.html). Stale statistics make the planner read a
+        # just-queued fan-out whole (issue #14: 100,000 queued alerts estimated as 275, every claim 110-125 ms).
+        await self._pool.execute(f'ANALYZE "{table}"')
 
 
 class Repository:
