@@ -521,7 +521,13 @@ class PostgresDatabase(Database):
                     yield PostgresConnection(conn, self._identities)
             finally:
                 if not conn.is_closed():  # a lost connection has lost its lock too
-                    await conn.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK_KEY)
+                    try:
+                        await conn.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK_KEY)
+                    except BaseException:
+                        # The pool's reset sends no advisory unlock (`_keep_session`): a connection that may still
+                        # hold the lock never goes back to the pool; closing it ends its session and the lock.
+                        conn.terminate()
+                        raise
 
     @asynccontextmanager
     async def migrating(self) -> AsyncIterator[None]:
