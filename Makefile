@@ -15,12 +15,17 @@ $(BIN)/python:
 # Both are for the cold start of `cardfit ask` (issue #14).
 PREPARE = $(BIN)/python -m compileall -q bot catalog engine && $(BIN)/python -m bot.prepare
 
+# The editable install as a plain path in a .pth file (setuptools' "compat" mode), not the import hook its default
+# mode installs for a flat layout: that hook (with importlib.util and pathlib) was 15-22 ms of every start of this
+# Python, `python -c pass` included (issue #14: cold start). Where a setuptools no longer has the mode, the default.
+EDITABLE = --config-settings editable_mode=compat
+
 install: $(BIN)/python
-	$(BIN)/pip install --quiet -e .
+	$(BIN)/pip install --quiet -e . $(EDITABLE) || $(BIN)/pip install --quiet -e .
 	@$(PREPARE)
 
 install-test: $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test]' $(EDITABLE) || $(BIN)/pip install --quiet -e '.[test]'
 	@$(PREPARE)
 
 run: install
