@@ -7,7 +7,8 @@ Three costs of the interpreter itself, measured on `cardfit ask "70B int4"`:
   catalog/_compiled/, gitignored, next to the compiled copies of the bundled data, and reused by the next start:
   the same source text gives the same code, so a class is made exactly as before, only faster; a changed class
   has new source text, compiled and kept anew. Only while `cardfit` imports its modules, never in a test or an
-  importer of the engine; where the directory is not writable, every start compiles as before.
+  importer of the engine; where the directory is not writable, every start compiles as before. The file is code, as
+  a .pyc is: it is trusted as the __pycache__ directories of the same installation are (same owner, same place).
 - The imports allocate ~18,000 objects (classes, functions, the parser's tables) that live for the whole run; the
   cyclic garbage collector ran ~32 times over them while they were made. It is paused for the imports, and what
   they made is moved out of its sight (gc.freeze: never scanned again, never freed before exit, as it would not
