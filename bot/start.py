@@ -6,7 +6,7 @@ Three costs of the interpreter itself, measured on `cardfit ask "70B int4"`:
   all the work of the imports. The code it compiles is kept (code objects, as a .pyc keeps a module's) in
   catalog/_compiled/, gitignored, next to the compiled copies of the bundled data, and reused by the next start:
   the same source text gives the same code, so a class is made exactly as before, only faster; a changed class
-  has new source text, compiled and kept anew. Only while `cardfit` imports its modules, never in a test or an
+  has new source text, compiled and kept anew. Only while `cardfit` imports its modules, never for another
   importer of the engine; where the directory is not writable, every start compiles as before. The file is code, as
   a .pyc is: it is trusted as the __pycache__ directories of the same installation are (same owner, same place).
 - The imports allocate ~18,000 objects (classes, functions, the parser's tables) that live for the whole run; the
