@@ -6,12 +6,11 @@ import json
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from bot.render import plain, render_answer, render_parse_error
 from catalog.loader import CatalogError, LoadedCatalog, load_catalog
 from catalog.schema import Catalog
 from engine.answer import Answer, build_answer
@@ -78,10 +77,19 @@ def _number(text: str) -> float:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with `only` (the command being run), that command's part alone: each command's
+    parser is a dozen argparse objects and gettext look-ups that a start of another command never reads (issue #14:
+    cold start). Its usage, help and errors are the same either way."""
     parser = _Parser(prog="cardfit", description="How much VRAM do I need, and which GPU should I rent?")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name, add in _SUBCOMMANDS.items():
+        if only not in _SUBCOMMANDS or name == only:
+            add(sub)
+    return parser
 
+
+def _add_size(sub: argparse._SubParsersAction[_Parser]) -> None:
     size = sub.add_parser("size", help="size a model from flags")
     size.add_argument("--catalog", default="gpurenthub", help="bundled catalog name or YAML path")
     what = size.add_mutually_exclusive_group(required=True)
@@ -105,6 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
     size.add_argument("--chart", metavar="FILE.png", help="also write the answer's chart as a PNG")
     _add_serving_flags(size)
 
+
+def _add_ask(sub: argparse._SubParsersAction[_Parser]) -> None:
     ask = sub.add_parser("ask", help="answer a question in your own words (English or German)")
     ask.add_argument("--catalog", default="gpurenthub", help="bundled catalog name or YAML path")
     ask.add_argument("--lang", choices=("en", "de"), help="reply language (default: the question's)")
@@ -113,27 +123,46 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("text", nargs="+", help='the question (quotes optional), or "-" to read one question per line '
                                              "from stdin (with --json)")
 
+
+def _add_chat(sub: argparse._SubParsersAction[_Parser]) -> None:
     sub.add_parser("chat", help="the bot's conversation in the terminal (CARDFIT_* settings apply)")
+
+
+def _add_bot(sub: argparse._SubParsersAction[_Parser]) -> None:
     sub.add_parser("bot", help="run the Telegram bot (long polling); needs CARDFIT_BOT_TOKEN")
+
+
+def _add_announce(sub: argparse._SubParsersAction[_Parser]) -> None:
     announce = sub.add_parser("announce", help="show the channel post the current catalog would produce")
     announce.add_argument("--dry-run", action="store_true", required=True,
                           help="print only (posting happens in the bot: /reload or the catalog watch)")
     announce.add_argument("--catalog", help="catalog name or path (default: CARDFIT_CATALOG)")
     announce.add_argument("--lang", choices=("en", "de"), default="en")
+
+
+def _add_health(sub: argparse._SubParsersAction[_Parser]) -> None:
     sub.add_parser("health", help="exit 0 when configuration, catalog and store are usable (Docker HEALTHCHECK)")
 
+
+def _add_models(sub: argparse._SubParsersAction[_Parser]) -> None:
     models = sub.add_parser("models", help="list the models the registry knows (id, params, context, formats)")
     models.add_argument("--search", metavar="TEXT", nargs="+",
                         help="only models whose names or repo ids contain every word")
     models.add_argument("--json", action="store_true")
     models.set_defaults(handler=cmd_models)
 
+
+def _add_catalog(sub: argparse._SubParsersAction[_Parser]) -> None:
     catalog = sub.add_parser("catalog", help="catalog tools")
     catalog_sub = catalog.add_subparsers(dest="catalog_command", required=True, parser_class=_Parser)
     check = catalog_sub.add_parser("check", help="validate a catalog YAML file")
     check.add_argument("file")
 
-    return parser
+
+_SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction[_Parser]], None]] = {  # in `cardfit --help`'s order
+    "size": _add_size, "ask": _add_ask, "chat": _add_chat, "bot": _add_bot, "announce": _add_announce,
+    "health": _add_health, "models": _add_models, "catalog": _add_catalog,
+}
 
 
 def _emit_error(message: str, as_json: bool) -> int:
@@ -238,6 +267,8 @@ def print_answer(answer: Answer, as_json: bool, lang: str = "en", *, details: bo
     if as_json:
         print(json.dumps(answer.to_json(), ensure_ascii=False, allow_nan=False))
     elif not answer.error:
+        from bot.render import plain, render_answer  # the text only: --json never imports the renderer (#14)
+
         print(plain(render_answer(answer, lang, details=details, max_alternatives=3)))
     if answer.error:
         print(f"cardfit: {answer.error}", file=sys.stderr)
@@ -346,6 +377,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(_ask_json(args.text, catalog, vocabulary), ensure_ascii=False, allow_nan=False))
         else:
+            from bot.render import plain, render_parse_error
+
             lang = args.lang or language
             print(plain(render_parse_error(lang, error or "not a sizing question")))
         print(f"cardfit: {error}", file=sys.stderr)
@@ -476,6 +509,7 @@ def cmd_announce(args: argparse.Namespace) -> int:
     import asyncio
 
     from bot.announcements import dry_run_text
+    from bot.render import plain
     from bot.store import Store
 
     settings = _settings()
@@ -501,7 +535,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in argv
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(argv[0] if argv else None).parse_args(argv)
         if args.command == "catalog":
             return cmd_catalog_check(args)
         handler = COMMANDS.get(args.command) or getattr(args, "handler", None)

@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import math
-import string
-from decimal import ROUND_HALF_UP, Decimal
 from functools import cache
 from pathlib import Path
 
@@ -38,6 +36,8 @@ def t(lang: str, key: str, /, **values: object) -> str:
 
 
 def placeholders(template: str) -> set[str]:
+    import string  # here: only the locale checks need it, not a start (issue #14)
+
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
@@ -57,6 +57,8 @@ def fmt_number(lang: str, value: float, decimals: int | None = 1) -> str:
     # above it (and at 1e308 x 10 = inf) there is nothing to round.
     scaled = abs(value) * 10.0 ** decimals if 0 <= decimals <= 15 else math.inf
     if scaled < 2.0 ** 53 and abs(scaled - int(scaled) - 0.5) < 1e-6:
+        from decimal import ROUND_HALF_UP, Decimal  # here: a tie is rare, the import ~1 ms of a start (#14)
+
         rounded = Decimal(repr(value)).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
         text = f"{rounded:,.{decimals}f}"
     return localize_digits(lang, text)

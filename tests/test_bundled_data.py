@@ -135,7 +135,8 @@ def test_ask_imports_neither_pydantic_nor_yaml_nor_the_hub():
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    assert bot.cli.main(['ask', '70B int4']) == 0\n"
             "    assert bot.cli.main(['ask', '--json', 'Llama 3.1 70B on 2x RTX 4090']) == 0\n"
-            "heavy = ('pydantic', 'yaml', 'huggingface_hub', 'telegram', 'asyncio', 'bot.store', 'matplotlib')\n"
+            "heavy = ('pydantic', 'yaml', 'huggingface_hub', 'telegram', 'asyncio', 'bot.store', 'matplotlib',\n"
+            "         'decimal', 'string', 'hmac', 'shutil')\n"
             "print(sorted(name for name in heavy if name in sys.modules))\n")
     for _start in ("the first start may build the compiled copies", "the second reads them"):
         result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True,
