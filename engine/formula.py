@@ -6,8 +6,15 @@ written with the same digits (`formula_number`), so a translation only swaps wor
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from string import Formatter
+import _string  # type: ignore[import-not-found]  # no stub; string.Formatter.parse is this function
+from collections.abc import Callable, Iterator, Mapping
+
+
+def _template_parts(template: str) -> Iterator[tuple[str, str | None, str | None, str | None]]:
+    """string.Formatter().parse(template), without importing `string` at a cold start (issue #14)."""
+    parts: Iterator[tuple[str, str | None, str | None, str | None]] = _string.formatter_parser(template)
+    return parts
+
 
 FormulaValue = float | int | str
 
@@ -101,7 +108,7 @@ _Fields = tuple[tuple[str, Callable[[FormulaValue], str]], ...]
 
 def _compile(template: str) -> tuple[tuple[str, ...], _Fields]:
     """The template's fixed fields (in order) and its per-question ones with their writers."""
-    names = list(dict.fromkeys(field for _, field, _, _ in Formatter().parse(template) if field))
+    names = list(dict.fromkeys(field for _, field, _, _ in _template_parts(template) if field))
     fixed = tuple(name for name in names if name not in PER_QUESTION_FIELDS)
     return fixed, tuple((name, _writer(name)) for name in names if name in PER_QUESTION_FIELDS)
 
@@ -114,7 +121,7 @@ _PARTIAL_MAX = 4096  # cleared when full (a registry of ~200 models x a few form
 def _partial(code: str, key: tuple[object, ...], values: Mapping[str, FormulaValue]) -> str:
     """FORMULAS[code] with its fixed fields written (braces in them escaped), the per-question ones left open."""
     pieces = []
-    for literal, field, _, _ in Formatter().parse(FORMULAS[code]):
+    for literal, field, _, _ in _template_parts(FORMULAS[code]):
         pieces.append(literal.replace("{", "{{").replace("}", "}}"))
         if field is None:
             continue
