@@ -82,6 +82,8 @@ class ModelNames:
 
     def is_head(self, token: str) -> bool:
         """Does the token start like a model family name ('llama3', 'qwen2.5', 'lama')?"""
+        if "0" <= token[:1] <= "9":
+            return False  # no letters before its digits ('70b', '4090'): the look below would find none
         alpha_match = ALPHA_PREFIX_RE.match(token)
         if not alpha_match:
             return False
