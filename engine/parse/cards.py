@@ -44,12 +44,12 @@ MAX_CARD_WORDS = 4
 def find_cards(scan: Scan, draft: Draft, vocabulary: Vocabulary) -> None:
     """Every card name in the text: the first is the card (with its count), later ones are listed as ignored."""
     flat, n, used = scan.flat, scan.n, scan.used
-    keys, prefixes = vocabulary.card_keys, vocabulary.card_prefixes
+    prefixes, plurals = vocabulary.card_prefixes, vocabulary.card_plurals
     # a card name starts with a prefix of a card key or a key and an "s" ("h100s"): a text with no such token has
     # no card the catalog lists
-    i = 0 if not prefixes.isdisjoint(flat) or any(token[-1:] == "s" and token[:-1] in keys for token in flat) else n
+    i = 0 if not prefixes.isdisjoint(flat) or not plurals.isdisjoint(flat) else n
     while i < n:
-        if used[i] or (flat[i] not in prefixes and not (flat[i].endswith("s") and flat[i][:-1] in keys)):
+        if used[i] or (flat[i] not in prefixes and flat[i] not in plurals):
             i += 1
             continue
         match = card_at(scan, vocabulary, i)

@@ -6,7 +6,7 @@ dropped. A nonsense value ("0B", "batch 0") raises BadValue with the error note.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Collection
 
 from engine.notes import Note
 from engine.parse.errors import (
@@ -248,8 +248,10 @@ class Draft:
                   self.workload, self.card, self.gpu_count, self.budget_gb, self.region, self.billing, self.coin)
         return any(value is not None for value in values) or self.cheapest
 
-    def list_leftovers(self, leftovers: Iterable[str]) -> None:
+    def list_leftovers(self, leftovers: Collection[str]) -> None:
         """`ignored` without repeats, then the words no pass used (at most MAX_IGNORED entries, then a count)."""
+        if not self.ignored and not leftovers:
+            return
         seen: set[str] = set()
         unique = []
         for entry in self.ignored:

@@ -46,20 +46,22 @@ def near(own: float, size: float) -> bool:
 
 def word_kind(token: str, models: ModelNames) -> str | None:
     """What a token can be in a model name, or None for a word no name is made of."""
-    if size_of(token) is not None:
-        return SIZE
-    if EXPERTS_RE.fullmatch(token):
-        return EXPERTS
-    if ACTIVE_RE.fullmatch(token):
+    if not token:
+        return None
+    if "0" <= token[0] <= "9":  # only these kinds start with a digit (the word lists hold letters only)
+        if size_of(token) is not None:
+            return SIZE
+        if EXPERTS_RE.fullmatch(token):
+            return EXPERTS
+        if _DATE_RE.fullmatch(token):
+            return DATE
+        return BARE if _BARE_VERSION_RE.fullmatch(token) else None
+    if token[0] == "a" and ACTIVE_RE.fullmatch(token):
         return ACTIVE
-    if _DATE_RE.fullmatch(token):
-        return DATE
     if token in DISTINGUISHING:
         return DISTINCT
     if token in NEUTRAL_WORDS:
         return NEUTRAL
-    if _BARE_VERSION_RE.fullmatch(token):
-        return BARE
     alpha = ALPHA_PREFIX_RE.match(token)
     if alpha and alpha.group() in models.families:
         return FAMILY

@@ -82,7 +82,7 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
                            confident, hub_candidate=hub)
     cue = opens_with_cue(scan.low)
     low, used = scan.low, scan.used
-    draft.list_leftovers(low[index] for index in range(scan.n) if not used[index] and low[index] not in QUIET)
+    draft.list_leftovers([token for token, taken in zip(low, used, strict=True) if not taken and token not in QUIET])
     if not draft.is_question():
         partial = draft.request() if draft.sets_anything() else None
         return ParseResult(None, NOT_A_QUESTION, language, None, None, confident, partial, cue, hub)
