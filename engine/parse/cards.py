@@ -74,9 +74,9 @@ def _find_other_gpus(scan: Scan, draft: Draft) -> None:
     """GPUs the catalog does not list ('RTX 3060 12GB', '2x 3060', 'T4'): a card all the same (the engine says it
     is not rented), so its count and memory are not read as a GPU count or a memory budget."""
     i = 0 if not scan.words.isdisjoint(_GPU_STARTS) or _GEFORCE_LIKE_RE.search(scan.lowered) else scan.n
-    low = scan.low
+    low, used = scan.low, scan.used
     while i < scan.n:
-        found = _other_gpu_at(scan, i) if scan.free(i) and _may_name_gpu(low[i]) else None
+        found = _other_gpu_at(scan, i) if not used[i] and _may_name_gpu(low[i]) else None
         if found is None:
             i += 1
             continue

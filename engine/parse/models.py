@@ -258,7 +258,7 @@ class _Search:
         found: list[Found] = []
         tries = 0
         for i in range(scan.n):
-            if used[i] or low[i] in STOP_WORDS or low[i] in KEYWORDS or not self.is_head(low[i]):
+            if used[i] or low[i] in _NO_HEADS or not self.is_head(low[i]):
                 continue
             tries += 1
             if tries > MAX_FUZZY_TRIES:
