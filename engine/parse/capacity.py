@@ -20,8 +20,13 @@ _USERS = frozenset({"users", "user", "nutzer", "benutzer", "requests", "anfragen
 _MODEL = frozenset({"model", "modell", "llm"})
 
 
+# Every reverse question has a word of each: what it asks about, and "max"/"how" before it
+_ASKED = _CONTEXT | _USERS | _MODEL
+_LEADS = _MOST | {"how", "wie"}
+
+
 def find_capacity_intent(scan: Scan, draft: Draft) -> None:
-    if draft.intent is not None:
+    if draft.intent is not None or scan.words.isdisjoint(_ASKED) or scan.words.isdisjoint(_LEADS):
         return
     low = scan.low
     for i, token in enumerate(low):

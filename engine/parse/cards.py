@@ -44,10 +44,12 @@ MAX_CARD_WORDS = 4
 def find_cards(scan: Scan, draft: Draft, vocabulary: Vocabulary) -> None:
     """Every card name in the text: the first is the card (with its count), later ones are listed as ignored."""
     flat, n, used = scan.flat, scan.n, scan.used
-    keys, prefixes = vocabulary.card_keys, vocabulary.card_prefixes
-    i = 0
+    prefixes, plurals = vocabulary.card_prefixes, vocabulary.card_plurals
+    # a card name starts with a prefix of a card key or a key and an "s" ("h100s"): a text with no such token has
+    # no card the catalog lists
+    i = 0 if not prefixes.isdisjoint(flat) or not plurals.isdisjoint(flat) else n
     while i < n:
-        if used[i] or (flat[i] not in prefixes and not (flat[i].endswith("s") and flat[i][:-1] in keys)):
+        if used[i] or (flat[i] not in prefixes and flat[i] not in plurals):
             i += 1
             continue
         match = card_at(scan, vocabulary, i)
@@ -71,14 +73,20 @@ def _take(scan: Scan, draft: Draft, i: int, length: int, name: str) -> int:
 def _find_other_gpus(scan: Scan, draft: Draft) -> None:
     """GPUs the catalog does not list ('RTX 3060 12GB', '2x 3060', 'T4'): a card all the same (the engine says it
     is not rented), so its count and memory are not read as a GPU count or a memory budget."""
-    i = 0
-    low = scan.low
+    i = 0 if not scan.words.isdisjoint(_GPU_STARTS) or _GEFORCE_LIKE_RE.search(scan.lowered) else scan.n
+    low, used = scan.low, scan.used
     while i < scan.n:
-        found = _other_gpu_at(scan, i) if scan.free(i) and _may_name_gpu(low[i]) else None
+        found = _other_gpu_at(scan, i) if not used[i] and _may_name_gpu(low[i]) else None
         if found is None:
             i += 1
             continue
         i = _take(scan, draft, i, *found)
+
+
+_GPU_STARTS = OTHER_GPU_PREFIXES | OTHER_GPU_NAMES
+# What every token _may_name_gpu lets through by its digits looks like somewhere in the text: 1-9 and 3 more of
+# the characters a token is made of (the first 4 of its 4 to 9)
+_GEFORCE_LIKE_RE = re.compile(r"[1-9][\w.,]{3}")
 
 
 def _may_name_gpu(token: str) -> bool:

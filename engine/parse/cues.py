@@ -19,6 +19,7 @@ CUE_PHRASES: frozenset[tuple[str, ...]] = frozenset({
     ("wie", "waere"), ("wie", "sieht"), ("und", "was"), ("und", "wie"), ("und", "wenn"), ("what", "abt"),
 })
 _LONGEST = max(len(phrase) for phrase in CUE_PHRASES)
+_PHRASE_HEADS = frozenset(phrase[0] for phrase in CUE_PHRASES)
 
 
 def opens_with_cue(low: list[str]) -> bool:
@@ -27,4 +28,6 @@ def opens_with_cue(low: list[str]) -> bool:
         return False
     if low[0] in CUE_WORDS:
         return True
+    if low[0] not in _PHRASE_HEADS:
+        return False
     return any(tuple(low[:length]) in CUE_PHRASES for length in range(2, _LONGEST + 1))

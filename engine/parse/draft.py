@@ -6,7 +6,7 @@ dropped. A nonsense value ("0B", "batch 0") raises BadValue with the error note.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Collection
 
 from engine.notes import Note
 from engine.parse.errors import (
@@ -117,7 +117,8 @@ class Draft:
         factor = SIZE_UNITS[unit]
         params = value * factor
         label = "T" if factor == 1000 else "" if " " in digits else "B"  # "500 million" carries its own unit
-        _check_size(params, f"{shown(digits)}{label}")
+        if not MIN_PARAMS_B <= params <= MAX_PARAMS_B:  # also NaN: only then is the error's text written
+            _check_size(params, f"{shown(digits)}{label}")
         if self.params_b is None:
             self.params_b = params
             if factor == 1000:
@@ -248,8 +249,10 @@ class Draft:
                   self.workload, self.card, self.gpu_count, self.budget_gb, self.region, self.billing, self.coin)
         return any(value is not None for value in values) or self.cheapest
 
-    def list_leftovers(self, leftovers: Iterable[str]) -> None:
+    def list_leftovers(self, leftovers: Collection[str]) -> None:
         """`ignored` without repeats, then the words no pass used (at most MAX_IGNORED entries, then a count)."""
+        if not self.ignored and not leftovers:
+            return
         seen: set[str] = set()
         unique = []
         for entry in self.ignored:

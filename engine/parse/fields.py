@@ -67,10 +67,10 @@ MAX_KEYWORD_FILLERS = 3  # "batch size of 8", "context length is up to 32k"
 def read_fields(scan: Scan, draft: Draft, vocabulary: Vocabulary) -> None:
     """Everything the earlier passes left, left to right; a token that starts a value uses the tokens it reads."""
     fields = _Fields(scan, draft, vocabulary)
-    used, n = scan.used, scan.n
+    used, n, low = scan.used, scan.n, scan.low
     i = 0
     while i < n:
-        if used[i]:
+        if used[i] or low[i] in INERT:  # an inert word starts nothing (read_at would say 0)
             i += 1
             continue
         consumed = fields.read_at(i)

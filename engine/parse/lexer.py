@@ -46,23 +46,24 @@ def words_of(text: str) -> list[str]:
 class Tokens:
     """The tokens of one text: `low` (lower case), `flat` (without '.', ',', '_'), their spans, the minus signs."""
 
-    __slots__ = ("low", "flat", "n", "minus", "_matches", "_start", "_end")
+    __slots__ = ("low", "flat", "n", "minus", "lowered", "_lowered", "_offset", "_start", "_end")
 
     def __init__(self, text: str, offset: int) -> None:
-        lowered = text.lower()
+        self.lowered = lowered = text.lower()
         same_length = len(lowered) == len(text)  # lower() can lengthen a few characters ("İ")
         self.minus: list[int] | None = _minus_signs(text, offset)  # where the numbers after a minus sign start
         # exponent forms: cheap looks first, the regular expression only for the rare texts
         exponent = ("^" in text or "*" in text or "e-" in lowered or "e+" in lowered or "e\u2212" in lowered) \
             and _EXP_SEARCH_RE.search(text, offset) is not None
-        self._matches: list[re.Match[str]] | None = None
+        self._lowered: str | None = None
+        self._offset = offset
         self._start: list[int] | None = None
         self._end: list[int] | None = None
         if same_length and not exponent and "," not in text and not _GLUED_COUNT_SEARCH_RE.search(lowered, offset):
-            # the common case: one token per match, spans read from the matches only when a note needs them
-            matches = list(TOKEN_RE.finditer(lowered, offset))
-            low = [match.group() for match in matches]
-            self._matches = matches
+            # the common case: one token per match; the spans are found again only when a pass needs them (the
+            # same expression over the same text finds the same matches)
+            low = TOKEN_RE.findall(lowered, offset)
+            self._lowered = lowered
         else:
             low, starts, ends = _split(text, lowered, same_length, offset)
             if exponent:
@@ -70,25 +71,38 @@ class Tokens:
             self._start = starts
             self._end = ends
         self.low = low
-        self.flat = [flat(token) if ("." in token or "," in token or "_" in token) else token for token in low]
+        # "." and "_" only ever join inside a token ("," is the rare path's): a text without them has flat == low
+        self.flat = [flat(token) if ("." in token or "," in token or "_" in token) else token for token in low] \
+            if ("." in lowered or "_" in lowered or "," in lowered) else low
         self.n = len(low)
+
+    def _spans(self) -> tuple[list[int], list[int]]:
+        """The spans of the common case's tokens: each is the first place its text occurs after the token before
+        it, as nothing between two tokens can start one (a token starts with a letter or digit, and every letter
+        or digit is inside a token)."""
+        lowered = self._lowered or ""
+        find = lowered.find
+        starts: list[int] = []
+        ends: list[int] = []
+        position = self._offset
+        for token in self.low:
+            position = find(token, position)
+            starts.append(position)
+            position += len(token)
+            ends.append(position)
+        self._start, self._end = starts, ends
+        return starts, ends
 
     @property
     def start(self) -> list[int]:
-        if self._start is None:
-            self._start = [match.start() for match in self._matches or ()]
-        return self._start
+        return self._start if self._start is not None else self._spans()[0]
 
     @property
     def end(self) -> list[int]:
-        if self._end is None:
-            self._end = [match.end() for match in self._matches or ()]
-        return self._end
+        return self._end if self._end is not None else self._spans()[1]
 
     def span_of(self, index: int) -> tuple[int, int]:
         """Where token `index` is in the text."""
-        if self._matches is not None:
-            return self._matches[index].span()
         return self.start[index], self.end[index]
 
 

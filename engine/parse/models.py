@@ -32,6 +32,7 @@ A second model in the same text is listed in `ignored` (one model per question).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -79,6 +80,7 @@ class Found:
 
 
 _UNLISTED_INITIALS = frozenset(family[:1] for family in UNLISTED_FAMILIES)
+_UNLISTED_RE = re.compile("|".join(sorted(UNLISTED_FAMILIES)))  # somewhere in the text: the search may find one
 
 # The best window of a fuzzy search: (top score, tokens, models ranked best first, the size it names)
 _Window = tuple[float, int, list[tuple[ModelShape, float]], float | str | None]
@@ -86,10 +88,18 @@ _Window = tuple[float, int, list[tuple[ModelShape, float]], float | str | None]
 
 def find_model(scan: Scan, draft: Draft, vocabulary: Vocabulary) -> None:
     """Every model name in the text; the first one is the model, any later one is listed as ignored."""
+    # Each search starts only at certain words: a text with none of them skips it (the same result, no loop)
+    exact = not vocabulary.models.prefixes.isdisjoint(scan.flat)
+    fuzzy = not scan.words.issubset(_NO_HEADS)  # only a word that is no stop word or keyword can be a head
+    unlisted = _UNLISTED_RE.search(scan.lowered) is not None  # a family word starts some token
+    if not (exact or fuzzy or unlisted):
+        return
     search = _Search(scan, vocabulary)
-    found = search.exact_names()
-    found.extend(search.fuzzy_names())
-    found.extend(search.unlisted_names())
+    found = search.exact_names() if exact else []
+    if fuzzy:
+        found.extend(search.fuzzy_names())
+    if unlisted:
+        found.extend(search.unlisted_names())
     if not found:
         return
     found.sort(key=lambda item: item.start)
@@ -149,6 +159,9 @@ def resolve_ambiguous(draft: Draft, models: ModelNames) -> None:
         # The size names no model of that family: size it as a typical model of that size.
         draft.ignored.append(draft.ambiguous_span)
     draft.ambiguous = []
+
+
+_NO_HEADS = STOP_WORDS | KEYWORDS
 
 
 class _Search:
@@ -245,7 +258,7 @@ class _Search:
         found: list[Found] = []
         tries = 0
         for i in range(scan.n):
-            if used[i] or low[i] in STOP_WORDS or low[i] in KEYWORDS or not self.is_head(low[i]):
+            if used[i] or low[i] in _NO_HEADS or not self.is_head(low[i]):
                 continue
             tries += 1
             if tries > MAX_FUZZY_TRIES:

@@ -46,20 +46,22 @@ def near(own: float, size: float) -> bool:
 
 def word_kind(token: str, models: ModelNames) -> str | None:
     """What a token can be in a model name, or None for a word no name is made of."""
-    if size_of(token) is not None:
-        return SIZE
-    if EXPERTS_RE.fullmatch(token):
-        return EXPERTS
-    if ACTIVE_RE.fullmatch(token):
+    if not token:
+        return None
+    if "0" <= token[0] <= "9":  # only these kinds start with a digit (the word lists hold letters only)
+        if size_of(token) is not None:
+            return SIZE
+        if EXPERTS_RE.fullmatch(token):
+            return EXPERTS
+        if _DATE_RE.fullmatch(token):
+            return DATE
+        return BARE if _BARE_VERSION_RE.fullmatch(token) else None
+    if token[0] == "a" and ACTIVE_RE.fullmatch(token):
         return ACTIVE
-    if _DATE_RE.fullmatch(token):
-        return DATE
     if token in DISTINGUISHING:
         return DISTINCT
     if token in NEUTRAL_WORDS:
         return NEUTRAL
-    if _BARE_VERSION_RE.fullmatch(token):
-        return BARE
     alpha = ALPHA_PREFIX_RE.match(token)
     if alpha and alpha.group() in models.families:
         return FAMILY
@@ -104,9 +106,9 @@ class NameWords:
         seen_size = any(size_of(low[j]) is not None for j in range(start, stop))
         previous = word_kind(low[stop - 1], self.models) if stop > start else None
         j = stop
-        while j < scan.n and j - start < MAX_NAME and not self._breaks(j):
-            kind = word_kind(low[j], self.models)
-            if kind is None or (seen_size and kind not in _AFTER_SIZE):
+        while j < scan.n and j - start < MAX_NAME:
+            kind = word_kind(low[j], self.models)  # before _breaks: most names end at a word of no kind
+            if kind is None or self._breaks(j) or (seen_size and kind not in _AFTER_SIZE):
                 break
             if (kind == BARE and previous not in (FAMILY, DISTINCT)) or (kind == LETTER and previous != FAMILY):
                 break
@@ -124,7 +126,7 @@ class NameWords:
     def org(self, start: int) -> int:
         """'deepseek-ai/' or 'meta-llama/' right before a name belongs to it (a Hugging Face repository id)."""
         scan = self.scan
-        if start == 0 or scan.used[start - 1] or self._between(start - 1) != "/":
+        if start == 0 or "/" not in scan.text or scan.used[start - 1] or self._between(start - 1) != "/":
             return start
         i = start - 1
         while i > 0 and start - i < MAX_ORG and not scan.used[i - 1] and self._between(i - 1) == "-":
@@ -143,7 +145,7 @@ class NameWords:
         if word_kind(low[start], self.models) == FAMILY:
             return self.org(start)
         i = start
-        while i > 0 and not self._breaks(i - 1) and word_kind(low[i - 1], self.models) in (DISTINCT, FAMILY):
+        while i > 0 and word_kind(low[i - 1], self.models) in (DISTINCT, FAMILY) and not self._breaks(i - 1):
             i -= 1
         return self.org(i)
 

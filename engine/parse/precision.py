@@ -234,7 +234,7 @@ def format_at(scan: Scan, i: int) -> NamedFormat | None:
         if bits is not None and bits[0] is not None and 0 < bits[0] <= 16:
             return None, exl2_name(bits[0]), 1 + bits[2]
         return None, exl2_name(), 1
-    written = _bits_at(scan, i)
+    written = _bits_at(scan, i) if "0" <= token[:1] <= "9" else None  # a bit width starts with its digits
     if written is not None:
         return _bits_format(scan, i, written)
     if (token in PRECISION_WORDS and token not in FORMAT_SYNONYMS) or token in WORKLOAD_WORDS or token == "qlora":

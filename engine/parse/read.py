@@ -68,8 +68,10 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
         card_tokens = [now and not before for now, before in zip(scan.used, before_cards, strict=True)] \
             if before_cards is not None else None
         read_fields(scan, draft, vocabulary)
-        resolve_ambiguous(draft, vocabulary.models)
-        resolve_unknown(draft, vocabulary.models)
+        if draft.ambiguous:
+            resolve_ambiguous(draft, vocabulary.models)
+        if draft.unknown is not None:
+            resolve_unknown(draft, vocabulary.models)
         decide_intent(scan, draft)
         find_capacity_intent(scan, draft)
     except BadValue as bad:
@@ -80,7 +82,7 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
                            confident, hub_candidate=hub)
     cue = opens_with_cue(scan.low)
     low, used = scan.low, scan.used
-    draft.list_leftovers(low[index] for index in range(scan.n) if not used[index] and low[index] not in QUIET)
+    draft.list_leftovers([token for token, taken in zip(low, used, strict=True) if not taken and token not in QUIET])
     if not draft.is_question():
         partial = draft.request() if draft.sets_anything() else None
         return ParseResult(None, NOT_A_QUESTION, language, None, None, confident, partial, cue, hub)
@@ -91,11 +93,10 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
 def detect_language(text: str, low: list[str]) -> tuple[str, bool]:
     """('de', True) when German marker words (or an umlaut) outnumber English ones, ('en', True) the other way
     round, ('en', False) when nothing tells (no marker words, or as many of each)."""
-    german = 1 if _UMLAUT_RE.search(text) else 0
-    english = 0
-    for token in low:
-        if token in DE_MARKERS:
-            german += 1
-        elif token in EN_MARKERS:
-            english += 1
+    german = 0 if text.isascii() or not _UMLAUT_RE.search(text) else 1
+    german += sum(map(DE_MARKERS.__contains__, low))
+    english = sum(map(_EN_ONLY.__contains__, low))  # a word on both lists counts as German
     return ("de" if german > english else "en"), german != english
+
+
+_EN_ONLY = EN_MARKERS - DE_MARKERS

@@ -12,15 +12,18 @@ class Scan:
     """The tokens of one question and the passes' marks on them. A pass `use`s the tokens it reads, so the next
     pass never reads them again, and what no pass used is listed in `ignored`."""
 
-    __slots__ = ("text", "tokens", "low", "flat", "n", "used", "negative")
+    __slots__ = ("text", "lowered", "tokens", "low", "flat", "n", "used", "negative", "words")
 
     def __init__(self, text: str, offset: int) -> None:
         self.text = text
         self.tokens = tokens = Tokens(text, offset)
+        self.lowered = tokens.lowered
         self.low = tokens.low
         self.flat = tokens.flat
         self.n = tokens.n
         self.used = [False] * tokens.n
+        # The distinct tokens: a pass whose words are not among them has nothing to read (one set look, no loop)
+        self.words = frozenset(tokens.low)
         # The tokens right after a minus sign (found by the lexer: a hyphen inside a name or range,
         # 'gpt-oss-20b', '7B-13B', and a dash between spaces, '70B - 4 bit', are no minus signs).
         self.negative: frozenset[int] | set[int] = _NO_INDEXES
@@ -39,12 +42,11 @@ class Scan:
 
     def next_free(self, index: int) -> str | None:
         """Token `index` when no pass has used it, else None."""
-        return self.low[index] if self.free(index) else None
+        return self.low[index] if 0 <= index < self.n and not self.used[index] else None
 
     def swallow(self, index: int, words: frozenset[str]) -> int:
         """1 when token `index` is free and one of `words` ('70B params', '32k tokens'), else 0."""
-        token = self.next_free(index)
-        return 1 if token is not None and token in words else 0
+        return 1 if 0 <= index < self.n and not self.used[index] and self.low[index] in words else 0
 
     def use(self, first: int, count: int) -> None:
         used = self.used

@@ -24,10 +24,15 @@ from engine.parse.words import (
     PRICE_WORDS,
 )
 
+# Every word this pass starts from: a text with none of them has nothing for it (PAY_WORDS count only after a coin)
+_STARTS = frozenset(BILLING_ADJECTIVES) | frozenset(BILLING_UNITS) | frozenset(COIN_WORDS)
+
 
 def find_billing_and_coin(scan: Scan, draft: Draft) -> None:
     """'per hour', 'for a week', 'pro Tag', 'monthly' (the billing period); 'BTC', 'in Monero' (the coin).
     A second, different period or coin is listed in `ignored`."""
+    if scan.words.isdisjoint(_STARTS):
+        return
     low, used = scan.low, scan.used
     for i in range(scan.n):
         if used[i]:
@@ -73,17 +78,27 @@ def _set_billing(draft: Draft, period: str, written: str) -> None:
 def decide_intent(scan: Scan, draft: Draft) -> None:
     """After every pass: a comparison (two cards and 'vs'/'oder'), a price question (a card, no model or size,
     and a price word, 'how much' or a billing period), and whether the cheapest layout was asked for."""
-    low = scan.low
-    words = set(low)
-    pairs = set(zip(low, low[1:], strict=False))
-    if words & CHEAPEST_WORDS or pairs & CHEAPEST_PHRASES:
+    low, words = scan.low, scan.words
+    if not words.isdisjoint(CHEAPEST_WORDS) or (not words.isdisjoint(_CHEAPEST_HEADS)
+                                                and _has_pair(low, CHEAPEST_PHRASES)):
         draft.cheapest = True
-    choices = sum(1 for token in low if token in CHOICE_WORDS)
-    if draft.second_card is not None and (words & COMPARE_WORDS or choices == 1):
+    if draft.second_card is not None and (not words.isdisjoint(COMPARE_WORDS)
+                                          or sum(1 for token in low if token in CHOICE_WORDS) == 1):
         draft.set_compare()
         return
-    asks_price = bool(words & PRICE_WORDS) or bool(pairs & HOW_MUCH) or "wieviel" in words \
-        or draft.billing is not None
-    if (asks_price and draft.card is not None and draft.model is None and draft.params_b is None
-            and not draft.ambiguous and draft.budget_gb is None):
+    if draft.card is None or draft.model is not None or draft.params_b is not None or draft.ambiguous \
+            or draft.budget_gb is not None:
+        return  # no price question, whatever its words
+    asks_price = not words.isdisjoint(PRICE_WORDS) or "wieviel" in words or draft.billing is not None \
+        or (not words.isdisjoint(_HOW_MUCH_HEADS) and _has_pair(low, HOW_MUCH))
+    if asks_price:
         draft.intent = "price"
+
+
+# The first words of the phrases: a text without one of them has none of the phrases
+_CHEAPEST_HEADS = frozenset(phrase[0] for phrase in CHEAPEST_PHRASES)
+_HOW_MUCH_HEADS = frozenset(phrase[0] for phrase in HOW_MUCH if len(phrase) == 2)
+
+
+def _has_pair(low: list[str], phrases: frozenset[tuple[str, ...]]) -> bool:
+    return any((low[i], low[i + 1]) in phrases for i in range(len(low) - 1))

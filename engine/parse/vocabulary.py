@@ -82,6 +82,8 @@ class ModelNames:
 
     def is_head(self, token: str) -> bool:
         """Does the token start like a model family name ('llama3', 'qwen2.5', 'lama')?"""
+        if "0" <= token[:1] <= "9":
+            return False  # no letters before its digits ('70b', '4090'): the look below would find none
         alpha_match = ALPHA_PREFIX_RE.match(token)
         if not alpha_match:
             return False
@@ -254,6 +256,7 @@ class Vocabulary:
     card_prefixes: frozenset[str]
     region_ids: frozenset[str]  # the regions the cards are offered in ('DFW-1'): 'in DFW-1' needs no 'region'
     region_names: RegionNames
+    card_plurals: frozenset[str] = frozenset()  # each card key with an "s" ('h100s'): a card name all the same
 
     @classmethod
     def build(cls, registry: Registry, cards: Iterable[Card] = (),
@@ -273,7 +276,7 @@ class Vocabulary:
                 named.setdefault(region.name, region.id)
             regions = named
         return cls(_model_names(registry), frozenset(card_keys), _prefixes(card_keys), frozenset(offered),
-                   _region_names(regions, offered or None))
+                   _region_names(regions, offered or None), frozenset(key + "s" for key in card_keys))
 
     @classmethod
     def of_catalog(cls, catalog: Catalog, registry: Registry | None = None) -> Vocabulary:
