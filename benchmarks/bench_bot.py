@@ -4,7 +4,7 @@ request, long polling, concurrent_updates=64). Cardfit polls as `cardfit bot` do
 (bot/inbox.py: each getUpdates batch stored before it is confirmed, each update marked); the echo bot through
 PTB's Updater, in the same run (issue #14).
 
-Usage: .venv/bin/python -m benchmarks.bench_bot [--questions 1000] [--runs 3]
+Usage: .venv/bin/python -m benchmarks.bench_bot [--questions 1000] [--runs 3] [--distinct] [--profile FILE]
 
 Each run gives each bot --questions messages from as many different users, pushed at once; the bot long-polls
 them, and a reply counts when the emulator records its sendMessage. Telegram's 30 msg/s cap is lifted for both
@@ -22,13 +22,20 @@ On a shared, loaded machine that difference of two process figures swings by a m
 run also measures Cardfit's part alone, in process (`in_process`: caller, store, conversation, rendering and
 buttons for the same questions, 64 at once, no PTB or HTTP), with the engine's share taken out the same way.
 Targets: throughput >= 0.9x the echo bot's, own CPU <= 0.3 ms per update.
+
+--profile FILE: one more Cardfit run after the measured ones, under cProfile with the main thread's CPU time as
+its clock (time.thread_time: a loaded machine's waits do not count), saved for pstats and its top printed; not
+part of the figures (the profiler slows everything several times).
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
+import io
 import json
 import logging
+import pstats
 import statistics
 import tempfile
 import time
@@ -186,6 +193,19 @@ async def in_process(count: int, distinct: bool) -> dict[str, float]:
     return {"cpu_ms": cpu / count * 1000, "engine_ms": engine.seconds / count * 1000}
 
 
+async def profiled(count: int, distinct: bool, path: str) -> None:
+    """One Cardfit run under cProfile (main thread CPU), saved to `path`; its top functions printed."""
+    profile = cProfile.Profile(time.thread_time)
+    profile.enable()
+    await cardfit_run(count, distinct)
+    profile.disable()
+    profile.dump_stats(path)
+    text = io.StringIO()
+    pstats.Stats(profile, stream=text).sort_stats("tottime").print_stats(25)
+    print(f"profile of one Cardfit run (main thread CPU) saved to {path}; top 25 by own time:")
+    print(text.getvalue().strip())
+
+
 def spread(values: list[float], digits: int = 1) -> str:
     return f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
 
@@ -195,6 +215,7 @@ async def main() -> None:
     parser.add_argument("--questions", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--distinct", action="store_true", help="no two questions alike: no reply cache hits")
+    parser.add_argument("--profile", metavar="FILE", help="profile one more Cardfit run into FILE (pstats)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
 
@@ -203,6 +224,8 @@ async def main() -> None:
         echoes.append(await echo_run(args.questions))
         cardfits.append(await cardfit_run(args.questions, args.distinct))
         alone.append(await in_process(args.questions, args.distinct))
+    if args.profile:
+        await profiled(args.questions, args.distinct, args.profile)
 
     def col(results: list[dict[str, float]], key: str) -> list[float]:
         return [r[key] for r in results]
