@@ -40,6 +40,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from telegram import Update
@@ -163,6 +164,58 @@ async def cardfit_run(count: int, distinct: bool) -> dict[str, float]:
             return result
 
 
+async def parts(count: int = 2000) -> dict[str, float]:
+    """CPU of pieces of an update, each timed alone: the store calls of one update one after another (the
+    caller's read and touch, the `sending` mark, the answer's write) and with 64 updates at once, a getUpdates
+    batch of 4 stored, a ten-button keyboard built, and PTB's parse of a sent reply with it (what a send returns)."""
+    from telegram import Bot, Message
+
+    from bot.conversation import Button
+    from bot.store import Store, StoredUpdate
+    from bot.telegram_io import _KEYBOARDS, markup
+
+    def clock(function: Callable[[], Any], times: int) -> float:
+        started = time.process_time()
+        for _ in range(times):
+            function()
+        return (time.process_time() - started) / times * 1e6
+
+    results: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        store = await Store.open(f"{tmp}/parts.sqlite3")
+
+        async def update(user: int) -> None:
+            await store.get_preferences(user)
+            await store.touch_user(user, "en")
+            await store.mark_updates_sending([user])
+            await store.remember_answer(user, "70B int4", None, "en", None)
+
+        for label, at_once, first in (("store_one_by_one_us", 1, 0), ("store_64_at_once_us", 64, count)):
+            started = time.process_time()
+            for start in range(first, first + count, at_once):
+                await asyncio.gather(*(update(user) for user in range(start, start + at_once)))
+            results[label] = (time.process_time() - started) / count * 1e6
+        started = time.process_time()
+        for start in range(0, count, 4):
+            await store.store_updates([StoredUpdate(10**6 + start + k, "{}") for k in range(4)], "bench")
+        results["store_batch_of_4_us"] = (time.process_time() - started) / (count / 4) * 1e6
+        await store.close()
+    buttons = [[Button(f"Card {row}{col}", data=f"pick:{row}:{col}:S70Pi4c32") for col in range(2)] for row in range(5)]
+
+    def new_keyboard() -> None:
+        _KEYBOARDS.clear()
+        markup(buttons)
+
+    results["keyboard_us"] = clock(new_keyboard, count)
+    keyboard = markup(buttons)
+    sent = {"message_id": 5, "date": 1_700_000_000, "text": "x" * 1500,
+            "from": {"id": 1, "is_bot": True, "first_name": "Cardfit", "username": "cardfit_bot"},
+            "chat": {"id": 10_001, "type": "private", "first_name": "U"},
+            "reply_markup": keyboard.to_dict() if keyboard is not None else None}
+    results["message_parse_us"] = clock(partial(Message.de_json, sent, Bot(TOKEN)), count)
+    return results
+
+
 async def in_process(count: int, distinct: bool) -> dict[str, float]:
     """Cardfit's part alone, without PTB, HTTP or the emulator: resolve the caller and answer (store reads and
     writes, the conversation, rendering, buttons) for `count` new users, 64 at once as the Application runs
@@ -224,6 +277,7 @@ async def main() -> None:
         echoes.append(await echo_run(args.questions))
         cardfits.append(await cardfit_run(args.questions, args.distinct))
         alone.append(await in_process(args.questions, args.distinct))
+    pieces = [await parts() for _ in range(args.runs)]
     if args.profile:
         await profiled(args.questions, args.distinct, args.profile)
 
@@ -247,6 +301,12 @@ async def main() -> None:
     alone_without = [c - g for c, g in zip(alone_cpu, alone_engine, strict=True)]
     print(f"In process, no HTTP (caller + store + conversation, 64 at once): {spread(alone_cpu, 3)} ms CPU per "
           f"question; of it the engine's {spread(alone_engine, 3)} ms, the rest {spread(alone_without, 3)} ms")
+    piece = {key: [p[key] for p in pieces] for key in pieces[0]}
+    print(f"Pieces, CPU each: store calls of one update {spread(piece['store_one_by_one_us'], 0)} us one after "
+          f"another, {spread(piece['store_64_at_once_us'], 0)} us with 64 at once; a getUpdates batch of 4 stored "
+          f"{spread(piece['store_batch_of_4_us'], 0)} us; a ten-button keyboard built "
+          f"{spread(piece['keyboard_us'], 0)} us; PTB's parse of a sent reply with it "
+          f"{spread(piece['message_parse_us'], 0)} us (no longer done: bot/http_request.py result_unread)")
     med = statistics.median
     rows = [
         {"metric": "Cardfit updates/s", "value": round(med(col(cardfits, "rate")), 1), "unit": "updates/s",
@@ -273,6 +333,8 @@ async def main() -> None:
          "unit": "ms", "target": "-", "ok": True},
         {"metric": "in process, without the engine", "value": round(med(alone_without), 3), "unit": "ms",
          "target": f"<= {OWN_CPU_TARGET_MS}", "ok": med(alone_without) <= OWN_CPU_TARGET_MS},
+        *({"metric": f"piece: {key.removesuffix('_us').replace('_', ' ')}", "value": round(med(values), 1),
+           "unit": "us", "target": "-", "ok": True} for key, values in piece.items()),
         {"metric": "reply cache hits" + (" (--distinct)" if args.distinct else ""),
          "value": round(med(col(cardfits, "hit_rate")), 3), "unit": "share", "target": "-", "ok": True},
     ]
