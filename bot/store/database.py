@@ -211,14 +211,14 @@ class SqliteDatabase(Database):
     """One connection; every write is one BEGIN IMMEDIATE transaction, serialized by an asyncio.Lock.
 
     In WAL mode a short call (`short=True`) that finds the connection free runs at once on the event loop: no
-    thread hop (a queue put, a thread wake-up, call_soon_threadsafe and the loop's self-pipe: issue #14, ~0.2 ms
-    of process CPU each). That is safe there because WAL readers never wait for a writer, a commit with
-    synchronous=NORMAL does not fsync (https://www.sqlite.org/wal.html, "Performance Considerations"; the
-    checkpoints run on WalCheckpointer's own connection), and the connection then waits for no lock at all
-    (busy_timeout 0): when another process holds the write lock the call fails with SQLITE_BUSY before it did
-    anything, and goes to the thread, which waits up to BUSY_TIMEOUT_MS as every call did before. "Free" means
-    no transaction holds or waits for the lock, no call waits for a batch, and no call is on the thread (a
-    cancelled caller's included), so the calls still take effect in the order they were made."""
+    thread hop (a queue put, a thread wake-up, call_soon_threadsafe and the loop's self-pipe: issue #14, ~0.13 ms
+    of process CPU each, bench_bot's pieces). That is safe there because WAL readers never wait for a writer, a
+    commit with synchronous=NORMAL does not fsync (https://www.sqlite.org/pragma.html#pragma_synchronous: in WAL
+    mode only checkpoints sync, and those run on WalCheckpointer's own connection), and the connection waits for
+    no lock at all (busy_timeout 0): when another process holds the write lock the call fails with SQLITE_BUSY
+    before it did anything, and goes to the thread, which waits up to BUSY_TIMEOUT_MS as every call did before.
+    "Free" means no transaction holds or waits for the lock, no call waits for a batch, and no call is on the
+    thread (a cancelled caller's included), so the calls still take effect in the order they were made."""
 
     engine = "sqlite"
 
