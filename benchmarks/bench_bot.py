@@ -4,7 +4,7 @@ request, long polling, concurrent_updates=64). Cardfit polls as `cardfit bot` do
 (bot/inbox.py: each getUpdates batch stored before it is confirmed, each update marked); the echo bot through
 PTB's Updater, in the same run (issue #14).
 
-Usage: .venv/bin/python -m benchmarks.bench_bot [--questions 1000] [--runs 3]
+Usage: .venv/bin/python -m benchmarks.bench_bot [--questions 1000] [--runs 3] [--distinct] [--profile FILE]
 
 Each run gives each bot --questions messages from as many different users, pushed at once; the bot long-polls
 them, and a reply counts when the emulator records its sendMessage. Telegram's 30 msg/s cap is lifted for both
@@ -22,17 +22,25 @@ On a shared, loaded machine that difference of two process figures swings by a m
 run also measures Cardfit's part alone, in process (`in_process`: caller, store, conversation, rendering and
 buttons for the same questions, 64 at once, no PTB or HTTP), with the engine's share taken out the same way.
 Targets: throughput >= 0.9x the echo bot's, own CPU <= 0.3 ms per update.
+
+--profile FILE: one more Cardfit run after the measured ones, under cProfile with the main thread's CPU time as
+its clock (time.thread_time: a loaded machine's waits do not count), saved for pstats and its top printed; not
+part of the figures (the profiler slows everything several times).
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
+import io
 import json
 import logging
+import pstats
 import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from telegram import Update
@@ -156,6 +164,58 @@ async def cardfit_run(count: int, distinct: bool) -> dict[str, float]:
             return result
 
 
+async def parts(count: int = 2000) -> dict[str, float]:
+    """CPU of pieces of an update, each timed alone: the store calls of one update one after another (the
+    caller's read and touch, the `sending` mark, the answer's write) and with 64 updates at once, a getUpdates
+    batch of 4 stored, a ten-button keyboard built, and PTB's parse of a sent reply with it (what a send returns)."""
+    from telegram import Bot, Message
+
+    from bot.conversation import Button
+    from bot.store import Store, StoredUpdate
+    from bot.telegram_io import _KEYBOARDS, markup
+
+    def clock(function: Callable[[], Any], times: int) -> float:
+        started = time.process_time()
+        for _ in range(times):
+            function()
+        return (time.process_time() - started) / times * 1e6
+
+    results: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        store = await Store.open(f"{tmp}/parts.sqlite3")
+
+        async def update(user: int) -> None:
+            await store.get_preferences(user)
+            await store.touch_user(user, "en")
+            await store.mark_updates_sending([user])
+            await store.remember_answer(user, "70B int4", None, "en", None)
+
+        for label, at_once, first in (("store_one_by_one_us", 1, 0), ("store_64_at_once_us", 64, count)):
+            started = time.process_time()
+            for start in range(first, first + count, at_once):
+                await asyncio.gather(*(update(user) for user in range(start, start + at_once)))
+            results[label] = (time.process_time() - started) / count * 1e6
+        started = time.process_time()
+        for start in range(0, count, 4):
+            await store.store_updates([StoredUpdate(10**6 + start + k, "{}") for k in range(4)], "bench")
+        results["store_batch_of_4_us"] = (time.process_time() - started) / (count / 4) * 1e6
+        await store.close()
+    buttons = [[Button(f"Card {row}{col}", data=f"pick:{row}:{col}:S70Pi4c32") for col in range(2)] for row in range(5)]
+
+    def new_keyboard() -> None:
+        _KEYBOARDS.clear()
+        markup(buttons)
+
+    results["keyboard_us"] = clock(new_keyboard, count)
+    keyboard = markup(buttons)
+    sent = {"message_id": 5, "date": 1_700_000_000, "text": "x" * 1500,
+            "from": {"id": 1, "is_bot": True, "first_name": "Cardfit", "username": "cardfit_bot"},
+            "chat": {"id": 10_001, "type": "private", "first_name": "U"},
+            "reply_markup": keyboard.to_dict() if keyboard is not None else None}
+    results["message_parse_us"] = clock(partial(Message.de_json, sent, Bot(TOKEN)), count)
+    return results
+
+
 async def in_process(count: int, distinct: bool) -> dict[str, float]:
     """Cardfit's part alone, without PTB, HTTP or the emulator: resolve the caller and answer (store reads and
     writes, the conversation, rendering, buttons) for `count` new users, 64 at once as the Application runs
@@ -186,6 +246,19 @@ async def in_process(count: int, distinct: bool) -> dict[str, float]:
     return {"cpu_ms": cpu / count * 1000, "engine_ms": engine.seconds / count * 1000}
 
 
+async def profiled(count: int, distinct: bool, path: str) -> None:
+    """One Cardfit run under cProfile (main thread CPU), saved to `path`; its top functions printed."""
+    profile = cProfile.Profile(time.thread_time)
+    profile.enable()
+    await cardfit_run(count, distinct)
+    profile.disable()
+    profile.dump_stats(path)
+    text = io.StringIO()
+    pstats.Stats(profile, stream=text).sort_stats("tottime").print_stats(25)
+    print(f"profile of one Cardfit run (main thread CPU) saved to {path}; top 25 by own time:")
+    print(text.getvalue().strip())
+
+
 def spread(values: list[float], digits: int = 1) -> str:
     return f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
 
@@ -195,6 +268,7 @@ async def main() -> None:
     parser.add_argument("--questions", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--distinct", action="store_true", help="no two questions alike: no reply cache hits")
+    parser.add_argument("--profile", metavar="FILE", help="profile one more Cardfit run into FILE (pstats)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
 
@@ -203,6 +277,9 @@ async def main() -> None:
         echoes.append(await echo_run(args.questions))
         cardfits.append(await cardfit_run(args.questions, args.distinct))
         alone.append(await in_process(args.questions, args.distinct))
+    pieces = [await parts() for _ in range(args.runs)]
+    if args.profile:
+        await profiled(args.questions, args.distinct, args.profile)
 
     def col(results: list[dict[str, float]], key: str) -> list[float]:
         return [r[key] for r in results]
@@ -224,6 +301,12 @@ async def main() -> None:
     alone_without = [c - g for c, g in zip(alone_cpu, alone_engine, strict=True)]
     print(f"In process, no HTTP (caller + store + conversation, 64 at once): {spread(alone_cpu, 3)} ms CPU per "
           f"question; of it the engine's {spread(alone_engine, 3)} ms, the rest {spread(alone_without, 3)} ms")
+    piece = {key: [p[key] for p in pieces] for key in pieces[0]}
+    print(f"Pieces, CPU each: store calls of one update {spread(piece['store_one_by_one_us'], 0)} us one after "
+          f"another, {spread(piece['store_64_at_once_us'], 0)} us with 64 at once; a getUpdates batch of 4 stored "
+          f"{spread(piece['store_batch_of_4_us'], 0)} us; a ten-button keyboard built "
+          f"{spread(piece['keyboard_us'], 0)} us; PTB's parse of a sent reply with it "
+          f"{spread(piece['message_parse_us'], 0)} us (no longer done: bot/http_request.py result_unread)")
     med = statistics.median
     rows = [
         {"metric": "Cardfit updates/s", "value": round(med(col(cardfits, "rate")), 1), "unit": "updates/s",
@@ -250,6 +333,8 @@ async def main() -> None:
          "unit": "ms", "target": "-", "ok": True},
         {"metric": "in process, without the engine", "value": round(med(alone_without), 3), "unit": "ms",
          "target": f"<= {OWN_CPU_TARGET_MS}", "ok": med(alone_without) <= OWN_CPU_TARGET_MS},
+        *({"metric": f"piece: {key.removesuffix('_us').replace('_', ' ')}", "value": round(med(values), 1),
+           "unit": "us", "target": "-", "ok": True} for key, values in piece.items()),
         {"metric": "reply cache hits" + (" (--distinct)" if args.distinct else ""),
          "value": round(med(col(cardfits, "hit_rate")), 3), "unit": "share", "target": "-", "ok": True},
     ]

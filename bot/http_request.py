@@ -10,20 +10,43 @@ Faults are classified exactly as PTB's own do_request does (telegram/request/_ht
 TimedOut, any other httpx error a NetworkError, each raised `from` the httpx error, which bot/send_errors.py reads
 as `__cause__` to tell "never reached Telegram" from "may have arrived". Status codes (429 RetryAfter, 400, ...) are
 handled above do_request by BaseRequest._request_wrapper, as for the form path.
+
+A send whose returned Message nobody reads (`result_unread`: the bot's replies and edits) is answered `True`
+instead of the message's JSON once the call succeeded; PTB's Bot._send_message hands a `True` back as it is, so the
+message and its keyboard are not parsed into objects only to be dropped (issue #14: ~0.3 ms per reply with ten
+buttons). Every failure is raised by BaseRequest.post before that point, exactly as without it.
 """
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import httpx
 from telegram._utils.defaultvalue import DefaultValue
-from telegram._utils.types import ODVInput
+from telegram._utils.types import JSONDict, ODVInput
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, HTTPXRequest, RequestData
 
 JSON_CONTENT_TYPE = "application/json"
 POOL_TIMEOUT_MESSAGE = ("Pool timeout: All connections in the connection pool are occupied. Request was *not* sent "
                         "to Telegram. Consider adjusting the connection pool size or the pool timeout.")
+
+
+# The Bot API method whose result the current task will not read (set around one call by result_unread).
+_unread: ContextVar[str | None] = ContextVar("cardfit_unread_result", default=None)
+
+
+@contextmanager
+def result_unread(method: str) -> Iterator[None]:
+    """Around one Bot API call (`method`, e.g. "sendMessage") whose returned object the caller drops: the call
+    answers True once Telegram accepted it (see the module's docstring)."""
+    token = _unread.set(method)
+    try:
+        yield
+    finally:
+        _unread.reset(token)
 
 
 def json_body(request_data: RequestData) -> bytes:
@@ -33,7 +56,25 @@ def json_body(request_data: RequestData) -> bytes:
 
 
 class JsonRequest(HTTPXRequest):
-    """HTTPXRequest that posts a call without files as `application/json`; with files, PTB's multipart form."""
+    """HTTPXRequest that posts a call without files as `application/json`; with files, PTB's multipart form. A call
+    inside result_unread answers True instead of its result."""
+
+    # BaseRequest.post is marked final for typing; overriding it leaves PTB's own body (status codes, parsing, error
+    # mapping) untouched and only replaces the parsed result afterwards.
+    async def post(  # type: ignore[misc]
+        self,
+        url: str,
+        request_data: RequestData | None = None,
+        read_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+        write_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+        connect_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+        pool_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+    ) -> JSONDict | list[JSONDict] | bool:
+        result = await super().post(url, request_data, read_timeout, write_timeout, connect_timeout, pool_timeout)
+        unread = _unread.get()
+        if unread is not None and isinstance(result, dict) and url.endswith("/" + unread):
+            return True
+        return result
 
     async def do_request(
         self,

@@ -34,7 +34,7 @@ class ChatContextRepository(Repository):
         """Keep `request` (as the user set it, before their settings are filled in) as the chat's last question;
         contexts older than a day are deleted on the way, so the table holds about a day of chats."""
         await self._database.write_many(keep_statements(chat_id, request, payload,
-                                                        time.time() if now is None else now))
+                                                        time.time() if now is None else now), short=True)
 
     async def kept_request(self, chat_id: int, *, now: float | None = None) -> SizeRequest | None:
         """The chat's last question if it is less than a day old; None when there is none, or none readable."""
@@ -42,6 +42,7 @@ class ChatContextRepository(Repository):
         rows = await self._database.fetch(
             "SELECT payload, request_json FROM chat_context WHERE chat_id = ? AND updated_at >= ?",
             (chat_id, now - CONTEXT_TTL_S),
+            short=True,
         )
         if not rows:
             return None
@@ -54,4 +55,4 @@ class ChatContextRepository(Repository):
         return request
 
     async def forget_request(self, chat_id: int) -> None:
-        await self._database.write_one("DELETE FROM chat_context WHERE chat_id = ?", (chat_id,))
+        await self._database.write_one("DELETE FROM chat_context WHERE chat_id = ?", (chat_id,), short=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from bot.store.database import Repository, fetch_rows
 
@@ -35,27 +35,32 @@ def _marks(count: int) -> str:
     return ", ".join("?" * count)
 
 
+def _insert(updates: Sequence[StoredUpdate], owner: str, now: float, lease_s: float) -> tuple[str, list[Any]]:
+    values = ", ".join("(?, ?, 'received', ?, ?, ?)" for _ in updates)
+    parameters = [value for update in updates
+                  for value in (update.update_id, update.payload, now, owner, now + lease_s)]
+    return (f"INSERT INTO inbox (update_id, payload, state, received_at, claimed_by, claimed_until) "
+            f"VALUES {values} ON CONFLICT (update_id) DO NOTHING RETURNING update_id", parameters)
+
+
 class InboxRepository(Repository):
     async def store_updates(self, updates: Sequence[StoredUpdate], owner: str,
                             lease_s: float = INBOX_LEASE_S) -> set[int]:
         """Store a batch of updates, held by `owner`; an update id already stored is left as it is (a repeated
-        delivery). One statement per INSERT_CHUNK rows, all in one transaction. Returns the ids newly stored."""
+        delivery). One statement per INSERT_CHUNK rows, all in one transaction (a getUpdates answer, at most 100
+        updates, is one statement: atomic alone, and short). Returns the ids newly stored."""
         if not updates:
             return set()
         now = time.time()
+        if len(updates) <= INSERT_CHUNK:
+            sql, parameters = _insert(updates, owner, now, lease_s)
+            rows = await self._database.write_returning(sql, tuple(parameters), short=True)
+            return {int(row["update_id"]) for row in rows}
         stored: set[int] = set()
         async with self._database.transaction() as db:
             for start in range(0, len(updates), INSERT_CHUNK):
-                chunk = updates[start:start + INSERT_CHUNK]
-                values = ", ".join("(?, ?, 'received', ?, ?, ?)" for _ in chunk)
-                parameters = [value for update in chunk
-                              for value in (update.update_id, update.payload, now, owner, now + lease_s)]
-                rows = await fetch_rows(
-                    db,
-                    f"INSERT INTO inbox (update_id, payload, state, received_at, claimed_by, claimed_until) "
-                    f"VALUES {values} ON CONFLICT (update_id) DO NOTHING RETURNING update_id",
-                    parameters,
-                )
+                sql, parameters = _insert(updates[start:start + INSERT_CHUNK], owner, now, lease_s)
+                rows = await fetch_rows(db, sql, parameters)
                 stored.update(int(row["update_id"]) for row in rows)
         return stored
 
@@ -79,7 +84,7 @@ class InboxRepository(Repository):
         ids = list(update_ids)
         await self._database.write_one(
             f"UPDATE inbox SET state = ? WHERE update_id IN ({_marks(len(ids))}) AND state IN ({_marks(len(before))})",
-            (state, *ids, *before))
+            (state, *ids, *before), short=True)
 
     async def claim_open_updates(self, owner: str, alive: Callable[[str], bool], lease_s: float = INBOX_LEASE_S,
                                  limit: int = 1000) -> Resumed:

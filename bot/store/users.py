@@ -112,7 +112,7 @@ async def set_blocked(db: Connection, user_id: int, blocked: bool, now: float) -
 
 class UserRepository(Repository):
     async def get_preferences(self, user_id: int) -> Preferences:
-        rows = await self._database.fetch(_SELECT_PREFERENCES, (user_id,))
+        rows = await self._database.fetch(_SELECT_PREFERENCES, (user_id,), short=True)
         return _preferences_from_row(rows[0]) if rows else Preferences(user_id=user_id)
 
     async def set_preference(self, user_id: int, field: str, value: object) -> Preferences:
@@ -149,6 +149,7 @@ class UserRepository(Repository):
             RETURNING {_RETURNING_PREFERENCES}
             """,
             (user_id, telegram_language, now, now),
+            short=True,
         )
         return _preferences_from_row(rows[0])
 
@@ -156,7 +157,7 @@ class UserRepository(Repository):
                                 telegram_language: str | None = None) -> None:
         """The user's last question; writing to the bot also means they are reachable again (as touch_user)."""
         now = time.time()
-        await self._database.write_one(_REMEMBER, (user_id, text, payload, telegram_language, now, now))
+        await self._database.write_one(_REMEMBER, (user_id, text, payload, telegram_language, now, now), short=True)
 
     async def remember_answer(self, user_id: int, text: str, payload: str | None, telegram_language: str | None,
                               kept: tuple[int, SizeRequest, str | None] | None) -> None:
@@ -166,7 +167,7 @@ class UserRepository(Repository):
         statements = [(_REMEMBER, (user_id, text, payload, telegram_language, now, now))]
         if kept is not None:
             statements += keep_statements(*kept, now)
-        await self._database.write_many(statements)
+        await self._database.write_many(statements, short=True)
 
     async def mark_blocked(self, user_id: int, blocked: bool = True) -> None:
         now = time.time()
