@@ -44,12 +44,12 @@ class Bot:
                    CARDFIT_CATALOG_WATCH_S="3600", CARDFIT_LOG_LEVEL="INFO", PTB_TIMEDELTA="1")
         if crash_at is not None:
             env["CARDFIT_TEST_CRASH_AT"] = crash_at
-        mark = self.emulator.mark()
+        polls = self.emulator.polls_begun
         with self.log.open("ab") as handle:
             self.process = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "bot.cli", "bot", cwd=ROOT, env=env, stdout=handle, stderr=handle)
         if wait_polling:
-            await self.emulator.wait_for("getUpdates", since=mark, timeout=30)
+            await self.emulator.wait_polling(after=polls, timeout=30)
 
     async def stop(self) -> None:
         assert self.process is not None
