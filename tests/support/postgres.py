@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 
 SERVER_USER = "postgres"
+SCRATCH = "/dev/shm"
+SCRATCH_ROOM = 2 << 30  # bytes free there before the server's files go there (a suite uses well under 1 GiB)
 
 
 def _binaries() -> Path | None:
@@ -37,6 +39,20 @@ def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def _scratch_parent() -> str | None:
+    """Where the server's directory goes: a memory file system (/dev/shm) when it has room, else the default
+    temporary directory. Each test's database is a copy of template0 (~7.5 MB, ~300 files); removing 75 of them
+    from a disk mounted with `discard` (as on this project's machines) took 60 s at the end of every session,
+    and a memory file system also makes CREATE DATABASE cheaper. Durability is already off (see start)."""
+    try:
+        room = os.statvfs(SCRATCH)
+    except OSError:
+        return None
+    if room.f_bavail * room.f_frsize < SCRATCH_ROOM or not os.access(SCRATCH, os.W_OK | os.X_OK):
+        return None
+    return SCRATCH
 
 
 def unavailable_reason() -> str | None:
@@ -113,7 +129,7 @@ def start_or_skip() -> PostgresServer:
         pytest.skip(reason)
     bindir = _binaries()
     assert bindir is not None
-    server = PostgresServer(bindir=bindir, root=Path(tempfile.mkdtemp(prefix="cardfit-pg-")))
+    server = PostgresServer(bindir=bindir, root=Path(tempfile.mkdtemp(prefix="cardfit-pg-", dir=_scratch_parent())))
     try:
         server.start()
     except subprocess.CalledProcessError as exc:
