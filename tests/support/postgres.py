@@ -94,10 +94,20 @@ class PostgresServer:
         self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust",
                   "-E", "UTF8", "--locale=C.UTF-8", "--no-sync")
         # A test server: durability off (fsync, synchronous_commit) makes the per-test databases cheap.
-        options = (f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} -c fsync=off "
-                   "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
-        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l", str(self.root / "server.log"),
-                  "-o", options, "-w", "-t", "60", "start")
+        for attempt in range(3):
+            options = (f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} -c fsync=off "
+                       "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
+            try:
+                self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l", str(self.root / "server.log"),
+                          "-o", options, "-w", "-t", "60", "start")
+                return
+            except subprocess.CalledProcessError:
+                # The free port was probed, then released: another process (a second pytest-xdist worker
+                # starting its own server) may have taken it meanwhile. Another port, twice.
+                log = self.root / "server.log"
+                if attempt == 2 or "could not bind" not in (log.read_text(errors="replace") if log.exists() else ""):
+                    raise
+                self.port = _free_port()
 
     def stop(self) -> None:
         try:
