@@ -37,7 +37,7 @@ class BotProcess:
         polls = self.emulator.polls_begun
         self.process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "bot.cli", "bot", cwd=ROOT, env=env, stdout=self.handle, stderr=self.handle)
-        await self.emulator.wait_polling(after=polls, timeout=30)
+        await self.emulator.wait_polling(after=polls, timeout=60)
 
     async def stop(self) -> None:
         assert self.process is not None
