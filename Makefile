@@ -44,11 +44,15 @@ lint: install-test
 typecheck: install-test
 	$(BIN)/mypy
 
-# Lint, types, then the whole suite, in that order (.ci/run calls this).
+# Lint, types, then the whole suite, in that order (.ci/run calls this). The suite runs in PYTEST_WORKERS processes
+# (pytest-xdist), each test file whole in one of them (--dist loadfile: a file's tests keep their order and module
+# fixtures); each worker starts its own PostgreSQL server. `make test PYTEST_WORKERS=0` runs it in one process.
+PYTEST_WORKERS ?= 2
+
 test: install-test postgres
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 # Every benchmarks/bench_*.py, then one table of their figures (benchmarks/run_all.py).
 bench: install-test

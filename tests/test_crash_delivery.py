@@ -44,12 +44,12 @@ class Bot:
                    CARDFIT_CATALOG_WATCH_S="3600", CARDFIT_LOG_LEVEL="INFO", PTB_TIMEDELTA="1")
         if crash_at is not None:
             env["CARDFIT_TEST_CRASH_AT"] = crash_at
-        mark = self.emulator.mark()
+        polls = self.emulator.polls_begun
         with self.log.open("ab") as handle:
             self.process = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "bot.cli", "bot", cwd=ROOT, env=env, stdout=handle, stderr=handle)
         if wait_polling:
-            await self.emulator.wait_for("getUpdates", since=mark, timeout=30)
+            await self.emulator.wait_polling(after=polls, timeout=60)
 
     async def stop(self) -> None:
         assert self.process is not None
@@ -60,7 +60,7 @@ class Bot:
     async def killed(self) -> None:
         """Wait for the process to kill itself at its crash point."""
         assert self.process is not None
-        code = await asyncio.wait_for(self.process.wait(), 30)
+        code = await asyncio.wait_for(self.process.wait(), 60)  # start-up included: 30 s is tight at a load of 15
         assert code == -signal.SIGKILL, self.log.read_text(errors="replace")[-3000:]
 
     def edit_price(self, card_id: str, monthly: float) -> None:

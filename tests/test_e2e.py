@@ -34,10 +34,10 @@ class BotProcess:
                    CARDFIT_DB=str(self.db), CARDFIT_ADMIN_IDS=str(ADMIN), CARDFIT_TOPUP_SECRET="e2e-secret",
                    CARDFIT_LOG_LEVEL="INFO", PTB_TIMEDELTA="1")
         self.handle = self.log.open("ab")
-        mark = self.emulator.mark()
+        polls = self.emulator.polls_begun
         self.process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "bot.cli", "bot", cwd=ROOT, env=env, stdout=self.handle, stderr=self.handle)
-        await self.emulator.wait_for("getUpdates", since=mark, timeout=30)
+        await self.emulator.wait_polling(after=polls, timeout=60)
 
     async def stop(self) -> None:
         assert self.process is not None

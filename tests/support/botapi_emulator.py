@@ -393,6 +393,9 @@ class BotApiEmulator:
         self._allowed_updates: frozenset[str] | None = None  # None = Telegram's default set
         self._update_event = asyncio.Event()
         self._poll_generation = 0
+        # getUpdates requests that reached the method (a call is recorded only once answered: see wait_polling).
+        self.polls_begun = 0
+        self._poll_begun = asyncio.Event()
         self._ids = itertools.count(1)
 
         # --- fault injection ---
@@ -534,6 +537,25 @@ class BotApiEmulator:
             waiters = self._waiters.get(key)
             if waiters and waiter in waiters:
                 waiters.remove(waiter)
+
+    async def wait_polling(self, after: int = 0, timeout: float = 10.0) -> None:
+        """Wait until more than ``after`` getUpdates requests (a :attr:`polls_begun` taken before) have reached
+        the method: the bot has started and polls. ``wait_for("getUpdates")`` would wait until one is answered,
+        and a long poll with nothing to deliver is answered only when its timeout runs out (10 s for PTB), long
+        after the bot was ready. Rejected requests (injected faults, 409 while a webhook is set) do not count."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while self.polls_begun <= after:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                recent = "\n  ".join(c.short() for c in self.calls[-20:]) or "(no calls at all)"
+                raise TimeoutError(f"wait_polling(after={after}) timed out after {timeout}s: {self.polls_begun} "
+                                   f"getUpdates request(s) so far. Last calls:\n  {recent}")
+            self._poll_begun.clear()
+            try:
+                await asyncio.wait_for(self._poll_begun.wait(), remaining)
+            except TimeoutError:
+                pass
 
     @staticmethod
     def _waiter_accepts(waiter: _Waiter, call: Call) -> bool:
@@ -1063,6 +1085,8 @@ class BotApiEmulator:
         if isinstance(allowed, list):
             # An empty list means "all default types", like the real API.
             self._allowed_updates = frozenset(allowed) if allowed else None
+        self.polls_begun += 1
+        self._poll_begun.set()
 
         # Confirm: everything below offset is gone for good.
         if isinstance(offset, int) and offset > 0:
