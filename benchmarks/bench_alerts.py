@@ -172,12 +172,20 @@ def instrument(store: Store, holds: Holds) -> None:
     if hasattr(database, "_waiting"):  # SQLite's batched calls: remember which store method queued each
         call = database._call
 
-        async def tagged_call(function: Callable[[Any], Any]) -> Any:
+        async def tagged_call(function: Callable[[Any], Any], short: bool = False) -> Any:
             def tagged(conn: Any) -> Any:
                 return function(conn)
 
-            tagged.where = caller()  # type: ignore[attr-defined]
-            return await call(tagged)
+            tagged.where = where = caller()  # type: ignore[attr-defined]
+            if not (short and database._free()):
+                return await call(tagged, short)
+            # A short call on a free connection runs at once on the event loop, taking no lock: it holds the
+            # connection (and the loop) while it runs, so it is timed as a hold too.
+            since, cpu_since = time.perf_counter(), time.process_time()
+            try:
+                return await call(tagged, short)
+            finally:
+                holds.hold(since, time.perf_counter(), time.process_time() - cpu_since, where)
 
         database._call = tagged_call
     checkpointer = getattr(database, "_checkpointer", None)  # SQLite's WAL checkpoints (bot/store/wal.py)
@@ -195,10 +203,10 @@ def instrument(store: Store, holds: Holds) -> None:
     if database.engine != "sqlite":  # PostgreSQL's reads take no lock in this process: time them as they run
         fetch = database.fetch
 
-        async def timed_fetch(*args: Any) -> list[Any]:
+        async def timed_fetch(*args: Any, **kwargs: Any) -> list[Any]:
             start = time.perf_counter()
             try:
-                return list(await fetch(*args))
+                return list(await fetch(*args, **kwargs))
             finally:
                 holds.read(time.perf_counter() - start)
 
