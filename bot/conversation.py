@@ -10,8 +10,9 @@ import copy
 import html
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import partial
+from operator import attrgetter
 from typing import Any, Protocol
 
 from bot.callbacks import AnswerButton, ChartButton, CoinButton, ExampleButton, LaunchButton, within_limit
@@ -54,6 +55,8 @@ esc = html.escape
 PRECISION_TOGGLES = (("bf16", "BF16"), ("fp8", "FP8"), ("int4", "INT4"))
 CONTEXT_TOGGLES = ((8192, "8k"), (32768, "32k"), (131072, "128k"))
 BILLING_PERIODS = ("hour", "day", "week", "month")
+# Every field of a SizeRequest, in the constructor's order (copy_request).
+_REQUEST_FIELDS = attrgetter(*(item.name for item in fields(SizeRequest)))
 ECHO_LIMIT = 64  # characters of a user's argument quoted back ("No card called …")
 CARD_NAMES_SHOWN = 12  # card names in an "unknown card" answer; /cards lists them all
 
@@ -166,14 +169,15 @@ class Conversation:
     async def _answer_question(self, caller: Caller, request: SizeRequest, text: str, lang: str, shared: bool,
                                chat_id: int | None) -> Reply:
         prefs = caller.preferences
-        kept = copy.copy(request)  # as the user set it: their settings are filled in again at each answer
-        request = self.with_preferences(request, prefs)
+        kept = request  # as the user set it (with_preferences fills a copy): their settings are filled in again
+        request, filled = self._filled(request, prefs)
         payload = _try_encode(request)
         error, reply = self._replied(request, caller.user, prefs, lang, payload, anonymous=shared,
                                      registry=await hub_registry(request, self.hub))
         if error is None:
+            kept_payload = _try_encode(kept) if filled else payload
             await self.store.remember_answer(caller.id, text[:500], payload, caller.telegram_language,
-                                             None if chat_id is None else (chat_id, kept, _try_encode(kept)))
+                                             None if chat_id is None else (chat_id, kept, kept_payload))
         return reply
 
     def _replied(self, request: SizeRequest, user: UserInfo, prefs: Preferences, lang: str, payload: str | None, *,
@@ -199,10 +203,13 @@ class Conversation:
 
     def with_preferences(self, request: SizeRequest, prefs: Preferences) -> SizeRequest:
         """A copy of `request` with what the user did not say filled from their settings."""
-        filled = copy.copy(request)
+        return self._filled(request, prefs)[0]
+
+    def _filled(self, request: SizeRequest, prefs: Preferences) -> tuple[SizeRequest, set[str]]:
+        """with_preferences, and the names of the fields it filled: none filled, the copy encodes as `request`."""
+        filled = copy_request(request)
         filled.assumed = list(request.assumed)
-        self.apply_preferences(filled, prefs)
-        return filled
+        return filled, self.apply_preferences(filled, prefs)
 
     def answer_reply(self, answer: Answer, lang: str, payload: str | None, prefs: Preferences, *,
                      details: bool = False, coin_picker: bool = False) -> Reply:
@@ -563,6 +570,14 @@ def _private_chat(caller: Caller, shared: bool) -> int | None:
     return None if shared else caller.id
 
 
+def copy_request(request: SizeRequest) -> SizeRequest:
+    """A shallow copy, as copy.copy makes it: copy.copy of a slots dataclass goes through __reduce_ex__ and one
+    setattr per field (~4x the cost of one call of the constructor with the fields; issue #14)."""
+    if type(request) is not SizeRequest:  # a subclass may carry more than the fields
+        return copy.copy(request)
+    return SizeRequest(*_REQUEST_FIELDS(request))
+
+
 def _try_encode(request: SizeRequest) -> str | None:
     try:
         return encode_request(request)
@@ -573,7 +588,7 @@ def _try_encode(request: SizeRequest) -> str | None:
 def _toggle_row(request: SizeRequest, field_name: str, options: Sequence[tuple[Any, str]], current: object,
                 details: bool, lang: str) -> list[Button]:
     row = []
-    variant = copy.copy(request)  # one shallow copy, its field set per option: the payload reads fields only
+    variant = copy_request(request)  # one shallow copy, its field set per option: the payload reads fields only
     if field_name == "precision":
         variant.quant = None  # a precision button replaces a named format (issue #10), else it would change nothing
     for value, label in options:

@@ -20,6 +20,8 @@ def texts(lang: str) -> dict[str, str]:
 
 def normalize_language(code: str | None) -> str:
     """Telegram `language_code` ('de-DE', 'de', 'en-US', None) -> 'de' or 'en'."""
+    if code in LANGUAGES:  # Telegram's usual case, asked several times per update (issue #14)
+        return code
     if not code:
         return DEFAULT_LANGUAGE
     base = code.replace("_", "-").split("-")[0].lower()
