@@ -208,7 +208,14 @@ class SendSchedule:
         """A message went out at `now` (after wait(now) answered 0): it takes the oldest free slot. The answer
         is given to answered()."""
         counted = [now]
-        self._recent.append(counted)
+        recent = self._recent
+        # Sends that have left the window for good (answered() adds at most in_flight_s) are dropped, so that the
+        # deque holds only the last second's sends whatever the rate (bench_memory lifts it to 1,000,000/s, and its
+        # maxlen with it: every send was kept).
+        horizon = now - self.window_s - self.in_flight_s
+        while recent and recent[0][0] <= horizon:
+            recent.popleft()
+        recent.append(counted)
         self._next = max(self._next, now - self.catch_up_s) + self.interval
         return counted
 

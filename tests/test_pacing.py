@@ -172,3 +172,37 @@ def test_a_request_that_never_answers_holds_its_place_only_so_long() -> None:
         schedule.answered(schedule.sent(i / 30), i / 30)
     schedule.answered(stuck, 60.0)  # answered a minute later (or a time-out)
     assert schedule.wait(1.0) == pytest.approx(0.25)
+
+
+def test_schedule_keeps_only_the_last_window_of_sends_whatever_the_rate() -> None:
+    """A lifted rate (bench_memory sends at 1,000,000/s) must not keep every send: the window's deque had that
+    maxlen and grew by one list per message for the whole run (+13 MiB after 100,000 users)."""
+    schedule = SendSchedule(1_000_000, in_flight_s=0.25)
+    now = 0.0
+    for _ in range(20_000):
+        assert schedule.wait(now) == 0
+        counted = schedule.sent(now)
+        schedule.answered(counted, now + 0.0005)
+        now += 0.001
+    kept = len(schedule._recent)  # noqa: SLF001 - the bound is the point of the test
+    assert kept <= math.ceil((schedule.window_s + schedule.in_flight_s) / 0.001) + 1
+    assert kept >= 1000  # everything still inside the window is counted
+
+
+def test_pruning_never_lets_more_than_the_rate_into_a_second() -> None:
+    """Dropping sends that left the window changes no decision: 30/s stays at most 30 in any sliding second."""
+    schedule = SendSchedule(30, catch_up_s=0.2)
+    sent: list[float] = []
+    now = 0.0
+    rng = random.Random(7)
+    while len(sent) < 600:
+        delay = schedule.wait(now)
+        if delay:
+            now += delay
+            continue
+        counted = schedule.sent(now)
+        sent.append(now)
+        schedule.answered(counted, now + rng.uniform(0.0, 0.3))
+        now += rng.uniform(0.0, 0.05)
+    for index, start in enumerate(sent):
+        assert bisect_right(sent, start + 1.0 - 1e-9) - index <= 30
