@@ -139,16 +139,22 @@ def test_part_button_round_trip_and_rejects():
 
 # -- lost answers ----------------------------------------------------------------------------------------------
 
-async def test_an_alert_whose_answer_is_lost_is_counted_unknown_and_not_resent(tmp_path, catalog_file, store):
-    settings = make_settings(tmp_path, catalog_file)
-    sender = Sender(time_out={1002})
-    announcer = Announcer(settings, CatalogHolder(load_catalog(str(catalog_file))), store, sender)
+async def _posted_to_three_subscribers(tmp_path, catalog_file, store, sender):
+    """An announcer whose A40 price change is posted, with subscribers 1001-1003 waiting for their alert."""
+    announcer = Announcer(make_settings(tmp_path, catalog_file), CatalogHolder(load_catalog(str(catalog_file))),
+                          store, sender)
     await announcer.ensure_baseline()
     for user_id in (1001, 1002, 1003):
         await store.subscribe(user_id, "a40", None)
     edit(catalog_file, set_price("a40", 230))
     outcome = await announcer.check()
     await announcer.post(outcome.announcement_id)
+    return announcer, outcome
+
+
+async def test_an_alert_whose_answer_is_lost_is_counted_unknown_and_not_resent(tmp_path, catalog_file, store):
+    sender = Sender(time_out={1002})
+    announcer, outcome = await _posted_to_three_subscribers(tmp_path, catalog_file, store, sender)
     await announcer.start_delivery()
     assert [len(sender.to(user)) for user in (1001, 1002, 1003)] == [1, 1, 1]
     await announcer.resume()  # a restart later does not send it again
@@ -173,15 +179,8 @@ def _network_error(cause: Exception) -> NetworkError:
 ])
 async def test_an_alert_whose_connection_dropped_after_sending_is_unknown_not_failed(tmp_path, catalog_file, store,
                                                                                      cause, status):
-    settings = make_settings(tmp_path, catalog_file)
     sender = Sender(faults={1002: _network_error(cause)})
-    announcer = Announcer(settings, CatalogHolder(load_catalog(str(catalog_file))), store, sender)
-    await announcer.ensure_baseline()
-    for user_id in (1001, 1002, 1003):
-        await store.subscribe(user_id, "a40", None)
-    edit(catalog_file, set_price("a40", 230))
-    outcome = await announcer.check()
-    await announcer.post(outcome.announcement_id)
+    announcer, outcome = await _posted_to_three_subscribers(tmp_path, catalog_file, store, sender)
     await announcer.start_delivery()
     await announcer.resume()
     await announcer.start_delivery()
