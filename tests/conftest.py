@@ -75,6 +75,18 @@ def db_target(request, tmp_path):
     return request.getfixturevalue("postgres_server").create_database()
 
 
+@pytest_asyncio.fixture(params=["sqlite", "postgresql"])
+async def store(request):
+    """An open Store once per engine: SQLite in memory, or a fresh PostgreSQL database (a test module may define
+    its own `store`, which then takes precedence)."""
+    from bot.store import Store
+
+    target = ":memory:" if request.param == "sqlite" else request.getfixturevalue("postgres_server").create_database()
+    opened = await Store.open(target)
+    yield opened
+    await opened.close()
+
+
 @pytest.fixture(autouse=True)
 def _catalog_settles_at_once(monkeypatch):
     """A reload takes a changed file without the production settle delay (1 s), so the suite stays fast; the

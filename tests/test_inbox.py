@@ -33,14 +33,6 @@ def alive_but(*dead: str):
     return lambda owner: owner not in dead
 
 
-@pytest_asyncio.fixture(params=["sqlite", "postgresql"])
-async def store(request):
-    target = ":memory:" if request.param == "sqlite" else request.getfixturevalue("postgres_server").create_database()
-    opened = await Store.open(target)
-    yield opened
-    await opened.close()
-
-
 # -- the repository, on both engines ---------------------------------------------------------------------------------
 
 

@@ -7,7 +7,6 @@ import sqlite3
 
 import asyncpg
 import pytest
-import pytest_asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -37,17 +36,6 @@ SAMPLE_VALUES = {
     "region": ("eu", "us"),
     "engine": ("vllm", "llama.cpp"),
 }
-
-
-@pytest_asyncio.fixture(params=["sqlite", "postgresql"])
-async def store(request):
-    if request.param == "sqlite":
-        target = ":memory:"
-    else:
-        target = request.getfixturevalue("postgres_server").create_database()
-    opened = await Store.open(target)
-    yield opened
-    await opened.close()
 
 
 class Probe:

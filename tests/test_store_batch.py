@@ -3,18 +3,9 @@ UserRepository.remember_answer writes what remember_question and keep_request wr
 from __future__ import annotations
 
 import pytest
-import pytest_asyncio
 
 from bot.store import CONTEXT_TTL_S, INTEGRITY_ERRORS, Store
 from engine.sizing import SizeRequest
-
-
-@pytest_asyncio.fixture(params=["sqlite", "postgresql"])
-async def store(request):
-    target = ":memory:" if request.param == "sqlite" else request.getfixturevalue("postgres_server").create_database()
-    opened = await Store.open(target)
-    yield opened
-    await opened.close()
 
 
 async def test_remember_answer_writes_the_user_and_the_chat_context(store):
