@@ -247,7 +247,7 @@ def _sizeless_names(registry: Registry) -> dict[str, list[ModelShape]]:
     return sizeless
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)  # weakref: engine.parse keeps its memo per vocabulary
 class Vocabulary:
     """What names a question can use: models (registry), cards and regions (one catalog). Build with `build`."""
 
