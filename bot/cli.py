@@ -315,19 +315,29 @@ def cmd_catalog_check(args: argparse.Namespace) -> int:
 def ask_answer(text: str, catalog: Catalog, vocabulary: Vocabulary) -> tuple[Answer | None, str | None, str]:
     """(answer, parse error, language) for one question; pure, no preferences. `vocabulary`: the catalog's
     (Vocabulary.of_catalog), built once per run."""
-    result = parse(text, vocabulary)
+    answer, error, language, _ = _ask(text, catalog, vocabulary)
+    return answer, error, language
+
+
+def _ask(text: str, catalog: Catalog, vocabulary: Vocabulary,
+         memo: bool = True) -> tuple[Answer | None, str | None, str, bool]:
+    """ask_answer, and whether the Hugging Face lookup was asked (its answer may change between two asks).
+    `memo`: engine.parse's memo (False: the text is read afresh)."""
+    result = parse(text, vocabulary, memo=memo)
     registry = None
+    asked_hub = False
     if result.hub_candidate is not None:  # an org/name the registry does not know: ask the Hub (bot/hub_lookup.py)
         lookup = _hub_lookup()
         if lookup.enabled:
             from bot.hub_lookup import hub_question
 
+            asked_hub = True
             hub = lookup.lookup_sync(result.hub_candidate)
             result = hub_question(text, result, hub, vocabulary)
             registry = default_registry().with_models(hub.hub.shape) if hub.hub is not None else None
     if result.request is None:
-        return None, result.error or "not a sizing question", result.language
-    return build_answer(result.request, catalog, registry=registry), None, result.language
+        return None, result.error or "not a sizing question", result.language, asked_hub
+    return build_answer(result.request, catalog, registry=registry), None, result.language, asked_hub
 
 
 @lru_cache(maxsize=1)
@@ -341,14 +351,22 @@ def _hub_lookup() -> HubLookup:
 
 
 def _ask_json(text: str, catalog: Catalog, vocabulary: Vocabulary) -> dict[str, Any]:
+    return ask_json(text, catalog, vocabulary)[0]
+
+
+def ask_json(text: str, catalog: Catalog, vocabulary: Vocabulary,
+             memo: bool = True) -> tuple[dict[str, Any], bool]:
+    """The JSON object `cardfit ask --json` prints for one question, and whether it is the same whenever the text
+    is: False when the Hugging Face lookup was asked or the line failed inside (bot/ask_batch.py keeps only
+    those that are)."""
     try:
-        answer, error, _ = ask_answer(text, catalog, vocabulary)
+        answer, error, _, asked_hub = _ask(text, catalog, vocabulary, memo)
     except Exception as exc:  # one bad line must not end a batch; say what happened on that line
-        return _error_object(f"internal error: {exc.__class__.__name__}")
+        return _error_object(f"internal error: {exc.__class__.__name__}"), False
     if answer is None:
         error = error or "not a sizing question"
-        return _error_object(f"{error}: {HELP_HINT}" if error == "not a sizing question" else error)
-    return answer.to_json()
+        return _error_object(f"{error}: {HELP_HINT}" if error == "not a sizing question" else error), not asked_hub
+    return answer.to_json(), not asked_hub
 
 
 HELP_HINT = "ask e.g. '70B at 4-bit, 32k context', 'QLoRA Llama 3.1 70B' or 'Mixtral 8x7B on an RTX 4090'"
@@ -361,15 +379,16 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.text == "-":
         if not args.json:
             raise CliError("reading questions from stdin needs --json")
-        out = sys.stdout
-        # What json.dumps(ensure_ascii=False, allow_nan=False) makes, without building the encoder per line
-        # (strict JSON, issue 15).
-        encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
         import gc
 
+        from bot.ask_batch import AskBatch
+
+        out = sys.stdout
+        # CARDFIT_ASK_MEMO=0 answers every line afresh (the benchmark's cold figure): no line memo, no parse memo
+        batch = AskBatch(catalog, vocabulary, memo=os.environ.get("CARDFIT_ASK_MEMO", "1") != "0")
         gc.freeze()  # the catalog, registry and indexes live for the whole batch: no collection rescans them
         for line in sys.stdin:
-            out.write(encode(_ask_json(line.rstrip("\n"), catalog, vocabulary)) + "\n")
+            out.write(batch.line(line.rstrip("\n")) + "\n")
         out.flush()
         return EXIT_OK
     answer, error, language = ask_answer(args.text, catalog, vocabulary)
