@@ -13,8 +13,9 @@ filled). What is kept per catalog or per model (rankings, registries, formats) i
 In-process: bot.ask_batch.AskBatch.line, exactly what the CLI calls per line, best of --repeat passes (memos on:
 each pass with a new batch and engine.parse's memo cleared, as a new CLI run starts) or --cold-repeat (memos off);
 wall clock and µs of CPU time per question. Via the CLI: one `cardfit ask --catalog C --json -` process over all
-lines, its start included, once each way. The Hugging Face lookup is off (CARDFIT_HF_LOOKUP=0) so that no line
-waits on a network. Targets (memos-on rows only): 15,000 questions/s in-process, 10,000/s via the CLI.
+lines, its start included, once each way (wall clock, and the process's CPU time per question). The Hugging Face
+lookup is off (CARDFIT_HF_LOOKUP=0) so that no line waits on a network. Targets (memos-on rows only): 15,000
+questions/s in-process, 10,000/s via the CLI.
 --parse-only: engine.parse.parse alone over the same lines with its memo bypassed (µs of CPU time per question,
 best of --repeat), and a memo hit's cost beside it.
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -91,18 +93,21 @@ def parse_only(lines: list[str], catalog_id: str, repeat: int) -> tuple[float, f
     return best_cpu / len(lines) * 1e6, best_wall / len(lines) * 1e6, best_hit / len(lines) * 1e6
 
 
-def via_cli(lines: list[str], catalog_id: str, memo: bool) -> tuple[float, int]:
+def via_cli(lines: list[str], catalog_id: str, memo: bool) -> tuple[float, float, int]:
+    """(questions/s by wall clock, µs of the process's CPU time per question, answers with error set)."""
     cardfit = ROOT / ".venv" / "bin" / "cardfit"
     command = [str(cardfit)] if cardfit.exists() else [sys.executable, "-m", "bot.cli"]
     payload = "".join(f"{line}\n" for line in lines)
     env = dict(os.environ, CARDFIT_HF_LOOKUP="0", CARDFIT_ASK_MEMO="1" if memo else "0")
-    start = time.perf_counter()
+    start, children = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     result = subprocess.run([*command, "ask", "--catalog", catalog_id, "--json", "-"], input=payload,
                             capture_output=True, text=True, encoding="utf-8", cwd=ROOT, env=env, check=True)
     elapsed = time.perf_counter() - start
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_s = used.ru_utime + used.ru_stime - children.ru_utime - children.ru_stime
     out_lines = result.stdout.splitlines()
     assert len(out_lines) == len(lines), (len(out_lines), len(lines))
-    return len(out_lines) / elapsed, sum(1 for line in out_lines if json.loads(line)["error"])
+    return len(out_lines) / elapsed, cpu_s / len(lines) * 1e6, sum(1 for line in out_lines if json.loads(line)["error"])
 
 
 def print_parse_only(lines: list[str], args: argparse.Namespace) -> None:
@@ -137,11 +142,12 @@ def main() -> None:
     cold_rate, cold_cpu_us, _ = in_process(lines, args.catalog, args.cold_repeat, memo=False)
     print(f"in-process, memos off (cold: every line computed): {cold_rate:,.0f} questions/s, {cold_cpu_us:.1f} µs "
           f"of CPU time each (best of {args.cold_repeat})")
-    cli_rate, errors = via_cli(lines, args.catalog, memo=True)
+    cli_rate, cli_cpu_us, errors = via_cli(lines, args.catalog, memo=True)
     print(f"cardfit ask --json -, memos on: {len(lines):,} lines at {cli_rate:,.0f} questions/s, process start "
-          f"included (target {TARGET_CLI:,})")
-    cold_cli_rate, cold_errors = via_cli(lines, args.catalog, memo=False)
-    print(f"cardfit ask --json -, memos off (CARDFIT_ASK_MEMO=0, cold): {cold_cli_rate:,.0f} questions/s")
+          f"included, {cli_cpu_us:.1f} µs of its CPU time each (target {TARGET_CLI:,})")
+    cold_cli_rate, cold_cli_cpu_us, cold_errors = via_cli(lines, args.catalog, memo=False)
+    print(f"cardfit ask --json -, memos off (CARDFIT_ASK_MEMO=0, cold): {cold_cli_rate:,.0f} questions/s, "
+          f"{cold_cli_cpu_us:.1f} µs of its CPU time each")
     assert errors == cold_errors, (errors, cold_errors)
     print(f"answers with error set (non-questions and nonsense in the corpus): {errors:,}")
     where = f"{args.catalog}, {len(lines):,} lines"
