@@ -8,9 +8,9 @@ text comes back every 763 lines. Two memos answer a repeat (issue #14, declared)
 line it printed per question line (bot/ask_batch.py, 1,024 lines per run), and engine.parse keeps parse results
 per vocabulary (1,024 texts). So the figure the issue asks for ("memos on") measures each distinct text once and
 19,237 memo hits; the cold figure beside it ("memos off") measures every line parsed, sized, fitted,
-serving-checked and encoded again (AskBatch(memo=False), CARDFIT_ASK_MEMO=0 for the CLI: neither memo is read or
+serving-checked and encoded again (ask_batch(memo=False), CARDFIT_ASK_MEMO=0 for the CLI: neither memo is read or
 filled). What is kept per catalog or per model (rankings, registries, formats) is warm in both.
-In-process: bot.ask_batch.AskBatch.line, exactly what the CLI calls per line, best of --repeat passes (memos on:
+In-process: bot.cli.ask_batch(...).line, exactly what the CLI calls per line, best of --repeat passes (memos on:
 each pass with a new batch and engine.parse's memo cleared, as a new CLI run starts) or --cold-repeat (memos off);
 wall clock and µs of CPU time per question. Via the CLI: one `cardfit ask --catalog C --json -` process over all
 lines, its start included, once each way (wall clock, and the process's CPU time per question). The Hugging Face
@@ -33,7 +33,7 @@ from typing import Any
 
 import yaml
 
-from bot.ask_batch import AskBatch
+from bot.cli import ask_batch
 from catalog.loader import load_catalog
 from engine.parse import Vocabulary, clear_parse_memo, parse
 
@@ -54,18 +54,18 @@ def in_process(lines: list[str], catalog_id: str, repeat: int, memo: bool) -> tu
     """(questions/s by wall clock, µs of CPU time per question, memo hits), each the best of `repeat` passes."""
     catalog = load_catalog(catalog_id).catalog
     vocabulary = Vocabulary.of_catalog(catalog)
-    warm = AskBatch(catalog, vocabulary, memo=False)
+    warm = ask_batch(catalog, vocabulary, memo=False)
     for text in lines[:800]:  # warm: the registry, alias index, regexes and the catalog's ranking, built once
         warm.line(text)
     best_wall = best_cpu = float("inf")
     hits = 0
     for _ in range(repeat):
         clear_parse_memo()  # memos on: each pass starts as a new `cardfit ask --json -` run does, empty
-        batch = AskBatch(catalog, vocabulary, memo=memo)
+        batch = ask_batch(catalog, vocabulary, memo=memo)
         wall, cpu = time.perf_counter(), time.process_time()
         answered = 0
         for text in lines:
-            answered += batch.line(text).startswith("{")
+            answered += batch.line(text).startswith(b"{")
         best_wall = min(best_wall, time.perf_counter() - wall)
         best_cpu = min(best_cpu, time.process_time() - cpu)
         assert answered == len(lines)

@@ -23,6 +23,7 @@ from engine.sizing import WORKLOADS, SizeRequest
 if TYPE_CHECKING:
     import logging
 
+    from bot.ask_batch import AskBatch
     from bot.config import Settings
     from bot.hub_lookup import HubLookup
 
@@ -354,6 +355,13 @@ def _ask_json(text: str, catalog: Catalog, vocabulary: Vocabulary) -> dict[str, 
     return ask_json(text, catalog, vocabulary)[0]
 
 
+def ask_batch(catalog: Catalog, vocabulary: Vocabulary, memo: bool = True) -> AskBatch:
+    """What `cardfit ask --json -` answers its lines with (bot/ask_batch.py: identical lines once per run)."""
+    from bot.ask_batch import AskBatch
+
+    return AskBatch(lambda text: ask_json(text, catalog, vocabulary, memo), memo=memo)
+
+
 def ask_json(text: str, catalog: Catalog, vocabulary: Vocabulary,
              memo: bool = True) -> tuple[dict[str, Any], bool]:
     """The JSON object `cardfit ask --json` prints for one question, and whether it is the same whenever the text
@@ -381,15 +389,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
             raise CliError("reading questions from stdin needs --json")
         import gc
 
-        from bot.ask_batch import AskBatch
-
-        out = sys.stdout
         # CARDFIT_ASK_MEMO=0 answers every line afresh (the benchmark's cold figure): no line memo, no parse memo
-        batch = AskBatch(catalog, vocabulary, memo=os.environ.get("CARDFIT_ASK_MEMO", "1") != "0")
+        batch = ask_batch(catalog, vocabulary, memo=os.environ.get("CARDFIT_ASK_MEMO", "1") != "0")
         gc.freeze()  # the catalog, registry and indexes live for the whole batch: no collection rescans them
-        for line in sys.stdin:
-            out.write(batch.line(line.rstrip("\n")) + "\n")
-        out.flush()
+        batch.run(sys.stdin, sys.stdout)
         return EXIT_OK
     answer, error, language = ask_answer(args.text, catalog, vocabulary)
     if answer is None:

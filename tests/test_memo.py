@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import gzip
+import io
 import json
 import os
 import random
@@ -20,6 +21,7 @@ import yaml
 
 import engine.parse as parse_module
 from bot.ask_batch import MEMO_LINES, AskBatch
+from bot.cli import ask_batch, ask_json
 from bot.hub_lookup import HubResult, hub_question
 from catalog.loader import load_catalog
 from engine.notes import Note
@@ -229,8 +231,8 @@ def test_a_batch_answers_repeats_as_the_recorded_single_answers(catalog: str, mo
     for memo in (False, True):
         clear_parse_memo()
         vocabulary = Vocabulary.of_catalog(loaded)
-        batch = AskBatch(loaded, vocabulary, memo=memo)
-        differing = [text for text in texts if batch.line(text) != expected[text]]
+        batch = ask_batch(loaded, vocabulary, memo=memo)
+        differing = [text for text in texts if batch.line(text) != f"{expected[text]}\n".encode()]
         assert not differing, f"{len(differing)} answers differ (memo={memo}), e.g. {differing[:3]}"
         assert batch.hits == (len(texts) - len(set(texts)) if memo else 0)
         assert len(batch) == (len(set(texts)) if memo else 0)
@@ -255,7 +257,8 @@ def test_the_cli_prints_repeated_lines_as_one_line_at_a_time() -> None:
 
 def test_the_line_memo_is_bounded_and_keeps_the_latest() -> None:
     loaded = load_catalog("gpurenthub").catalog
-    batch = AskBatch(loaded, Vocabulary.of_catalog(loaded), max_lines=3)
+    vocabulary = Vocabulary.of_catalog(loaded)
+    batch = AskBatch(lambda text: ask_json(text, loaded, vocabulary), max_lines=3)
     for text in ("70B int4", "8B fp16", "13B fp8", "70B int4", "1B", "8B fp16"):
         batch.line(text)
     assert len(batch) == 3 and batch.hits == 1  # "70B int4" again; "8B fp16" had been dropped by then
@@ -279,8 +282,8 @@ def test_lines_that_asked_the_hub_are_answered_every_time(monkeypatch: pytest.Mo
     lookup = CountingLookup()
     monkeypatch.setattr("bot.cli._hub_lookup", lambda: lookup)
     loaded = load_catalog("gpurenthub").catalog
-    batch = AskBatch(loaded, Vocabulary.of_catalog(loaded))
-    lines = [batch.line("someorg/Unknown-Model-7B int4") for _ in range(3)]
+    batch = ask_batch(loaded, Vocabulary.of_catalog(loaded))
+    lines = [batch.line("someorg/Unknown-Model-7B int4").decode() for _ in range(3)]
     assert lookup.calls == 3 and batch.hits == 0 and len(batch) == 0
     assert len(set(lines)) == 1 and "someorg/Unknown-Model-7B" in lines[0]
     assert json.loads(lines[0])["request"]["assumed"].count(json.loads(lines[0])["request"]["assumed"][0]) == 1
@@ -291,7 +294,7 @@ def test_lines_that_asked_the_hub_are_answered_every_time(monkeypatch: pytest.Mo
 
 def test_a_line_that_failed_inside_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     loaded = load_catalog("gpurenthub").catalog
-    batch = AskBatch(loaded, Vocabulary.of_catalog(loaded))
+    batch = ask_batch(loaded, Vocabulary.of_catalog(loaded))
 
     def broken(*args: object, **kwargs: object) -> object:
         raise RuntimeError("a bug")
@@ -300,3 +303,26 @@ def test_a_line_that_failed_inside_is_not_kept(monkeypatch: pytest.MonkeyPatch) 
     assert json.loads(batch.line("70B int4"))["error"] == "internal error: RuntimeError"
     monkeypatch.undo()
     assert json.loads(batch.line("70B int4"))["error"] is None and batch.hits == 0
+
+
+def test_run_writes_the_same_text_to_a_utf8_stream_and_to_any_other() -> None:
+    loaded = load_catalog("gpuwithcrypto").catalog
+    vocabulary = Vocabulary.of_catalog(loaded)
+    texts = ["70B int4 in München\n", "hallo\n", "70B int4 in München\n", "8B fp16, 8k Kontext ≈ 16 GB?\n"]
+    raw = io.BytesIO()
+    utf8 = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+    ask_batch(loaded, vocabulary).run(texts, utf8)  # through its byte buffer
+    other = io.StringIO()  # no buffer: the text itself
+    ask_batch(loaded, vocabulary).run(texts, other)
+    one_by_one = "".join(json.dumps(ask_json(text.rstrip("\n"), loaded, vocabulary)[0], ensure_ascii=False,
+                                    allow_nan=False) + "\n" for text in texts)
+    assert raw.getvalue().decode("utf-8") == other.getvalue() == one_by_one
+
+
+def test_bytes_stdin_could_not_decode_come_back_out_as_they_came() -> None:
+    """A C locale's stdin hands undecodable bytes over as surrogates: the batch writes them back, no exception."""
+    loaded = load_catalog("gpurenthub").catalog
+    raw = io.BytesIO()
+    out = io.TextIOWrapper(raw, encoding="utf-8")  # kept: a TextIOWrapper closes its buffer when it goes
+    ask_batch(loaded, Vocabulary.of_catalog(loaded)).run(["70B int4 \udcff\n"], out)
+    assert raw.getvalue().endswith(b"\n") and json.loads(raw.getvalue().decode("utf-8", "surrogateescape"))
