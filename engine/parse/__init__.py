@@ -93,7 +93,7 @@ __all__ = ["ParseResult", "parse", "clear_parse_memo", "Vocabulary", "default_vo
            "ERROR_CODES", "TOKENS_PER_K", "MEMO_ENTRIES", "MEMO_MAX_CHARS"]
 
 # The parse memo (issue #14). read_question is a pure function of (text, vocabulary), and the same texts come back
-# ("70B int4", a button's question, the bot's second parse of one message, a batch on stdin), so `parse` keeps its
+# ("70B int4" from many users, a question asked again, lines repeated in a batch on stdin), so `parse` keeps its
 # results per Vocabulary object: a new catalog's vocabulary starts empty, and an old one's memo goes with it
 # (weakref.finalize). Bounds: MEMO_ENTRIES results per vocabulary, least recently used dropped; texts longer than
 # MEMO_MAX_CHARS are parsed every time (a paste is rarely sent twice, and its entry would cost more).
