@@ -120,6 +120,7 @@ class Plan:
     walks: tuple[Walk, ...]
     by_price: tuple[tuple[float, int, str, Card], ...]  # every card x count <= host, cheapest first
     _stairs: dict[tuple[int, str | None], tuple[Stairs, ...]]  # built on first use per count and region
+    _usable: dict[tuple[int, str | None, bool, bool], tuple[tuple[float, ...], tuple[Stairs, ...]]]
 
     def stairs(self, walk: Walk, region: str | None, rules: Rules) -> tuple[Stairs, ...]:
         """The count's classes for the fastest-layout search, restricted to what the region offers."""
@@ -132,6 +133,21 @@ class Plan:
             if len(self._stairs) >= MAX_REGION_STAIRS:
                 self._stairs.clear()
             found = self._stairs[key] = _stairs(entries)
+        return found
+
+    def usable_stairs(self, walk: Walk, rules: Rules) -> tuple[tuple[float, ...], tuple[Stairs, ...]]:
+        """stairs() without the classes the FP8 and training-interconnect rules exclude, cheapest first step
+        first, with those first prices (issue #14: the search stops at the first class dearer than its bound)."""
+        region, needs_fp8, full = rules.region, rules.needs_fp8, rules.full
+        key = (walk.count, region, needs_fp8, full)
+        found = self._usable.get(key)
+        if found is None:
+            kept = sorted((stairs for stairs in self.stairs(walk, region, rules)
+                           if not (needs_fp8 and not stairs.fp8 or full and not stairs.training_ok)),
+                          key=lambda stairs: stairs.prices[0])
+            if len(self._usable) >= MAX_REGION_STAIRS:
+                self._usable.clear()
+            found = self._usable[key] = (tuple(stairs.prices[0] for stairs in kept), tuple(kept))
         return found
 
 
@@ -169,7 +185,7 @@ def plan(catalog: Catalog) -> Plan:
     walks = tuple(_walk(count, [entry for entry in entries if entry.count == count]) for count in sizes)
     by_price = sorted(((catalog.set_price_usd(card, n)[1], n, card.id, card) for card in catalog.cards
                        for n in sizes), key=lambda option: option[:3])
-    return Plan(catalog.selection.policy, walks, tuple(by_price), {})
+    return Plan(catalog.selection.policy, walks, tuple(by_price), {}, {})
 
 
 class SetFacts(NamedTuple):
@@ -320,13 +336,14 @@ class Ranked:
         from each rule class's fastest."""
         best: Entry | None = None
         best_need = 0.0
-        rules, total = self.rules, self.total
+        rules, total, plan = self.rules, self.total, self.plan
+        # The key (-bandwidth, price, position) orders distinct entries totally, so the order the classes are
+        # read in does not change the winner: they are read cheapest first step first, up to the price bound.
         for stream in self.counts():
             walk, need = stream.walk, stream.need
-            for stairs in self.plan.stairs(walk, rules.region, rules):
-                if stairs.prices[0] > price or stairs.vram_total_gb - total < 0 or stairs.vram_gb < need:
-                    continue
-                if rules.needs_fp8 and not stairs.fp8 or rules.full and not stairs.training_ok:
+            firsts, usable = plan.usable_stairs(walk, rules)
+            for stairs in usable[:bisect_right(firsts, price)]:
+                if stairs.vram_total_gb - total < 0 or stairs.vram_gb < need:
                     continue
                 entry = stairs.fastest(price, other_than if other_than[1] == walk.count else None)
                 if entry is not None and (best is None or (-entry.bandwidth_total, entry.monthly_usd, entry.position)
