@@ -56,6 +56,10 @@ class IndexerCache:
     topk: int | None = None
 
 
+_KV_KNOWN: dict[int, tuple[ModelShape, bool]] = {}
+_KV_KNOWN_MAX = 4096  # shapes kept; cleared when full (the registry has ~200, a Hub lookup adds one each)
+
+
 @dataclass(frozen=True, slots=True)
 class ModelShape:
     """One registry model: its real shape (config.json), sizes and published checkpoints."""
@@ -135,6 +139,17 @@ class ModelShape:
 
     @property
     def kv_known(self) -> bool:
+        """Read about five times per answer: kept per shape object (issue #14; a shape is not changed once built)."""
+        entry = _KV_KNOWN.get(id(self))
+        if entry is not None and entry[0] is self:
+            return entry[1]
+        known = self._kv_known()
+        if len(_KV_KNOWN) >= _KV_KNOWN_MAX:
+            _KV_KNOWN.clear()
+        _KV_KNOWN[id(self)] = (self, known)  # the entry keeps the shape alive: its id is not reused meanwhile
+        return known
+
+    def _kv_known(self) -> bool:
         # A diffusion transformer (FLUX.1) has attention but no token-by-token KV cache to size.
         if self.layers is None or not self.is_language_model or self.kv_unmodelled is not None:
             return False
