@@ -41,7 +41,7 @@ def test_first_other_is_the_merges_next_layout(catalog_id: str) -> None:
     compared = 0
     for resolved, requirement in _sized(catalog):
         every = list(_fresh(resolved, requirement, catalog))
-        for fit in every[:6]:
+        for fit in every[:3]:
             quick = _fresh(resolved, requirement, catalog)  # a walk that has read nothing yet
             expected = _next_other(_fresh(resolved, requirement, catalog), fit)
             assert quick.first_other(fit.card.id, fit.count) == expected
@@ -56,7 +56,7 @@ def test_first_below_is_first_when_cheaper(catalog_id: str) -> None:
     compared = 0
     for resolved, requirement in _sized(catalog):
         every = list(_fresh(resolved, requirement, catalog))
-        for price in sorted({option.monthly_usd for option in every[:5]} | {0.0, math.inf}):
+        for price in sorted({option.monthly_usd for option in every[:2]} | {math.inf}):
             quick, slow = _fresh(resolved, requirement, catalog), _fresh(resolved, requirement, catalog)
             for stream, reference in zip(quick.counts(), slow.counts(), strict=True):
                 first = reference.first()
@@ -81,8 +81,8 @@ def test_fastest_within_a_price_is_the_brute_force_one(catalog_id: str) -> None:
     compared = 0
     for resolved, requirement in _sized(catalog):
         every = list(_fresh(resolved, requirement, catalog))
-        for fit in every[:4]:
-            for price in (fit.monthly_usd, 2 * fit.monthly_usd, math.inf):
+        for fit in every[:3]:
+            for price in (2 * fit.monthly_usd, math.inf):
                 quick = _fresh(resolved, requirement, catalog).fastest(price, (fit.card.id, fit.count))
                 slow = _fastest_long_way(_fresh(resolved, requirement, catalog), price, (fit.card.id, fit.count))
                 assert quick == slow
