@@ -461,12 +461,12 @@ def _alternatives(fit: _Option, ranked: Ranked, exclude: list[Candidate] | None 
         return (option for option in ranked if not same_layout(option, fit))
 
     streams = ranked.counts()
-    add(next(others(), None))
+    add(ranked.first_other(fit.card.id, fit.count))  # next(others(), None), without the merge
     if fit.count == 1:
         # "Zwei günstige Karten, manchmal" (seed 000 section 07): a set that is cheaper than the single card.
         # Each set size's first valid layout is its cheapest; ties: the earlier ranked.
-        firsts = [c for c in (stream.first() for stream in streams if stream.count > 1)
-                  if c is not None and c.monthly_usd < fit.monthly_usd]
+        price = fit.monthly_usd
+        firsts = [c for c in (stream.first_below(price) for stream in streams if stream.count > 1) if c is not None]
         add(min(firsts, key=lambda o: (o.monthly_usd, o.position), default=None))
     fit_decode = fit.decode_tokens_per_s
     if fit_decode is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import _string  # type: ignore[import-not-found]  # no stub; string.Formatter.parse is this function
 from collections.abc import Callable, Iterator, Mapping
+from operator import itemgetter
 
 
 def _template_parts(template: str) -> Iterator[tuple[str, str | None, str | None, str | None]]:
@@ -114,6 +115,22 @@ def _compile(template: str) -> tuple[tuple[str, ...], _Fields]:
 
 
 _COMPILED: dict[str, tuple[tuple[str, ...], _Fields]] = {code: _compile(t) for code, t in FORMULAS.items()}
+
+
+def _getter(names: tuple[str, ...]) -> Callable[[Mapping[str, FormulaValue]], tuple[FormulaValue, ...]]:
+    """The values of `names` as one tuple (itemgetter gives a bare value for one name, () for none)."""
+    if len(names) > 1:
+        return itemgetter(*names)
+    if names:
+        name = names[0]
+        return lambda values: (values[name],)
+    return lambda values: ()
+
+
+# Per code: its fixed values read at once, and its per-question fields (issue #14: the key of the cached pieces
+# is the fixed values and their types, built without a Python-level loop).
+_READERS: dict[str, tuple[Callable[[Mapping[str, FormulaValue]], tuple[FormulaValue, ...]], _Fields]] = {
+    code: (_getter(fixed), fields) for code, (fixed, fields) in _COMPILED.items()}
 _PARTIAL: dict[tuple[object, ...], str] = {}
 _PARTIAL_MAX = 4096  # cleared when full (a registry of ~200 models x a few formats and codes fits)
 
@@ -141,7 +158,8 @@ def _partial(code: str, key: tuple[object, ...], values: Mapping[str, FormulaVal
 def english_formula(code: str, values: Mapping[str, FormulaValue]) -> str:
     """The template with the values it shows, each written by formula_number (values it does not show are not
     written: format_map would ignore them)."""
-    fixed, fields = _COMPILED[code]
-    key = (code, *[(type(value), value) for value in (values[name] for name in fixed)])
+    read, fields = _READERS[code]
+    shown = read(values)
+    key = (code, shown, tuple(map(type, shown)))  # types too: 2, 2.0 and True are one dict key, written apart
     template = _PARTIAL.get(key) or _partial(code, key, values)
     return template.format_map({name: write(values[name]) for name, write in fields})

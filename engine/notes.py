@@ -4,11 +4,12 @@ from __future__ import annotations
 
 
 class Note(str):
+    __slots__ = ("code", "values")  # no per-note __dict__: about seven notes per answer (issue #14)
     code: str
     values: dict[str, object]
 
     def __new__(cls, text: str, code: str, **values: object) -> Note:
-        note = super().__new__(cls, text)
+        note = str.__new__(cls, text)
         note.code = code
         note.values = values
         return note

@@ -120,6 +120,7 @@ class Plan:
     walks: tuple[Walk, ...]
     by_price: tuple[tuple[float, int, str, Card], ...]  # every card x count <= host, cheapest first
     _stairs: dict[tuple[int, str | None], tuple[Stairs, ...]]  # built on first use per count and region
+    _usable: dict[tuple[int, str | None, bool, bool], tuple[tuple[float, ...], tuple[Stairs, ...]]]
 
     def stairs(self, walk: Walk, region: str | None, rules: Rules) -> tuple[Stairs, ...]:
         """The count's classes for the fastest-layout search, restricted to what the region offers."""
@@ -132,6 +133,21 @@ class Plan:
             if len(self._stairs) >= MAX_REGION_STAIRS:
                 self._stairs.clear()
             found = self._stairs[key] = _stairs(entries)
+        return found
+
+    def usable_stairs(self, walk: Walk, rules: Rules) -> tuple[tuple[float, ...], tuple[Stairs, ...]]:
+        """stairs() without the classes the FP8 and training-interconnect rules exclude, cheapest first step
+        first, with those first prices (issue #14: the search stops at the first class dearer than its bound)."""
+        region, needs_fp8, full = rules.region, rules.needs_fp8, rules.full
+        key = (walk.count, region, needs_fp8, full)
+        found = self._usable.get(key)
+        if found is None:
+            kept = sorted((stairs for stairs in self.stairs(walk, region, rules)
+                           if not (needs_fp8 and not stairs.fp8 or full and not stairs.training_ok)),
+                          key=lambda stairs: stairs.prices[0])
+            if len(self._usable) >= MAX_REGION_STAIRS:
+                self._usable.clear()
+            found = self._usable[key] = (tuple(stairs.prices[0] for stairs in kept), tuple(kept))
         return found
 
 
@@ -169,7 +185,7 @@ def plan(catalog: Catalog) -> Plan:
     walks = tuple(_walk(count, [entry for entry in entries if entry.count == count]) for count in sizes)
     by_price = sorted(((catalog.set_price_usd(card, n)[1], n, card.id, card) for card in catalog.cards
                        for n in sizes), key=lambda option: option[:3])
-    return Plan(catalog.selection.policy, walks, tuple(by_price), {})
+    return Plan(catalog.selection.policy, walks, tuple(by_price), {}, {})
 
 
 class SetFacts(NamedTuple):
@@ -314,19 +330,35 @@ class Ranked:
                 return found
         return None
 
+    def first_other(self, card_id: str, count: int) -> Candidate | None:
+        """The first valid layout in the policy's order other than `count` x the card `card_id`: what
+        next(option for option in self if not the same layout) gives, read off each count's stream without the
+        merge (issue #14). The plan ranks by position in the policy's order ("cheapest": every single card
+        before every set; else count by count), so the first group with one is the answer, and within the sets
+        of "cheapest" the earliest ranked."""
+        streams = self.counts()
+        groups = [streams[:1], streams[1:]] if self.plan.policy == "cheapest" else [[stream] for stream in streams]
+        for group in groups:
+            firsts = [found for found in (stream.first_other(card_id if stream.count == count else None)
+                                          for stream in group) if found is not None]
+            if firsts:
+                return min(firsts, key=_position)
+        return None
+
     def fastest(self, price: float, other_than: tuple[str, int]) -> Candidate | None:
         """The fastest valid layout at most `price` a month other than the (card id, count) given: the most
         bandwidth (decode speed is bandwidth over the same weights), then the cheapest, then the earliest ranked,
         from each rule class's fastest."""
         best: Entry | None = None
         best_need = 0.0
-        rules, total = self.rules, self.total
+        rules, total, plan = self.rules, self.total, self.plan
+        # The key (-bandwidth, price, position) orders distinct entries totally, so the order the classes are
+        # read in does not change the winner: they are read cheapest first step first, up to the price bound.
         for stream in self.counts():
             walk, need = stream.walk, stream.need
-            for stairs in self.plan.stairs(walk, rules.region, rules):
-                if stairs.prices[0] > price or stairs.vram_total_gb - total < 0 or stairs.vram_gb < need:
-                    continue
-                if rules.needs_fp8 and not stairs.fp8 or rules.full and not stairs.training_ok:
+            firsts, usable = plan.usable_stairs(walk, rules)
+            for stairs in usable[:bisect_right(firsts, price)]:
+                if stairs.vram_total_gb - total < 0 or stairs.vram_gb < need:
                     continue
                 entry = stairs.fastest(price, other_than if other_than[1] == walk.count else None)
                 if entry is not None and (best is None or (-entry.bandwidth_total, entry.monthly_usd, entry.position)
@@ -385,6 +417,27 @@ class Stream:
         if self.found or self._fill(self._next + 1) and self.found:
             return self.found[0]
         return next(iter(self), None)
+
+    def first_other(self, card_id: str | None) -> Candidate | None:
+        """The count's first valid layout on a card other than `card_id` (None: its first)."""
+        index = 0
+        while True:
+            found = self.found
+            while index < len(found):
+                if found[index].card.id != card_id:
+                    return found[index]
+                index += 1
+            if not self._fill(self._next + min(max(self._next, 1), CHUNK)):
+                return None
+
+    def first_below(self, price: float) -> Candidate | None:
+        """first() when it costs less than `price` a month, else None: only the entries below the price are
+        checked (issue #14: a set dearer than the single card is most answers' case, and costs no rule check).
+        The count's entries are in price order, so its first valid one below the price is among them."""
+        if not self.found:
+            self._fill(bisect_left(self._prices, price))
+        found = self.found
+        return found[0] if found and found[0].monthly_usd < price else None
 
     def __iter__(self) -> Iterator[Candidate]:
         index = 0

@@ -56,6 +56,11 @@ class IndexerCache:
     topk: int | None = None
 
 
+_KV_KNOWN: dict[int, tuple[ModelShape, bool]] = {}
+_FOUND_MAX = 4096  # names kept per registry by get(); cleared when full
+_KV_KNOWN_MAX = 4096  # shapes kept; cleared when full (the registry has ~200, a Hub lookup adds one each)
+
+
 @dataclass(frozen=True, slots=True)
 class ModelShape:
     """One registry model: its real shape (config.json), sizes and published checkpoints."""
@@ -135,6 +140,17 @@ class ModelShape:
 
     @property
     def kv_known(self) -> bool:
+        """Read about five times per answer: kept per shape object (issue #14; a shape is not changed once built)."""
+        entry = _KV_KNOWN.get(id(self))
+        if entry is not None and entry[0] is self:
+            return entry[1]
+        known = self._kv_known()
+        if len(_KV_KNOWN) >= _KV_KNOWN_MAX:
+            _KV_KNOWN.clear()
+        _KV_KNOWN[id(self)] = (self, known)  # the entry keeps the shape alive: its id is not reused meanwhile
+        return known
+
+    def _kv_known(self) -> bool:
         # A diffusion transformer (FLUX.1) has attention but no token-by-token KV cache to size.
         if self.layers is None or not self.is_language_model or self.kv_unmodelled is not None:
             return False
@@ -257,14 +273,22 @@ class Registry:
     # Published quantized repos -> (base model, repo). Kept apart from by_key: "Qwen2.5-72B-Instruct-AWQ" in a
     # question is the model plus a precision word the parser must still read.
     quantized_by_key: dict[str, tuple[ModelShape, QuantizedRepo]] = field(default_factory=dict, repr=False)
+    # get() by the name as written: every answer looks its model up twice (resolve, hf_repo), issue #14
+    _found: dict[str, ModelShape | None] = field(default_factory=dict, repr=False, compare=False)
 
     def get(self, model_id: str) -> ModelShape | None:
         """Exact lookup by id, name, alias or Hugging Face repo id, a published quantized repo's giving its base
         model (separators and case ignored: "Qwen/Qwen2.5-72B-Instruct", "meta-llama/llama-3.1-8b-instruct")."""
+        found = self._found
+        if model_id in found:
+            return found[model_id]
         key = normalize_name(model_id)
         model = self.by_key.get(key)
         if model is None and key in self.quantized_by_key:
             model = self.quantized_by_key[key][0]
+        if len(found) >= _FOUND_MAX:
+            found.clear()
+        found[model_id] = model
         return model
 
     def quantized_repo(self, hf_id: str) -> QuantizedRepo | None:

@@ -137,6 +137,21 @@ def _engine_settings(engine: str, kv: str, precision: str, quantization: str | N
         max_num_batched_tokens=options.max_num_batched_tokens), None
 
 
+_GPUS: dict[int, tuple[Card, Gpu]] = {}
+
+
+def _gpu(card: Card) -> Gpu:
+    """Gpu.from_card, one per card object (its name and memory do not change once the catalog is loaded)."""
+    entry = _GPUS.get(id(card))
+    if entry is not None and entry[0] is card:
+        return entry[1]
+    gpu = Gpu.from_card(card)
+    if len(_GPUS) >= 4096:
+        _GPUS.clear()
+    _GPUS[id(card)] = (card, gpu)  # the entry keeps the card alive: its id is not reused meanwhile
+    return gpu
+
+
 @dataclass(slots=True)
 class ServingReview:
     """One answer's serving checks: computed on first use per (card, count) -- the model, context and
@@ -192,7 +207,7 @@ class ServingReview:
         try:
             if self._model is None:
                 self._model = serving_model(self.resolved)
-            return serving_check(self._model, Gpu.from_card(card), self.resolved.context_tokens,
+            return serving_check(self._model, _gpu(card), self.resolved.context_tokens,
                                  engine=self.engine, tp=count, batch=self.resolved.batch, vllm=vllm,
                                  llama_cpp=llama_cpp)
         except (ServingShapeError, ValueError) as exc:
@@ -243,10 +258,11 @@ class ServingReview:
             # A layout is valid when the rules' fast check passes and each card holds its share (engine.fit)
             if not rules.ok(card, count) or count > 1 and card.vram_gb < requirement.per_gpu_gb(count, kv_heads):
                 continue
-            layout = evaluate_layout(card, count, requirement, resolved, catalog, rules)
-            if not layout.valid:
-                continue
             found = self.check(card, count)
-            if found is not None and found.starts:
+            if found is None or not found.starts:
+                continue
+            # The check first: the full layout (its rule problems named) only for the one that starts.
+            layout = evaluate_layout(card, count, requirement, resolved, catalog, rules)
+            if layout.valid:
                 return layout
         return None

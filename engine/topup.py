@@ -50,8 +50,14 @@ def topup_url(
     coin = resolve_coin(catalog, coin)
     ref = user_ref(user_id, secret) if user_id is not None and secret else ""
     template = catalog.topup.url_template if ref else _without_ref(catalog.topup.url_template)
-    return template.format(amount=quote(f"{amount_usd:.2f}", safe=""), coin=quote(coin, safe=""),
-                           ref=quote(ref, safe=""))
+    # "%.2f" writes only digits, "." and "-" (or inf/nan), and the reference is hex: quote() leaves both as they
+    # are, so only the coin (the catalog's own word, a handful per catalog) is quoted, once (issue #14).
+    return template.format(amount=f"{amount_usd:.2f}", coin=_quoted(coin), ref=ref)
+
+
+@lru_cache(maxsize=64)
+def _quoted(word: str) -> str:
+    return quote(word, safe="")
 
 
 @lru_cache(maxsize=64)

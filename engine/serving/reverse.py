@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from engine.registry import ModelShape, typical_shape
-from engine.serving.constants import FIT_MIN_CONTEXT
+from engine.serving.constants import FIT_MIN_CONTEXT, MIB
 from engine.serving.llama_cpp import LlamaCppSettings, llama_cpp_check
 from engine.serving.outcome import Gpu, ServingCheck, ServingModel
 from engine.serving.vllm import VllmSettings, vllm_check
@@ -67,7 +67,11 @@ def biggest_model_params_b(gpu: Gpu, *, bytes_per_param: float, context_tokens: 
     A bisection: more parameters never need less memory here except where the typical shape changes (at the
     geometric midpoints between 7/13/34/70/405 B), which can move the answer by one shape's KV difference.
     """
+    ceiling = _steps_ceiling(gpu, bytes_per_param, tp, vllm)
+
     def starts(steps: int) -> bool:
+        if steps > ceiling:
+            return False  # the weights alone exceed each GPU: no check needed, the bisection's path is the same
         model = typical_model(steps * PARAMS_STEP_B, bytes_per_param)
         check = serving_check(model, gpu, context_tokens, engine=engine, tp=tp, vllm=vllm, llama_cpp=llama_cpp)
         return check.starts
@@ -83,3 +87,18 @@ def biggest_model_params_b(gpu: Gpu, *, bytes_per_param: float, context_tokens: 
         else:
             high = middle - 1
     return round(low * PARAMS_STEP_B, 1)
+
+
+def _steps_ceiling(gpu: Gpu, bytes_per_param: float, tp: int, vllm: VllmSettings | None) -> float:
+    """Past this many 0.1 B steps a typical-shape model cannot start on `tp` x `gpu` in either engine (issue #14:
+    about half the bisection's probes are up there). Its weights are all body (no vocabulary published), so each
+    GPU holds body / tp (weights.vllm_weights_bytes_per_gpu, llama_cpp_weights_bytes_per_gpu); vLLM starts only
+    below its requested share (at most the card's memory x gpu_memory_utilization) minus overheads that are never
+    negative, llama.cpp only within the card's memory minus its compute buffer and margin. A 0.1 % margin (and one
+    step) keeps the rounding of steps x 0.1 B on the safe side; tests/test_answer_shortcuts.py checks the result
+    against the unpruned search."""
+    if bytes_per_param <= 0:
+        return float("inf")
+    share = max(1.0, vllm.gpu_memory_utilization) if vllm is not None else 1.0
+    per_gpu_bytes = gpu.memory_mib * MIB * share
+    return per_gpu_bytes * tp / (PARAMS_STEP_B * 1e9 * bytes_per_param) * 1.001 + 1
