@@ -90,7 +90,8 @@ def find_model(scan: Scan, draft: Draft, vocabulary: Vocabulary) -> None:
     """Every model name in the text; the first one is the model, any later one is listed as ignored."""
     # Each search starts only at certain words: a text with none of them skips it (the same result, no loop)
     exact = not vocabulary.models.prefixes.isdisjoint(scan.flat)
-    fuzzy = not scan.words.issubset(_NO_HEADS)  # only a word that is no stop word or keyword can be a head
+    # only a word that is no stop word or keyword and starts with a letter can be a head (ModelNames.is_head)
+    fuzzy = any(not "0" <= word[0] <= "9" for word in scan.words.difference(_NO_HEADS))
     unlisted = _UNLISTED_RE.search(scan.lowered) is not None  # a family word starts some token
     if not (exact or fuzzy or unlisted):
         return
@@ -422,17 +423,19 @@ class _Search:
             for model in models.sizeless_index.get(query, ()):
                 scored[model.id] = (model, 100.0)
         elif size is None:
+            choices, places = models.reachable(len(query), True, FUZZY_CUTOFF)
             for _choice, score, position in process.extract(
-                query, models.sizeless_choices, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF, limit=None
+                query, choices, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF, limit=None
             ):
-                for model in models.sizeless_models[position]:
+                for model in models.sizeless_models[places[position]]:
                     if model.id not in scored or scored[model.id][1] < score:
                         scored[model.id] = (model, score)
         else:
+            choices, places = models.reachable(len(query), False, FUZZY_CUTOFF)
             for _choice, score, position in process.extract(
-                query, models.choices, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF, limit=None
+                query, choices, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF, limit=None
             ):
-                model = models.choice_models[position]
+                model = models.choice_models[places[position]]
                 if models.agrees(model, size) and (model.id not in scored or scored[model.id][1] < score):
                     scored[model.id] = (model, score)
         return scored

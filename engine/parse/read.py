@@ -6,6 +6,7 @@ keeps the question before can tell a change to it from a new one (engine.followu
 from __future__ import annotations
 
 import re
+from itertools import repeat
 from dataclasses import dataclass
 
 from engine.parse.capacity import find_capacity_intent
@@ -93,10 +94,10 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
 def detect_language(text: str, low: list[str]) -> tuple[str, bool]:
     """('de', True) when German marker words (or an umlaut) outnumber English ones, ('en', True) the other way
     round, ('en', False) when nothing tells (no marker words, or as many of each)."""
-    german = 0 if text.isascii() or not _UMLAUT_RE.search(text) else 1
-    german += sum(map(DE_MARKERS.__contains__, low))
-    english = sum(map(_EN_ONLY.__contains__, low))  # a word on both lists counts as German
-    return ("de" if german > english else "en"), german != english
+    lead = 0 if text.isascii() or not _UMLAUT_RE.search(text) else 1
+    lead += sum(map(_LEAD.get, low, repeat(0, len(low))))  # German words count +1, English-only ones -1
+    return ("de" if lead > 0 else "en"), lead != 0
 
 
-_EN_ONLY = EN_MARKERS - DE_MARKERS
+# A word on both lists counts as German
+_LEAD = {**dict.fromkeys(EN_MARKERS - DE_MARKERS, -1), **dict.fromkeys(DE_MARKERS, 1)}

@@ -6,6 +6,7 @@ from bisect import bisect_left
 from engine.parse.lexer import Tokens
 
 _NO_INDEXES: frozenset[int] = frozenset()
+_MARKS = frozenset(",;.:!?()|/")  # what separates two values ("int4, kv cache fp8")
 
 
 class Scan:
@@ -68,5 +69,4 @@ class Scan:
 
     def separated(self, left: int, right: int) -> bool:
         """Is there a comma, full stop ... between token `left` and token `right`?"""
-        between = self.text[self.tokens.end[left]:self.tokens.start[right]]
-        return any(mark in between for mark in ",;.:!?()|/")
+        return not _MARKS.isdisjoint(self.text[self.tokens.end[left]:self.tokens.start[right]])

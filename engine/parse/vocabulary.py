@@ -80,6 +80,23 @@ class ModelNames:
         self.sizeless_choices: list[str] = list(self.sizeless_index)
         self.sizeless_models: list[list[ModelShape]] = [self.sizeless_index[key] for key in self.sizeless_choices]
 
+    def reachable(self, length: int, sizeless: bool, cutoff: float) -> tuple[list[str], list[int]]:
+        """The choices (sizeless or not) a query of `length` characters can score `cutoff` against with
+        fuzz.ratio, and their places in the whole list. fuzz.ratio is 100 * (1 - indel distance / (m + n)), at
+        most 200 * min(m, n) / (m + n): a name much shorter or longer than the query can never reach the
+        cutoff, and comparing it costs as much as the rest of the parse (issue #14). The bound is taken one
+        point lower, so no choice that could reach the cutoff is left out. Built once per length and list."""
+        index: dict[tuple[int, bool, float], tuple[list[str], list[int]]] = \
+            self.__dict__.setdefault("_reachable", {})  # also on an index loaded from its compiled copy
+        key = (length, sizeless, cutoff)
+        found = index.get(key)
+        if found is None:
+            choices = self.sizeless_choices if sizeless else self.choices
+            places = [place for place, choice in enumerate(choices)
+                      if 200 * min(length, len(choice)) >= (cutoff - 1) * (length + len(choice))]
+            found = index[key] = ([choices[place] for place in places], places)
+        return found
+
     def is_head(self, token: str) -> bool:
         """Does the token start like a model family name ('llama3', 'qwen2.5', 'lama')?"""
         if "0" <= token[:1] <= "9":
