@@ -6,8 +6,8 @@ keeps the question before can tell a change to it from a new one (engine.followu
 from __future__ import annotations
 
 import re
-from itertools import repeat
 from dataclasses import dataclass
+from itertools import repeat
 
 from engine.parse.capacity import find_capacity_intent
 from engine.parse.cards import find_cards
