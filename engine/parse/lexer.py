@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from itertools import accumulate
+from itertools import accumulate, repeat
 from operator import add
 
 TOKEN_RE = re.compile(r"[^\W_]+(?:(?:_|\.(?=[0-9])|(?<=[0-9]),(?=[0-9]))[^\W_]+)*")
@@ -86,15 +86,9 @@ class Tokens:
         it, as nothing between two tokens can start one (a token starts with a letter or digit, and every letter
         or digit is inside a token)."""
         lowered = self._lowered or ""
-        low = self.low
-        if not self._offset and low:
-            joined = " ".join(low)
-            if lowered.startswith(joined):  # one space between tokens (most questions): their lengths say it all
-                lengths = list(map(len, low))
-                starts = list(accumulate(map(add, lengths[:-1], [1] * (len(low) - 1)), initial=0))
-                ends = list(map(add, starts, lengths))
-                self._start, self._end = starts, ends
-                return starts, ends
+        if not self._offset and self.low and lowered.startswith(" ".join(self.low)):
+            self._start, self._end = _spaced_spans(self.low)  # one space between tokens: most questions
+            return self._start, self._end
         find = lowered.find
         starts: list[int] = []
         ends: list[int] = []
@@ -118,6 +112,13 @@ class Tokens:
     def span_of(self, index: int) -> tuple[int, int]:
         """Where token `index` is in the text."""
         return self.start[index], self.end[index]
+
+
+def _spaced_spans(low: list[str]) -> tuple[list[int], list[int]]:
+    """The spans of tokens that open the text one space apart: their lengths say it all."""
+    lengths = list(map(len, low))
+    starts = list(accumulate(map(add, lengths[:-1], repeat(1)), initial=0))
+    return starts, list(map(add, starts, lengths))
 
 
 def _glued_count(lowered: str, offset: int) -> bool:
