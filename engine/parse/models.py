@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import compress
+from operator import not_
 from typing import TYPE_CHECKING
 
 from engine.notes import Note
@@ -91,7 +93,7 @@ def find_model(scan: Scan, draft: Draft, vocabulary: Vocabulary) -> None:
     # Each search starts only at certain words: a text with none of them skips it (the same result, no loop)
     exact = not vocabulary.models.prefixes.isdisjoint(scan.flat)
     # only a word that is no stop word or keyword and starts with a letter can be a head (ModelNames.is_head)
-    fuzzy = any(not "0" <= word[0] <= "9" for word in scan.words.difference(_NO_HEADS))
+    fuzzy = any(map(_LETTER_FIRST_RE.match, scan.words.difference(_NO_HEADS)))
     unlisted = _UNLISTED_RE.search(scan.lowered) is not None  # a family word starts some token
     if not (exact or fuzzy or unlisted):
         return
@@ -163,6 +165,7 @@ def resolve_ambiguous(draft: Draft, models: ModelNames) -> None:
 
 
 _NO_HEADS = STOP_WORDS | KEYWORDS
+_LETTER_FIRST_RE = re.compile(r"[^0-9]")  # no head starts with a digit (ModelNames.is_head)
 
 
 class _Search:
@@ -191,8 +194,8 @@ class _Search:
         low, flat, n, used = scan.low, scan.flat, scan.n, scan.used
         prefixes = self.models.prefixes
         found: list[Found] = []
-        for i in range(n):
-            if used[i] or flat[i] not in prefixes:
+        for i in compress(range(n), map(prefixes.__contains__, flat)):
+            if used[i]:
                 continue
             match = self._exact_at(i)
             if match is None:
@@ -258,8 +261,8 @@ class _Search:
         low, used = scan.low, scan.used
         found: list[Found] = []
         tries = 0
-        for i in range(scan.n):
-            if used[i] or low[i] in _NO_HEADS or not self.is_head(low[i]):
+        for i in compress(range(scan.n), map(not_, map(_NO_HEADS.__contains__, low))):
+            if used[i] or not self.is_head(low[i]):
                 continue
             tries += 1
             if tries > MAX_FUZZY_TRIES:

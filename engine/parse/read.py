@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import compress, filterfalse, repeat
+from operator import not_
 
 from engine.parse.capacity import find_capacity_intent
 from engine.parse.cards import find_cards
@@ -60,7 +61,8 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
     language, confident = detect_language(text, scan.low)
     draft = Draft()
     try:
-        find_region_ids(scan, draft, vocabulary, offset)
+        if "-" in text:  # every region id has its hyphen
+            find_region_ids(scan, draft, vocabulary, offset)
         find_billing_and_coin(scan, draft)
         find_model(scan, draft, vocabulary)
         slash = "/" in text  # only a repository id (hub_candidate) asks which tokens the cards pass read
@@ -77,13 +79,14 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
         find_capacity_intent(scan, draft)
     except BadValue as bad:
         return ParseResult(None, bad.note, language, None, None, confident, hub_candidate=hub_candidate(scan, draft))
-    hub = hub_candidate(scan, draft, card_tokens)
+    hub = hub_candidate(scan, draft, card_tokens) if slash else None  # every repository id has its slash
     if draft.model is None and draft.ambiguous:
         return ParseResult(None, ambiguous_error(draft.ambiguous_span, draft.ambiguous), language, None, None,
                            confident, hub_candidate=hub)
     cue = opens_with_cue(scan.low)
     low, used = scan.low, scan.used
-    draft.list_leftovers([token for token, taken in zip(low, used, strict=True) if not taken and token not in QUIET])
+    # the tokens no pass used that are not stop words (found without a loop in Python)
+    draft.list_leftovers(list(filterfalse(QUIET.__contains__, compress(low, map(not_, used)))))
     if not draft.is_question():
         partial = draft.request() if draft.sets_anything() else None
         return ParseResult(None, NOT_A_QUESTION, language, None, None, confident, partial, cue, hub)
