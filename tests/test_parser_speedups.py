@@ -106,3 +106,14 @@ def test_request_passes_every_field_in_its_place() -> None:
         values[field.name] = value
     request = draft.request()
     assert dataclasses.asdict(request) == {**values, "model": None, "followup": False}
+
+
+def test_the_split_tokens_are_the_lexers_matches() -> None:
+    """The common path's tokens (a split of ASCII words, or the expression's matches) are the expression's."""
+    split = 0
+    for text in varied_texts() + ["70B int4?", "llama 3.1 70b.", "a\x1fb", "x\tY\n", "q4_k_m 7b!", "7b?!", "..."]:
+        tokens = Tokens(text, 0)
+        if tokens._lowered is not None:  # the common path (no glued count, exponent or comma)
+            assert tokens.low == TOKEN_RE.findall(text.lower()), text
+            split += text.isascii() and all(map(str.isalnum, text.lower().rstrip("?!.").split()))
+    assert split > 1_000

@@ -41,37 +41,39 @@ def _check_size(params_b: float, written: str) -> None:
 class Draft:
     """A SizeRequest in the making; values the user did not give stay None (the engine fills in defaults)."""
 
-    # The values nobody set are the class's own (one store per list below instead of 26 per question, issue #14);
-    # a value set is the instance's.
-    model: ModelShape | None = None
-    model_note: str | None = None
-    ambiguous_span = ""
-    unknown: UnknownName | None = None  # until the size is known: sized as a generic model, or asked
-    params_b: float | None = None
-    precision: str | None = None
-    kv_precision: str | None = None
-    context_tokens: int | None = None
-    batch: int | None = None
-    workload: str | None = None
-    card: str | None = None
-    gpu_count: int | None = None
-    budget_gb: float | None = None
-    region: str | None = None
-    # What kind of answer and how it is paid (engine.parse.talk; DESIGN.md "Contract v2")
-    intent: str | None = None
-    billing: str | None = None
-    coin: str | None = None
-    cheapest = False
-    count_implied = False  # the count 1 came from an article ("a B200"), not a number
-    second_card: str | None = None  # the second card named: compared with the first, or ignored
-    compare_card: str | None = None
-    card_vram_gb: float | None = None  # the card's own memory as written ("A100 40GB")
-    quant: str | None = None  # a named weight format, canonical (engine.quant.quant_name; issue #10)
+    __slots__ = ("model", "model_note", "ambiguous", "ambiguous_span", "unknown", "params_b", "precision",
+                 "kv_precision", "context_tokens", "batch", "workload", "card", "gpu_count", "budget_gb", "region",
+                 "assumed", "ignored", "intent", "billing", "coin", "cheapest", "count_implied", "second_card",
+                 "compare_card", "card_vram_gb", "quant")
 
     def __init__(self) -> None:
+        self.model: ModelShape | None = None
+        self.model_note: str | None = None
         self.ambiguous: list[ModelShape] = []  # a model name that could be several ("llama 3.1"), until a size decides
+        self.ambiguous_span = ""
+        self.unknown: UnknownName | None = None  # until the size is known: sized as a generic model, or asked
+        self.params_b: float | None = None
+        self.precision: str | None = None
+        self.kv_precision: str | None = None
+        self.context_tokens: int | None = None
+        self.batch: int | None = None
+        self.workload: str | None = None
+        self.card: str | None = None
+        self.gpu_count: int | None = None
+        self.budget_gb: float | None = None
+        self.region: str | None = None
         self.assumed: list[str] = []
         self.ignored: list[str] = []
+        # What kind of answer and how it is paid (engine.parse.talk; DESIGN.md "Contract v2")
+        self.intent: str | None = None
+        self.billing: str | None = None
+        self.coin: str | None = None
+        self.cheapest = False
+        self.count_implied = False  # the count 1 came from an article ("a B200"), not a number
+        self.second_card: str | None = None  # the second card named: compared with the first, or ignored
+        self.compare_card: str | None = None
+        self.card_vram_gb: float | None = None  # the card's own memory as written ("A100 40GB")
+        self.quant: str | None = None  # a named weight format, canonical (engine.quant.quant_name; issue #10)
 
     # ---- model and card (the first one named wins; the passes list later ones)
 

@@ -67,7 +67,12 @@ class Tokens:
         if same_length and not exponent and "," not in text and not _glued_count(lowered, offset):
             # the common case: one token per match; the spans are found again only when a pass needs them (the
             # same expression over the same text finds the same matches)
-            low = TOKEN_RE.findall(lowered, offset)
+            # ASCII words of letters and digits only, between spaces, are the tokens themselves: the lexer's
+            # expression would find each as one match, at several times the cost of the split. A question mark
+            # or full stop at the end joins no token (a "." joins only before a digit).
+            words = lowered.rstrip("?!.").split() if not offset and lowered.isascii() else None
+            low = words if words is not None and all(map(str.isalnum, words)) \
+                else TOKEN_RE.findall(lowered, offset)
             self._lowered = lowered
         else:
             low, starts, ends = _split(text, lowered, same_length, offset)

@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from itertools import compress
-from operator import not_
+from operator import itemgetter, not_
 from typing import TYPE_CHECKING
 
 from engine.notes import Note
@@ -82,7 +82,9 @@ class Found:
 
 
 _UNLISTED_INITIALS = frozenset(family[:1] for family in UNLISTED_FAMILIES)
-_UNLISTED_RE = re.compile("|".join(sorted(UNLISTED_FAMILIES)))  # somewhere in the text: the search may find one
+_UNLISTED_HEADS = frozenset(family[:3] for family in UNLISTED_FAMILIES)
+assert min(map(len, UNLISTED_FAMILIES)) >= 3
+_FIRST_THREE = itemgetter(slice(0, 3))
 
 # The best window of a fuzzy search: (top score, tokens, models ranked best first, the size it names)
 _Window = tuple[float, int, list[tuple[ModelShape, float]], float | str | None]
@@ -94,7 +96,9 @@ def find_model(scan: Scan, draft: Draft, vocabulary: Vocabulary) -> None:
     exact = not vocabulary.models.prefixes.isdisjoint(scan.flat)
     # only a word that is no stop word or keyword and starts with a letter can be a head (ModelNames.is_head)
     fuzzy = any(map(_LETTER_FIRST_RE.match, scan.words.difference(_NO_HEADS)))
-    unlisted = _UNLISTED_RE.search(scan.lowered) is not None  # a family word starts some token
+    # a token that starts with a family word starts with its first three letters (a look per word, no search
+    # of the whole text for 33 words)
+    unlisted = not _UNLISTED_HEADS.isdisjoint(map(_FIRST_THREE, scan.words))
     if not (exact or fuzzy or unlisted):
         return
     search = _Search(scan, vocabulary)
