@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 from catalog.names import normalize_name
 from catalog.schema import Card, Catalog, Region
@@ -85,9 +86,11 @@ class ModelNames:
         fuzz.ratio, and their places in the whole list. fuzz.ratio is 100 * (1 - indel distance / (m + n)), at
         most 200 * min(m, n) / (m + n): a name much shorter or longer than the query can never reach the
         cutoff, and comparing it costs as much as the rest of the parse (issue #14). The bound is taken one
-        point lower, so no choice that could reach the cutoff is left out. Built once per length and list."""
-        index: dict[tuple[int, bool, float], tuple[list[str], list[int]]] = \
-            self.__dict__.setdefault("_reachable", {})  # also on an index loaded from its compiled copy
+        point lower, so no choice that could reach the cutoff is left out. Built once per length and list, kept
+        beside the index (not in it: the index stays what the registry builds, compiled or not)."""
+        index = _REACHABLE.get(self)
+        if index is None:
+            index = _REACHABLE[self] = {}
         key = (length, sizeless, cutoff)
         found = index.get(key)
         if found is None:
@@ -161,6 +164,11 @@ class ModelNames:
 
     def last(self, models: Iterable[ModelShape]) -> ModelShape:
         return max(models, key=lambda model: self.order.get(model.id, -1))
+
+
+# ModelNames -> (query length, sizeless, cutoff) -> the reachable choices and their places; dies with its index
+_REACHABLE: WeakKeyDictionary[ModelNames, dict[tuple[int, bool, float], tuple[list[str], list[int]]]] = \
+    WeakKeyDictionary()
 
 
 def _exact_names(registry: Registry) -> dict[str, ModelShape]:
