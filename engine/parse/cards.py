@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from itertools import compress
+from operator import or_
 
 from engine.parse.draft import Draft
 from engine.parse.errors import MAX_GPU_COUNT, BadValue, gpu_count_error
@@ -47,16 +49,14 @@ def find_cards(scan: Scan, draft: Draft, vocabulary: Vocabulary) -> None:
     prefixes, plurals = vocabulary.card_prefixes, vocabulary.card_plurals
     # a card name starts with a prefix of a card key or a key and an "s" ("h100s"): a text with no such token has
     # no card the catalog lists
-    i = 0 if not prefixes.isdisjoint(flat) or not plurals.isdisjoint(flat) else n
-    while i < n:
-        if used[i] or (flat[i] not in prefixes and flat[i] not in plurals):
-            i += 1
-            continue
-        match = card_at(scan, vocabulary, i)
-        if match is None:
-            i += 1
-            continue
-        i = _take(scan, draft, i, *match)
+    if not prefixes.isdisjoint(flat) or not plurals.isdisjoint(flat):
+        after = 0  # the token after the last card read
+        for i in compress(range(n), map(or_, map(prefixes.__contains__, flat), map(plurals.__contains__, flat))):
+            if i < after or used[i]:
+                continue
+            match = card_at(scan, vocabulary, i)
+            if match is not None:
+                after = _take(scan, draft, i, *match)
     _find_other_gpus(scan, draft)
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from itertools import compress
+from operator import not_
 
 from engine.notes import Note
 from engine.parse.draft import Draft
@@ -67,18 +69,16 @@ MAX_KEYWORD_FILLERS = 3  # "batch size of 8", "context length is up to 32k"
 def read_fields(scan: Scan, draft: Draft, vocabulary: Vocabulary) -> None:
     """Everything the earlier passes left, left to right; a token that starts a value uses the tokens it reads."""
     fields = _Fields(scan, draft, vocabulary)
-    used, n, low = scan.used, scan.n, scan.low
-    i = 0
-    while i < n:
-        if used[i] or low[i] in INERT:  # an inert word starts nothing (read_at would say 0)
-            i += 1
+    used = scan.used
+    after = 0  # the token after the last value read
+    # an inert word starts nothing (read_at would say 0): the others are found without a loop in Python
+    for i in compress(range(scan.n), map(not_, map(INERT.__contains__, scan.low))):
+        if i < after or used[i]:
             continue
         consumed = fields.read_at(i)
         if consumed:
             scan.use(i, consumed)
-            i += consumed
-        else:
-            i += 1
+            after = i + consumed
 
 
 class _Fields:

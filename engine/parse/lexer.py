@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from itertools import accumulate, repeat
+from operator import add
 
 TOKEN_RE = re.compile(r"[^\W_]+(?:(?:_|\.(?=[0-9])|(?<=[0-9]),(?=[0-9]))[^\W_]+)*")
 # A comma-joined token is kept whole only when it is a number ("1,5b", "32,768") or a version ("qwen2,5");
@@ -15,7 +17,10 @@ TOKEN_RE = re.compile(r"[^\W_]+(?:(?:_|\.(?=[0-9])|(?<=[0-9]),(?=[0-9]))[^\W_]+)
 _COMMA_OK_RE = re.compile(r"[0-9]+(?:,[0-9]+)*(?:\.[0-9]+)?[^\W\d_]*|[^\W\d_]+[0-9]+,[0-9]+")
 # "2x4090", "8xh100" -- but not "8x7b" or "8x22b", which name mixture-of-experts models.
 _GLUED_COUNT_RE = re.compile(r"[0-9]{1,2}x(?:[^\W\d_][^\W_]*|[0-9]{3,}[^\W_]*)")
-_GLUED_COUNT_SEARCH_RE = re.compile(r"(?<![^\W_])[0-9]{1,2}x(?:[^\W\d_]|[0-9]{3})")
+# Where a glued count may start; the character before it is checked in Python (a look-behind first would be
+# tried at every position of every text: slower than the whole lexing)
+_GLUED_COUNT_SEARCH_RE = re.compile(r"[0-9]{1,2}x(?:[^\W\d_]|[0-9]{3})")
+_TOKEN_CHAR_RE = re.compile(r"[^\W_]")
 COMMAND_RE = re.compile(r"\s*/[A-Za-z0-9_]+(?:@[A-Za-z0-9_]+)?")
 # Exponent forms: "10^20", "10 ^ 20", "10**20", "1e+20", "1e-5" (lexed as several tokens and joined); "1e20" is
 # already one token. The joined token is written canonically: "10^20", "1e-5".
@@ -59,10 +64,15 @@ class Tokens:
         self._offset = offset
         self._start: list[int] | None = None
         self._end: list[int] | None = None
-        if same_length and not exponent and "," not in text and not _GLUED_COUNT_SEARCH_RE.search(lowered, offset):
+        if same_length and not exponent and "," not in text and not _glued_count(lowered, offset):
             # the common case: one token per match; the spans are found again only when a pass needs them (the
             # same expression over the same text finds the same matches)
-            low = TOKEN_RE.findall(lowered, offset)
+            # ASCII words of letters and digits only, between spaces, are the tokens themselves: the lexer's
+            # expression would find each as one match, at several times the cost of the split. A question mark
+            # or full stop at the end joins no token (a "." joins only before a digit).
+            words = lowered.rstrip("?!.").split() if not offset and lowered.isascii() else None
+            low = words if words is not None and all(map(str.isalnum, words)) \
+                else TOKEN_RE.findall(lowered, offset)
             self._lowered = lowered
         else:
             low, starts, ends = _split(text, lowered, same_length, offset)
@@ -81,6 +91,9 @@ class Tokens:
         it, as nothing between two tokens can start one (a token starts with a letter or digit, and every letter
         or digit is inside a token)."""
         lowered = self._lowered or ""
+        if not self._offset and self.low and lowered.startswith(" ".join(self.low)):
+            self._start, self._end = _spaced_spans(self.low)  # one space between tokens: most questions
+            return self._start, self._end
         find = lowered.find
         starts: list[int] = []
         ends: list[int] = []
@@ -104,6 +117,25 @@ class Tokens:
     def span_of(self, index: int) -> tuple[int, int]:
         """Where token `index` is in the text."""
         return self.start[index], self.end[index]
+
+
+def _spaced_spans(low: list[str]) -> tuple[list[int], list[int]]:
+    """The spans of tokens that open the text one space apart: their lengths say it all."""
+    lengths = list(map(len, low))
+    starts = list(accumulate(map(add, lengths[:-1], repeat(1)), initial=0))
+    return starts, list(map(add, starts, lengths))
+
+
+def _glued_count(lowered: str, offset: int) -> bool:
+    """Is there a glued count ('2x4090', '8xh100', not 'a2x4090') in the text? The matches of the search that
+    start right after a token character are no such count; nothing inside one can start another."""
+    if "x" not in lowered:
+        return False
+    for match in _GLUED_COUNT_SEARCH_RE.finditer(lowered, offset):
+        at = match.start()
+        if not at or not _TOKEN_CHAR_RE.match(lowered, at - 1):
+            return True
+    return False
 
 
 def _minus_signs(text: str, offset: int) -> list[int] | None:

@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import compress
+from operator import itemgetter, not_
 from typing import TYPE_CHECKING
 
 from engine.notes import Note
@@ -80,7 +82,9 @@ class Found:
 
 
 _UNLISTED_INITIALS = frozenset(family[:1] for family in UNLISTED_FAMILIES)
-_UNLISTED_RE = re.compile("|".join(sorted(UNLISTED_FAMILIES)))  # somewhere in the text: the search may find one
+_UNLISTED_HEADS = frozenset(family[:3] for family in UNLISTED_FAMILIES)
+assert min(map(len, UNLISTED_FAMILIES)) >= 3
+_FIRST_THREE = itemgetter(slice(0, 3))
 
 # The best window of a fuzzy search: (top score, tokens, models ranked best first, the size it names)
 _Window = tuple[float, int, list[tuple[ModelShape, float]], float | str | None]
@@ -90,8 +94,11 @@ def find_model(scan: Scan, draft: Draft, vocabulary: Vocabulary) -> None:
     """Every model name in the text; the first one is the model, any later one is listed as ignored."""
     # Each search starts only at certain words: a text with none of them skips it (the same result, no loop)
     exact = not vocabulary.models.prefixes.isdisjoint(scan.flat)
-    fuzzy = not scan.words.issubset(_NO_HEADS)  # only a word that is no stop word or keyword can be a head
-    unlisted = _UNLISTED_RE.search(scan.lowered) is not None  # a family word starts some token
+    # only a word that is no stop word or keyword and starts with a letter can be a head (ModelNames.is_head)
+    fuzzy = any(map(_LETTER_FIRST_RE.match, scan.words.difference(_NO_HEADS)))
+    # a token that starts with a family word starts with its first three letters (a look per word, no search
+    # of the whole text for 33 words)
+    unlisted = not _UNLISTED_HEADS.isdisjoint(map(_FIRST_THREE, scan.words))
     if not (exact or fuzzy or unlisted):
         return
     search = _Search(scan, vocabulary)
@@ -162,6 +169,7 @@ def resolve_ambiguous(draft: Draft, models: ModelNames) -> None:
 
 
 _NO_HEADS = STOP_WORDS | KEYWORDS
+_LETTER_FIRST_RE = re.compile(r"[^0-9]")  # no head starts with a digit (ModelNames.is_head)
 
 
 class _Search:
@@ -190,8 +198,8 @@ class _Search:
         low, flat, n, used = scan.low, scan.flat, scan.n, scan.used
         prefixes = self.models.prefixes
         found: list[Found] = []
-        for i in range(n):
-            if used[i] or flat[i] not in prefixes:
+        for i in compress(range(n), map(prefixes.__contains__, flat)):
+            if used[i]:
                 continue
             match = self._exact_at(i)
             if match is None:
@@ -257,8 +265,8 @@ class _Search:
         low, used = scan.low, scan.used
         found: list[Found] = []
         tries = 0
-        for i in range(scan.n):
-            if used[i] or low[i] in _NO_HEADS or not self.is_head(low[i]):
+        for i in compress(range(scan.n), map(not_, map(_NO_HEADS.__contains__, low))):
+            if used[i] or not self.is_head(low[i]):
                 continue
             tries += 1
             if tries > MAX_FUZZY_TRIES:
@@ -422,17 +430,19 @@ class _Search:
             for model in models.sizeless_index.get(query, ()):
                 scored[model.id] = (model, 100.0)
         elif size is None:
+            choices, places = models.reachable(len(query), True, FUZZY_CUTOFF)
             for _choice, score, position in process.extract(
-                query, models.sizeless_choices, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF, limit=None
+                query, choices, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF, limit=None
             ):
-                for model in models.sizeless_models[position]:
+                for model in models.sizeless_models[places[position]]:
                     if model.id not in scored or scored[model.id][1] < score:
                         scored[model.id] = (model, score)
         else:
+            choices, places = models.reachable(len(query), False, FUZZY_CUTOFF)
             for _choice, score, position in process.extract(
-                query, models.choices, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF, limit=None
+                query, choices, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF, limit=None
             ):
-                model = models.choice_models[position]
+                model = models.choice_models[places[position]]
                 if models.agrees(model, size) and (model.id not in scored or scored[model.id][1] < score):
                     scored[model.id] = (model, score)
         return scored

@@ -103,7 +103,7 @@ class NameWords:
         count; a single letter only after a family word ("command r")."""
         scan = self.scan
         low = scan.low
-        seen_size = any(size_of(low[j]) is not None for j in range(start, stop))
+        seen_size = any(map(size_of, low[start:stop]))  # size_of gives None or a size (never 0)
         previous = word_kind(low[stop - 1], self.models) if stop > start else None
         j = stop
         while j < scan.n and j - start < MAX_NAME:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import compress, filterfalse, repeat
+from operator import not_
 
 from engine.parse.capacity import find_capacity_intent
 from engine.parse.cards import find_cards
@@ -59,7 +61,8 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
     language, confident = detect_language(text, scan.low)
     draft = Draft()
     try:
-        find_region_ids(scan, draft, vocabulary, offset)
+        if "-" in text:  # every region id has its hyphen
+            find_region_ids(scan, draft, vocabulary, offset)
         find_billing_and_coin(scan, draft)
         find_model(scan, draft, vocabulary)
         slash = "/" in text  # only a repository id (hub_candidate) asks which tokens the cards pass read
@@ -76,13 +79,14 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
         find_capacity_intent(scan, draft)
     except BadValue as bad:
         return ParseResult(None, bad.note, language, None, None, confident, hub_candidate=hub_candidate(scan, draft))
-    hub = hub_candidate(scan, draft, card_tokens)
+    hub = hub_candidate(scan, draft, card_tokens) if slash else None  # every repository id has its slash
     if draft.model is None and draft.ambiguous:
         return ParseResult(None, ambiguous_error(draft.ambiguous_span, draft.ambiguous), language, None, None,
                            confident, hub_candidate=hub)
     cue = opens_with_cue(scan.low)
     low, used = scan.low, scan.used
-    draft.list_leftovers([token for token, taken in zip(low, used, strict=True) if not taken and token not in QUIET])
+    # the tokens no pass used that are not stop words (found without a loop in Python)
+    draft.list_leftovers(list(filterfalse(QUIET.__contains__, compress(low, map(not_, used)))))
     if not draft.is_question():
         partial = draft.request() if draft.sets_anything() else None
         return ParseResult(None, NOT_A_QUESTION, language, None, None, confident, partial, cue, hub)
@@ -93,10 +97,10 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
 def detect_language(text: str, low: list[str]) -> tuple[str, bool]:
     """('de', True) when German marker words (or an umlaut) outnumber English ones, ('en', True) the other way
     round, ('en', False) when nothing tells (no marker words, or as many of each)."""
-    german = 0 if text.isascii() or not _UMLAUT_RE.search(text) else 1
-    german += sum(map(DE_MARKERS.__contains__, low))
-    english = sum(map(_EN_ONLY.__contains__, low))  # a word on both lists counts as German
-    return ("de" if german > english else "en"), german != english
+    lead = 0 if text.isascii() or not _UMLAUT_RE.search(text) else 1
+    lead += sum(map(_LEAD.get, low, repeat(0, len(low))))  # German words count +1, English-only ones -1
+    return ("de" if lead > 0 else "en"), lead != 0
 
 
-_EN_ONLY = EN_MARKERS - DE_MARKERS
+# A word on both lists counts as German
+_LEAD = {**dict.fromkeys(EN_MARKERS - DE_MARKERS, -1), **dict.fromkeys(DE_MARKERS, 1)}

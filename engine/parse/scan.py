@@ -6,6 +6,8 @@ from bisect import bisect_left
 from engine.parse.lexer import Tokens
 
 _NO_INDEXES: frozenset[int] = frozenset()
+_TRUE = [True]
+_MARKS = frozenset(",;.:!?()|/")  # what separates two values ("int4, kv cache fp8")
 
 
 class Scan:
@@ -49,8 +51,12 @@ class Scan:
         return 1 if 0 <= index < self.n and not self.used[index] and self.low[index] in words else 0
 
     def use(self, first: int, count: int) -> None:
+        end = first + count
+        if 0 <= first <= end <= self.n:
+            self.used[first:end] = _TRUE * count  # one slice store, not a loop in Python
+            return
         used = self.used
-        for index in range(first, first + count):
+        for index in range(first, end):  # what a pass outside the tokens gets (an IndexError: a bug) stays
             used[index] = True
 
     def span(self, first: int, last: int) -> str:
@@ -68,5 +74,4 @@ class Scan:
 
     def separated(self, left: int, right: int) -> bool:
         """Is there a comma, full stop ... between token `left` and token `right`?"""
-        between = self.text[self.tokens.end[left]:self.tokens.start[right]]
-        return any(mark in between for mark in ",;.:!?()|/")
+        return not _MARKS.isdisjoint(self.text[self.tokens.end[left]:self.tokens.start[right]])

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 from catalog.names import normalize_name
 from catalog.schema import Card, Catalog, Region
@@ -80,6 +81,25 @@ class ModelNames:
         self.sizeless_choices: list[str] = list(self.sizeless_index)
         self.sizeless_models: list[list[ModelShape]] = [self.sizeless_index[key] for key in self.sizeless_choices]
 
+    def reachable(self, length: int, sizeless: bool, cutoff: float) -> tuple[list[str], list[int]]:
+        """The choices (sizeless or not) a query of `length` characters can score `cutoff` against with
+        fuzz.ratio, and their places in the whole list. fuzz.ratio is 100 * (1 - indel distance / (m + n)), at
+        most 200 * min(m, n) / (m + n): a name much shorter or longer than the query can never reach the
+        cutoff, and comparing it costs as much as the rest of the parse (issue #14). The bound is taken one
+        point lower, so no choice that could reach the cutoff is left out. Built once per length and list, kept
+        beside the index (not in it: the index stays what the registry builds, compiled or not)."""
+        index = _REACHABLE.get(self)
+        if index is None:
+            index = _REACHABLE[self] = {}
+        key = (length, sizeless, cutoff)
+        found = index.get(key)
+        if found is None:
+            choices = self.sizeless_choices if sizeless else self.choices
+            places = [place for place, choice in enumerate(choices)
+                      if 200 * min(length, len(choice)) >= (cutoff - 1) * (length + len(choice))]
+            found = index[key] = ([choices[place] for place in places], places)
+        return found
+
     def is_head(self, token: str) -> bool:
         """Does the token start like a model family name ('llama3', 'qwen2.5', 'lama')?"""
         if "0" <= token[:1] <= "9":
@@ -144,6 +164,11 @@ class ModelNames:
 
     def last(self, models: Iterable[ModelShape]) -> ModelShape:
         return max(models, key=lambda model: self.order.get(model.id, -1))
+
+
+# ModelNames -> (query length, sizeless, cutoff) -> the reachable choices and their places; dies with its index
+_REACHABLE: WeakKeyDictionary[ModelNames, dict[tuple[int, bool, float], tuple[list[str], list[int]]]] = \
+    WeakKeyDictionary()
 
 
 def _exact_names(registry: Registry) -> dict[str, ModelShape]:
