@@ -149,3 +149,36 @@ async def test_the_straight_send_goes_through_the_rate_limiter_and_keeps_its_err
     with pytest.raises(Forbidden) as raised:
         await reply(msg, Reply(HTML, BUTTONS))
     assert getattr(raised.value, FAILED_REQUEST_ATTR) == ("sendMessage", 42)  # the error handler's (method, chat)
+
+
+def _update(bot: Any, **payload: Any) -> Update:
+    return Update.de_json({"update_id": 1, **payload}, bot)
+
+
+def _text(chat: dict[str, Any], text: str, **extra: Any) -> dict[str, Any]:
+    entities = [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}] if text.startswith("/") else []
+    return {"message": {"message_id": 3, "date": 1, "chat": chat, "text": text, "entities": entities,
+                        "from": {"id": 42, "is_bot": False, "first_name": "U"}, **extra}}
+
+
+async def test_the_question_handlers_come_first_and_take_nothing_another_handler_takes(app):
+    """bot/handlers/questions.register_text puts them first in group 0: safe only while no other handler of the
+    group matches an update they match (PTB runs the first match of a group)."""
+    from bot.handlers.questions import group_text, private_text
+
+    application, _ = app
+    handlers = application.handlers[0]
+    assert [h.callback for h in handlers[:2]] == [private_text, group_text]
+    group = {"id": -100, "type": "supergroup", "title": "G"}
+    updates = [_text(PRIVATE, "70B int4"), _text(PRIVATE, "/size 70B"), _text(PRIVATE, "/help"),
+               _text(PRIVATE, "/nosuchcommand"), _text(group, "@cardfit_bot 70B int4"), _text(group, "/size 70B"),
+               _text(group, "chatter"), {"edited_message": _text(PRIVATE, "7B")["message"]},
+               {"callback_query": {"id": "q", "from": {"id": 42, "is_bot": False, "first_name": "U"},
+                                   "chat_instance": "c", "data": "anything"}},
+               {"inline_query": {"id": "i", "from": {"id": 42, "is_bot": False, "first_name": "U"}, "query": "70B",
+                                 "offset": ""}}]
+    for payload in updates:
+        update = _update(application.bot, **payload)
+        matching = [h for h in handlers if h.check_update(update) not in (None, False)]
+        if any(h.callback in (private_text, group_text) for h in matching):
+            assert len(matching) == 1, payload
