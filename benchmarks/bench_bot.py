@@ -45,10 +45,12 @@ from typing import Any
 
 from telegram import Update
 from telegram.ext import Application, ContextTypes, MessageHandler, filters
+from telegram.request import RequestData
 
 import bot.conversation as conversation_module
 from bot.app import build_application
 from bot.config import load_settings
+from bot.http_request import JsonRequest, json_body
 from bot.inbox import inbox_of, serve_polling
 from tests.support.botapi_emulator import BotApiEmulator
 
@@ -164,10 +166,50 @@ async def cardfit_run(count: int, distinct: bool) -> dict[str, float]:
             return result
 
 
+class _AnsweredRequest(JsonRequest):
+    """The send connection with Telegram's answer made up: what a reply costs above the socket."""
+
+    async def do_request(self, url: str, method: str, request_data: RequestData | None = None,
+                         *args: Any, **kwargs: Any) -> tuple[int, bytes]:
+        if url.endswith("/getMe"):
+            return 200, json.dumps({"ok": True, "result": {"id": 123456, "is_bot": True, "first_name": "Cardfit",
+                                                           "username": "cardfit_bot"}}).encode()
+        if request_data is not None:
+            json_body(request_data)  # as JsonRequest writes it
+        return 200, b'{"ok":true,"result":{"message_id":9,"date":1,"chat":{"id":42,"type":"private"},"text":"x"}}'
+
+
+async def reply_sent(count: int, buttons: list[list[Any]]) -> float:
+    """CPU of one reply (1.5 KB of HTML, ten buttons) through bot/telegram_io.reply with the Application's own bot
+    (Defaults, the rate limiter and pacer, JsonRequest's body), the socket left out."""
+    from bot.conversation import Reply
+    from bot.telegram_io import reply
+
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = load_settings(bot_token=TOKEN, db=f"{tmp}/reply.sqlite3", send_rate_per_s=1_000_000)
+        application = build_application(settings, request=_AnsweredRequest(), get_updates_request=_AnsweredRequest())
+        await application.initialize()
+        message = Update.de_json({"update_id": 1, "message": {
+            "message_id": 3, "date": 1, "chat": {"id": 42, "type": "private", "first_name": "U"}, "text": "70B int4",
+            "from": {"id": 42, "is_bot": False, "first_name": "U", "language_code": "en"}}},
+            application.bot).effective_message
+        assert message is not None
+        answer = Reply("<b>70B</b> at 4-bit " + "x" * 1500, buttons)
+        for _ in range(100):
+            await reply(message, answer)
+        started = time.process_time()
+        for _ in range(count):
+            await reply(message, answer)
+        cpu = time.process_time() - started
+        await application.shutdown()
+    return cpu / count * 1e6
+
+
 async def parts(count: int = 2000) -> dict[str, float]:
     """CPU of pieces of an update, each timed alone: the store calls of one update one after another (the
     caller's read and touch, the `sending` mark, the answer's write) and with 64 updates at once, a getUpdates
-    batch of 4 stored, a ten-button keyboard built, and PTB's parse of a sent reply with it (what a send returns)."""
+    batch of 4 stored, a ten-button keyboard built, PTB's parse of a sent reply with it (what a send returns), and
+    a reply sent above the socket."""
     from telegram import Bot, Message
 
     from bot.conversation import Button
@@ -213,6 +255,7 @@ async def parts(count: int = 2000) -> dict[str, float]:
             "chat": {"id": 10_001, "type": "private", "first_name": "U"},
             "reply_markup": keyboard.to_dict() if keyboard is not None else None}
     results["message_parse_us"] = clock(partial(Message.de_json, sent, Bot(TOKEN)), count)
+    results["reply_sent_us"] = await reply_sent(count, buttons)
     return results
 
 
@@ -306,7 +349,8 @@ async def main() -> None:
           f"another, {spread(piece['store_64_at_once_us'], 0)} us with 64 at once; a getUpdates batch of 4 stored "
           f"{spread(piece['store_batch_of_4_us'], 0)} us; a ten-button keyboard built "
           f"{spread(piece['keyboard_us'], 0)} us; PTB's parse of a sent reply with it "
-          f"{spread(piece['message_parse_us'], 0)} us (no longer done: bot/http_request.py result_unread)")
+          f"{spread(piece['message_parse_us'], 0)} us (no longer done: bot/http_request.py result_unread); a reply "
+          f"sent through the Application's bot, above the socket, {spread(piece['reply_sent_us'], 0)} us")
     med = statistics.median
     rows = [
         {"metric": "Cardfit updates/s", "value": round(med(col(cardfits, "rate")), 1), "unit": "updates/s",

@@ -15,6 +15,15 @@ A send whose returned Message nobody reads (`result_unread`: the bot's replies a
 instead of the message's JSON once the call succeeded; PTB's Bot._send_message hands a `True` back as it is, so the
 message and its keyboard are not parsed into objects only to be dropped (issue #14: ~0.3 ms per reply with ten
 buttons). Every failure is raised by BaseRequest.post before that point, exactly as without it.
+
+A reply in a private chat (`reply_call` + `post_prepared`) skips PTB's shortcut plumbing: Message.reply_text ->
+Bot.send_message -> _send_message -> ExtBot._insert_defaults (an isinstance walk over the ~20 parameters of every
+send, most of them None) -> RequestParameter.from_input for each. Its body is written as PTB writes it (the same
+keys in the same order, the Defaults' values as PTB converts them, once per Defaults object) and it goes through
+the same rate limiter and the same request.post, so pacing, the inbox's 'sending' mark, retries, error mapping and
+result_unread are those of any send (issue #14: ~60 us per reply; tests/test_send_path.py compares the bodies).
+Anything that would make PTB's call differ (a group: PTB quotes there; a topic, a business or direct-messages chat;
+do_quote in the Defaults; arbitrary callback data) takes PTB's own path.
 """
 from __future__ import annotations
 
@@ -22,12 +31,18 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import partial
+from typing import Any
 
 import httpx
-from telegram._utils.defaultvalue import DefaultValue
+from telegram import InlineKeyboardMarkup, Message
+from telegram._utils.defaultvalue import DEFAULT_NONE, DefaultValue
 from telegram._utils.types import JSONDict, ODVInput
+from telegram.constants import ChatType
 from telegram.error import NetworkError, TimedOut
+from telegram.ext import Defaults, ExtBot
 from telegram.request import BaseRequest, HTTPXRequest, RequestData
+from telegram.request._requestparameter import RequestParameter
 
 JSON_CONTENT_TYPE = "application/json"
 POOL_TIMEOUT_MESSAGE = ("Pool timeout: All connections in the connection pool are occupied. Request was *not* sent "
@@ -108,3 +123,54 @@ class JsonRequest(HTTPXRequest):
         except httpx.HTTPError as err:  # the base class last, as PTB does
             raise NetworkError(f"httpx.{err.__class__.__name__}: {err}") from err
         return response.status_code, response.content
+
+
+# The parameters of a plain sendMessage that ExtBot fills from its Defaults, in the (alphabetical) order PTB's
+# Bot._send_message adds them between `text` and `reply_markup`.
+_DEFAULTED = ("disable_notification", "link_preview_options", "parse_mode", "protect_content")
+_DEFAULTS_WIRE: dict[Defaults | None, JSONDict] = {}
+
+
+def _defaults_wire(bot: ExtBot[Any]) -> JSONDict:
+    """What the bot's Defaults put into a plain send, converted as PTB converts them: computed by PTB itself
+    (ExtBot._insert_defaults, RequestParameter.from_input), once per Defaults object (immutable)."""
+    wire = _DEFAULTS_WIRE.get(bot.defaults)
+    if wire is None:
+        data: JSONDict = dict.fromkeys(_DEFAULTED, DEFAULT_NONE)
+        bot._insert_defaults(data)
+        wire = {name: RequestParameter.from_input(name, value).value for name, value in data.items()
+                if value is not None}
+        if len(_DEFAULTS_WIRE) >= 8:  # one Defaults per application; bounded for tests that build many
+            _DEFAULTS_WIRE.clear()
+        _DEFAULTS_WIRE[bot.defaults] = wire
+    return wire
+
+
+def reply_call(message: Message, text: str, reply_markup: InlineKeyboardMarkup | None) -> JSONDict | None:
+    """The sendMessage parameters, in their wire form, that `message.reply_text(text, reply_markup=...)` would
+    post; None when that call could carry more than this writes (see the module's docstring)."""
+    bot = message.get_bot()
+    if (not isinstance(bot, ExtBot) or bot.callback_data_cache is not None or message.chat.type != ChatType.PRIVATE
+            or message.is_topic_message or message.business_connection_id is not None
+            or message.direct_messages_topic is not None or (bot.defaults is not None and bot.defaults.do_quote)):
+        return None
+    data: JSONDict = {"chat_id": message.chat_id, "text": text, **_defaults_wire(bot)}
+    if reply_markup is not None:
+        data["reply_markup"] = reply_markup.to_dict()
+    return data
+
+
+async def post_prepared(bot: ExtBot[Any], endpoint: str, data: JSONDict) -> Any:
+    """ExtBot._do_post for parameters already in their wire form (reply_call): through the bot's rate limiter,
+    then Bot._do_post's request.post, without converting each parameter again."""
+    limiter = bot.rate_limiter
+    if limiter is None:
+        return await _post_prepared(bot, endpoint, data)
+    return await limiter.process_request(callback=partial(_post_prepared, bot), args=(endpoint, data), kwargs={},
+                                         endpoint=endpoint, data=data, rate_limit_args=None)
+
+
+async def _post_prepared(bot: ExtBot[Any], endpoint: str, data: JSONDict, **timeouts: Any) -> Any:
+    parameters = [RequestParameter(name=name, value=value, input_files=None) for name, value in data.items()]
+    return await bot.request.post(url=f"{bot.base_url}/{endpoint}", request_data=RequestData(parameters),
+                                  **timeouts)

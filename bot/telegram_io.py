@@ -20,7 +20,7 @@ from telegram.ext import AIORateLimiter
 
 from bot.caller import UserInfo
 from bot.conversation import Button, CallbackResult, Reply
-from bot.http_request import result_unread
+from bot.http_request import post_prepared, reply_call, result_unread
 from bot.i18n import normalize_language
 from bot.render import clip
 from bot.send_errors import never_reached_telegram
@@ -130,8 +130,13 @@ _KEYBOARDS: dict[tuple[tuple[Button, ...], ...], Keyboard] = {}
 async def reply(message: Message, answer: Reply) -> None:
     """The answer sent in reply (the sent Message is not read back: result_unread)."""
     # The last guard: Telegram refuses a text over 4,096 characters, and the user would get nothing at all.
+    text, keyboard = clip(answer.text), markup(answer.buttons)
+    data = reply_call(message, text, keyboard)
     with result_unread("sendMessage"):
-        await message.reply_text(clip(answer.text), reply_markup=markup(answer.buttons))
+        if data is None:
+            await message.reply_text(text, reply_markup=keyboard)
+        else:  # the same call, straight (bot/http_request.py): a private chat's reply
+            await post_prepared(message.get_bot(), "sendMessage", data)  # type: ignore[arg-type]
 
 
 async def show(query: CallbackQuery, result: CallbackResult) -> None:

@@ -166,7 +166,7 @@ class UserRepository(Repository):
         now = time.time()
         statements = [(_REMEMBER, (user_id, text, payload, telegram_language, now, now))]
         if kept is not None:
-            statements += keep_statements(*kept, now)
+            statements += keep_statements(self._database, *kept, now)
         await self._database.write_many(statements, short=True)
 
     async def mark_blocked(self, user_id: int, blocked: bool = True) -> None:
