@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import time
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -217,6 +218,21 @@ def test_space_grouped_thousands_read_back(bundled_vocabulary, tokens, separator
     assert request is not None
     assert request.context_tokens == tokens, written
     assert request.ignored == [], (written, request.ignored)
+
+
+@pytest.mark.parametrize("written, tokens", [("3 090 001", 3_090_001), ("4\u202f090\u202f000", 4_090_000),
+                                             ("5 090 512", 5_090_512), ("3 090", 3_090)])
+def test_space_grouped_number_is_not_a_card(bundled_vocabulary, written, tokens):
+    """Found by the property above: '3 090 001 tokens' read '3 090' as an RTX 3090 and the context as 1 token."""
+    request = _parse_strict(f"70B, 4 bit, {written} tokens", bundled_vocabulary).request
+    assert request is not None
+    assert (request.context_tokens, request.card, request.ignored) == (tokens, None, [])
+
+
+@pytest.mark.parametrize("text", ["70B on a 3090", "70B on 2x 3090", "70B on an RTX 3090 32k tokens"])
+def test_a_card_number_still_reads_as_a_card(bundled_vocabulary, text):
+    request = _parse_strict(text, bundled_vocabulary).request
+    assert request is not None and request.card is not None, text
 
 
 @SETTINGS

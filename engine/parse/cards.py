@@ -155,6 +155,8 @@ def _number_not_card(scan: Scan, i: int, length: int) -> bool:
     if not digits(low[last]) or not (length == 1 or len(low[i]) == 1):
         return False
     nxt = low[last + 1] if last + 1 < scan.n else ""
+    if length > 1 and len(nxt) == 3 and digits(nxt) and digits(low[i]):
+        return True  # "3 090 001 tokens": the groups of a space-grouped number, not an RTX 3090
     if nxt in GB_UNITS or nxt in SIZE_UNITS or nxt in CONTEXT_UNIT_WORDS or nxt in BIT_WORDS \
             or nxt in USER_NOUNS or nxt in USER_ADJECTIVES or nxt in MILLION_WORDS or nxt == "k":
         return True
