@@ -461,7 +461,7 @@ def _alternatives(fit: _Option, ranked: Ranked, exclude: list[Candidate] | None 
         return (option for option in ranked if not same_layout(option, fit))
 
     streams = ranked.counts()
-    add(ranked.first_other(fit.card.id, fit.count))  # next(others(), None), without the merge
+    add(next(others(), None))
     if fit.count == 1:
         # "Zwei günstige Karten, manchmal" (seed 000 section 07): a set that is cheaper than the single card.
         # Each set size's first valid layout is its cheapest; ties: the earlier ranked.

@@ -330,21 +330,6 @@ class Ranked:
                 return found
         return None
 
-    def first_other(self, card_id: str, count: int) -> Candidate | None:
-        """The first valid layout in the policy's order other than `count` x the card `card_id`: what
-        next(option for option in self if not the same layout) gives, read off each count's stream without the
-        merge (issue #14). The plan ranks by position in the policy's order ("cheapest": every single card
-        before every set; else count by count), so the first group with one is the answer, and within the sets
-        of "cheapest" the earliest ranked."""
-        streams = self.counts()
-        groups = [streams[:1], streams[1:]] if self.plan.policy == "cheapest" else [[stream] for stream in streams]
-        for group in groups:
-            firsts = [found for found in (stream.first_other(card_id if stream.count == count else None)
-                                          for stream in group) if found is not None]
-            if firsts:
-                return min(firsts, key=_position)
-        return None
-
     def fastest(self, price: float, other_than: tuple[str, int]) -> Candidate | None:
         """The fastest valid layout at most `price` a month other than the (card id, count) given: the most
         bandwidth (decode speed is bandwidth over the same weights), then the cheapest, then the earliest ranked,
@@ -418,24 +403,13 @@ class Stream:
             return self.found[0]
         return next(iter(self), None)
 
-    def first_other(self, card_id: str | None) -> Candidate | None:
-        """The count's first valid layout on a card other than `card_id` (None: its first)."""
-        index = 0
-        while True:
-            found = self.found
-            while index < len(found):
-                if found[index].card.id != card_id:
-                    return found[index]
-                index += 1
-            if not self._fill(self._next + min(max(self._next, 1), CHUNK)):
-                return None
-
     def first_below(self, price: float) -> Candidate | None:
         """first() when it costs less than `price` a month, else None: only the entries below the price are
         checked (issue #14: a set dearer than the single card is most answers' case, and costs no rule check).
         The count's entries are in price order, so its first valid one below the price is among them."""
-        if not self.found:
-            self._fill(bisect_left(self._prices, price))
+        bound = bisect_left(self._prices, price)
+        while not self.found and self._next < bound:  # in chunks, as __iter__: a big catalog has many below it
+            self._fill(min(bound, self._next + min(max(self._next, 1), CHUNK)))
         found = self.found
         return found[0] if found and found[0].monthly_usd < price else None
 
