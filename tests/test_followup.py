@@ -156,3 +156,25 @@ def test_json_request_says_whether_it_was_a_follow_up():
     data = build_answer(merged, CATALOG).to_json()
     assert data["request"]["followup"] is True and data["request"]["precision"] == "fp8"
     assert "changed: precision INT4 -> FP8" in data["request"]["assumed"]
+
+
+def test_request_to_json_writes_what_json_dumps_wrote(bundled_vocabulary):
+    """request_to_json keeps one encoder (issue #14); the kept text is the one json.dumps(sort_keys=True) wrote
+    before, for every request of the parser corpus (a change would make old stored contexts read differently)."""
+    from pathlib import Path
+
+    import yaml
+
+    from engine.followup import _KEPT
+
+    corpus = Path(__file__).resolve().parent / "parser_corpus.yaml"
+    cases = yaml.safe_load(corpus.read_text(encoding="utf-8"))["cases"]
+    compared = 0
+    for case in cases:
+        request = parse(case["text"], bundled_vocabulary).request if case.get("text") else None
+        if request is None:
+            continue
+        data = {name: getattr(request, name) for name in _KEPT if getattr(request, name) not in (None, False)}
+        assert request_to_json(request) == json.dumps(data, sort_keys=True, allow_nan=False)
+        compared += 1
+    assert compared > 500
