@@ -116,6 +116,26 @@ def test_changing_a_result_does_not_change_the_next_hit() -> None:
     assert [snapshot(parse(text, vocabulary)) for text in texts] == expected
 
 
+def test_changing_a_results_notes_does_not_change_the_next_hit() -> None:
+    """The error's list of names ('llama 3.1': which one?) and the fuzzy match's model note are the caller's own."""
+    vocabulary = vocabulary_of("gpurenthub")
+    texts = ["llama 3.1 at int4", "lama 3.1 70b int4"]
+    expected = [snapshot(_parse_strict(text, vocabulary)) for text in texts]
+    for _ in range(2):
+        for text in texts:
+            result = parse(text, vocabulary)
+            for note in (result.error, result.model_note):
+                if isinstance(note, Note):
+                    for value in note.values.values():
+                        if isinstance(value, list):
+                            value.append("poison")
+                    note.values["model"] = "poison"
+    ambiguous, fuzzy = (parse(text, vocabulary) for text in texts)
+    assert isinstance(ambiguous.error, Note) and isinstance(ambiguous.error.values["models"], list)
+    assert isinstance(fuzzy.model_note, Note)
+    assert [snapshot(parse(text, vocabulary)) for text in texts] == expected
+
+
 def test_the_hub_lookup_changing_a_request_does_not_reach_the_memo() -> None:
     """bot.hub_lookup.hub_question puts its note into the parsed request's lists, in place."""
     vocabulary = vocabulary_of("gpurenthub")

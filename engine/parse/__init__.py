@@ -161,17 +161,27 @@ def _copy_request(request: SizeRequest) -> SizeRequest:
 
 def _copy_result(result: ParseResult) -> ParseResult:
     """A memoized result for one caller: the request and partial copied (one copy when they are the same object,
-    as for a whole question), a Note error with its own values; everything else is immutable."""
+    as for a whole question), the error and model notes with values of their own (an error's list of names too);
+    the rest is immutable, but for the Notes inside `assumed`, shared with the memo: read-only, as every caller
+    treats a note (bot/render.py reads them; a caller that must change one makes a new Note)."""
     copied = ParseResult(*_RESULT_FIELDS(result))
     request, partial = result.request, result.partial
     if request is not None:
         copied.request = _copy_request(request)
     if partial is not None:
         copied.partial = copied.request if partial is request else _copy_request(partial)
-    error = result.error
+    error, model_note = result.error, result.model_note
     if isinstance(error, Note):
-        copied.error = Note(str(error), error.code, **error.values)
+        copied.error = _copy_note(error)
+    if isinstance(model_note, Note):
+        copied.model_note = _copy_note(model_note)
     return copied
+
+
+def _copy_note(note: Note) -> Note:
+    """A Note with values of its own: the parser's values are strings and numbers, or lists of names."""
+    values = {name: list(value) if isinstance(value, list) else value for name, value in note.values.items()}
+    return Note(str(note), note.code, **values)
 
 
 def _parse_strict(text: str, vocabulary: Vocabulary | None = None) -> ParseResult:
