@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
 import os
@@ -392,7 +393,12 @@ def cmd_ask(args: argparse.Namespace) -> int:
         # CARDFIT_ASK_MEMO=0 answers every line afresh (the benchmark's cold figure): no line memo, no parse memo
         batch = ask_batch(catalog, vocabulary, memo=os.environ.get("CARDFIT_ASK_MEMO", "1") != "0")
         gc.freeze()  # the catalog, registry and indexes live for the whole batch: no collection rescans them
-        batch.run(sys.stdin, sys.stdout)
+        stdin = sys.stdin
+        if isinstance(stdin, io.TextIOWrapper) and stdin.errors == "strict":
+            # An undecodable byte is that line's business, not the end of the run (a UTF-8 locale other than C
+            # reads stdin strictly): it reaches the parser as a surrogate and goes back out as the same byte.
+            stdin.reconfigure(errors="surrogateescape")
+        batch.run(stdin, sys.stdout)
         return EXIT_OK
     answer, error, language = ask_answer(args.text, catalog, vocabulary)
     if answer is None:

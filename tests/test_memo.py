@@ -346,3 +346,17 @@ def test_bytes_stdin_could_not_decode_come_back_out_as_they_came() -> None:
     out = io.TextIOWrapper(raw, encoding="utf-8")  # kept: a TextIOWrapper closes its buffer when it goes
     ask_batch(loaded, Vocabulary.of_catalog(loaded)).run(["70B int4 \udcff\n"], out)
     assert raw.getvalue().endswith(b"\n") and json.loads(raw.getvalue().decode("utf-8", "surrogateescape"))
+
+
+@pytest.mark.parametrize("io_encoding", ["utf-8:strict", "utf-8:surrogateescape"])
+def test_an_undecodable_line_does_not_end_the_run(io_encoding: str) -> None:
+    """A UTF-8 locale other than C reads stdin strictly: an invalid byte used to end `ask --json -` with a
+    traceback after the lines before it. Now that line is answered as the C locale answers it, and the run goes on."""
+    env = dict(os.environ, CARDFIT_HF_LOOKUP="0", PYTHONIOENCODING=io_encoding)
+    result = subprocess.run([sys.executable, "-m", "bot.cli", "ask", "--json", "-"],
+                            input=b"70B int4\n\xff\xfe 7B\n13B fp16\n", capture_output=True, cwd=ROOT, env=env)
+    assert result.returncode == 0, result.stderr.decode("utf-8", "replace")
+    lines = result.stdout.splitlines()
+    assert len(lines) == 3 and b"Traceback" not in result.stderr
+    assert [json.loads(line.decode("utf-8", "surrogateescape"))["request"]["params_b"] for line in lines] \
+        == [70.0, 7.0, 13.0]
