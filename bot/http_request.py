@@ -27,6 +27,7 @@ do_quote in the Defaults; arbitrary callback data) takes PTB's own path.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -74,6 +75,15 @@ class JsonRequest(HTTPXRequest):
     """HTTPXRequest that posts a call without files as `application/json`; with files, PTB's multipart form. A call
     inside result_unread answers True instead of its result."""
 
+    def __init__(self, connection_pool_size: int = 256, **kwargs: Any) -> None:
+        super().__init__(connection_pool_size=connection_pool_size, **kwargs)
+        # A JSON call waits for one of the pool's connections here, in an asyncio queue, rather than in httpcore's
+        # pool: httpcore walks every connection and every waiting request whenever a request starts or ends, so
+        # with 64 answers at once and 8 connections (bot/app.py) that walk was the largest single item of the
+        # bot's profile (issue #14). At most this many JSON calls are in httpcore at once, and they find a
+        # connection free (multipart calls still queue there, as before).
+        self._slots = asyncio.Semaphore(connection_pool_size)
+
     # BaseRequest.post is marked final for typing; overriding it leaves PTB's own body (status codes, parsing, error
     # mapping) untouched and only replaces the parsed result afterwards.
     async def post(  # type: ignore[misc]
@@ -111,6 +121,7 @@ class JsonRequest(HTTPXRequest):
             write=defaults.write if isinstance(write_timeout, DefaultValue) else write_timeout,
             pool=defaults.pool if isinstance(pool_timeout, DefaultValue) else pool_timeout,
         )
+        await self._connection_slot(timeout.pool)
         try:
             response = await self._client.request(
                 method=method, url=url, timeout=timeout, content=json_body(request_data),
@@ -122,7 +133,21 @@ class JsonRequest(HTTPXRequest):
             raise TimedOut from err
         except httpx.HTTPError as err:  # the base class last, as PTB does
             raise NetworkError(f"httpx.{err.__class__.__name__}: {err}") from err
+        finally:
+            self._slots.release()
         return response.status_code, response.content
+
+    async def _connection_slot(self, timeout: float | None) -> None:
+        """One of the pool's places, waiting at most the pool time-out (None: no limit), as httpx would; a call
+        that gets none is what httpx's PoolTimeout is: never sent (bot/send_errors.py reads the cause)."""
+        slots = self._slots
+        if not slots.locked():
+            await slots.acquire()  # a free place: taken at once, no suspension
+            return
+        try:
+            await asyncio.wait_for(slots.acquire(), timeout)
+        except TimeoutError:
+            raise TimedOut(message=POOL_TIMEOUT_MESSAGE) from httpx.PoolTimeout(POOL_TIMEOUT_MESSAGE)
 
 
 # The parameters of a plain sendMessage that ExtBot fills from its Defaults, in the (alphabetical) order PTB's

@@ -180,3 +180,45 @@ def test_the_body_is_ascii_json_and_a_lone_surrogate_does_not_break_it():
     body = json_body(data)
     assert body.isascii()
     assert json.loads(body) == {"text": "Ä ✓ \ud83d", "chat_id": 7, "reply_markup": plain(BUTTONS).to_dict()}
+
+
+async def test_json_calls_wait_for_a_connection_outside_httpcore():
+    """At most connection_pool_size JSON calls are inside httpcore at once: the others wait in the request's own
+    asyncio queue (issue #14: httpcore walks every waiting request whenever one starts or ends), and all arrive."""
+    open_now = most = 0
+
+    async def slow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal open_now, most
+        while await reader.readuntil(b"\r\n\r\n"):
+            open_now += 1
+            most = max(most, open_now)
+            await reader.readuntil(b"}")  # the JSON body
+            await asyncio.sleep(0.05)
+            body = b'{"ok":true,"result":true}'
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                         + str(len(body)).encode() + b"\r\n\r\n" + body)
+            await writer.drain()
+            open_now -= 1
+
+    server = await asyncio.start_server(slow, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/bot1:x/sendMessage"
+    request = JsonRequest(connection_pool_size=2, pool_timeout=5)
+    await request.initialize()
+    seen_in_httpcore = 0
+
+    async def watch() -> None:
+        nonlocal seen_in_httpcore
+        pool = request._client._transport._pool  # httpcore's AsyncConnectionPool
+        while True:
+            seen_in_httpcore = max(seen_in_httpcore, len(pool._requests))
+            await asyncio.sleep(0.005)
+
+    watcher = asyncio.create_task(watch())
+    try:
+        results = await asyncio.gather(*(_post_json_open(request, url) for _ in range(8)))
+    finally:
+        watcher.cancel()
+        await request.shutdown()
+        server.close()
+    assert results == [True] * 8
+    assert most <= 2 and 1 <= seen_in_httpcore <= 2
