@@ -10,6 +10,7 @@ from typing import Any, Literal, TypeVar, cast
 
 from catalog.bundled_yaml import code_signature, load_bundled, load_bundled_file, load_compiled_objects
 from catalog.names import normalize_name
+from engine.memo import by_identity
 
 REGISTRY_DIR = Path(__file__).resolve().parent / "data" / "models"
 LANGUAGE_KINDS = ("llm", "vlm")  # decode token by token with a KV cache; diffusion/text-encoder/speech do not
@@ -56,9 +57,7 @@ class IndexerCache:
     topk: int | None = None
 
 
-_KV_KNOWN: dict[int, tuple[ModelShape, bool]] = {}
 _FOUND_MAX = 4096  # names kept per registry by get(); cleared when full
-_KV_KNOWN_MAX = 4096  # shapes kept; cleared when full (the registry has ~200, a Hub lookup adds one each)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,22 +140,7 @@ class ModelShape:
     @property
     def kv_known(self) -> bool:
         """Read about five times per answer: kept per shape object (issue #14; a shape is not changed once built)."""
-        entry = _KV_KNOWN.get(id(self))
-        if entry is not None and entry[0] is self:
-            return entry[1]
-        known = self._kv_known()
-        if len(_KV_KNOWN) >= _KV_KNOWN_MAX:
-            _KV_KNOWN.clear()
-        _KV_KNOWN[id(self)] = (self, known)  # the entry keeps the shape alive: its id is not reused meanwhile
-        return known
-
-    def _kv_known(self) -> bool:
-        # A diffusion transformer (FLUX.1) has attention but no token-by-token KV cache to size.
-        if self.layers is None or not self.is_language_model or self.kv_unmodelled is not None:
-            return False
-        if self.is_mla:
-            return True
-        return self.kv_heads is not None and self.head_dim is not None
+        return _kv_known(self)
 
     @property
     def weights_format(self) -> str | None:
@@ -189,6 +173,17 @@ class ModelShape:
             head_dim=self.head_dim, window_tokens=self.sliding_window or None,
             window_layers=self.sliding_layers if self.sliding_window else 0,
         )
+
+
+# 4,096 shapes: the registry has ~200, a Hub lookup adds one each
+@by_identity(maxsize=4096)
+def _kv_known(shape: ModelShape) -> bool:
+    # A diffusion transformer (FLUX.1) has attention but no token-by-token KV cache to size.
+    if shape.layers is None or not shape.is_language_model or shape.kv_unmodelled is not None:
+        return False
+    if shape.is_mla:
+        return True
+    return shape.kv_heads is not None and shape.head_dim is not None
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ from functools import lru_cache
 from catalog.schema import Card, Catalog
 from engine.fit import Layout, Rules, evaluate_layout
 from engine.formats import WeightFormat, canonical_format
+from engine.memo import by_identity
 from engine.notes import Note
 from engine.ranking import plan
 from engine.serving import (
@@ -137,19 +138,10 @@ def _engine_settings(engine: str, kv: str, precision: str, quantization: str | N
         max_num_batched_tokens=options.max_num_batched_tokens), None
 
 
-_GPUS: dict[int, tuple[Card, Gpu]] = {}
-
-
+@by_identity(maxsize=4096)
 def _gpu(card: Card) -> Gpu:
     """Gpu.from_card, one per card object (its name and memory do not change once the catalog is loaded)."""
-    entry = _GPUS.get(id(card))
-    if entry is not None and entry[0] is card:
-        return entry[1]
-    gpu = Gpu.from_card(card)
-    if len(_GPUS) >= 4096:
-        _GPUS.clear()
-    _GPUS[id(card)] = (card, gpu)  # the entry keeps the card alive: its id is not reused meanwhile
-    return gpu
+    return Gpu.from_card(card)
 
 
 @dataclass(slots=True)
