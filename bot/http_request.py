@@ -1,4 +1,5 @@
-"""The Bot API connection for sends: PTB's HTTPXRequest, with calls that carry no file posted as one JSON body.
+"""The Bot API connection for sends: calls that carry no file posted as one JSON body over aiohttp's client; calls
+with files through PTB's HTTPXRequest, unchanged.
 
 PTB posts every call as a form: each parameter JSON-encoded on its own, then the whole form URL-encoded by httpx
 (urllib.parse.quote over every byte of a ~1.5 KB HTML reply and its keyboard). The Bot API takes the same call as
@@ -6,11 +7,23 @@ PTB posts every call as a form: each parameter JSON-encoded on its own, then the
 files)"), which costs one json.dumps. Calls with files keep PTB's multipart path unchanged (issue #14: the bot's
 CPU per update on the send path).
 
-Faults are classified exactly as PTB's own do_request does (telegram/request/_httpxrequest.py): a time-out is
-TimedOut, any other httpx error a NetworkError, each raised `from` the httpx error, which bot/send_errors.py reads
-as `__cause__` to tell "never reached Telegram" from "may have arrived". Status codes (429 RetryAfter, 400, ...) are
-handled above do_request by BaseRequest._request_wrapper, as for the form path.
+Why aiohttp for those calls (issue #14): httpx + httpcore + anyio + h11 spent about 2.1 ms of CPU on each 1.7 KB
+JSON POST to the emulator on this machine (64 at once over 8 connections), aiohttp's client about 0.4 ms for the
+same posts (its HTTP parser is compiled; no anyio layer, no pool walk per request): the largest item of the bot's
+CPU per update, larger than everything Cardfit itself does. aiohttp is already a dependency (webhook mode's
+server, bot/webhook.py). The session is opened by initialize() (PTB calls it from Bot.initialize), or by the first
+call, and closed by shutdown(); it keeps httpx's habits where they matter: proxies from the environment
+(trust_env), no cookies kept, the same User-Agent, at most `connection_pool_size` connections.
 
+Faults are classified as PTB's own do_request does (telegram/request/_httpxrequest.py): a time-out is TimedOut,
+any other transport error a NetworkError, each raised `from` the transport's error, which bot/send_errors.py
+reads as `__cause__` to tell "never reached Telegram" (no connection could be made: aiohttp's ClientConnectorError
+and ConnectionTimeoutError, as httpx's ConnectError and ConnectTimeout; no free connection: PoolTimeout) from "may
+have arrived" (anything after the request was written). The time-outs map to aiohttp's: connect to sock_connect,
+read to sock_read (from the end of the write to the answer, and between its chunks); aiohttp has no write time-out,
+and needs none here: a body of a few KB goes into the socket's buffer at once, and a peer that never reads it
+never answers either, which the read time-out catches. Status codes (429 RetryAfter, 400, ...) are handled above
+do_request by BaseRequest._request_wrapper, as for the form path.
 A send whose returned Message nobody reads (`result_unread`: the bot's replies and edits) is answered `True`
 instead of the message's JSON once the call succeeded; PTB's Bot._send_message hands a `True` back as it is, so the
 message and its keyboard are not parsed into objects only to be dropped (issue #14: ~0.3 ms per reply with ten
@@ -35,6 +48,7 @@ from contextvars import ContextVar
 from functools import partial
 from typing import Any
 
+import aiohttp
 import httpx
 from telegram import InlineKeyboardMarkup, Message
 from telegram._utils.defaultvalue import DEFAULT_NONE, DefaultValue
@@ -46,6 +60,7 @@ from telegram.request import BaseRequest, HTTPXRequest, RequestData
 from telegram.request._requestparameter import RequestParameter
 
 JSON_CONTENT_TYPE = "application/json"
+_JSON_HEADERS = {"Content-Type": JSON_CONTENT_TYPE}
 POOL_TIMEOUT_MESSAGE = ("Pool timeout: All connections in the connection pool are occupied. Request was *not* sent "
                         "to Telegram. Consider adjusting the connection pool size or the pool timeout.")
 
@@ -72,17 +87,40 @@ def json_body(request_data: RequestData) -> bytes:
 
 
 class JsonRequest(HTTPXRequest):
-    """HTTPXRequest that posts a call without files as `application/json`; with files, PTB's multipart form. A call
-    inside result_unread answers True instead of its result."""
+    """HTTPXRequest that posts a call without files as `application/json` through aiohttp's client; with files,
+    PTB's multipart form through httpx. A call inside result_unread answers True instead of its result.
+    `session_kwargs` go to aiohttp.ClientSession (as `httpx_kwargs` go to httpx's client: tests trace with them)."""
 
-    def __init__(self, connection_pool_size: int = 256, **kwargs: Any) -> None:
+    def __init__(self, connection_pool_size: int = 256, session_kwargs: dict[str, Any] | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(connection_pool_size=connection_pool_size, **kwargs)
-        # A JSON call waits for one of the pool's connections here, in an asyncio queue, rather than in httpcore's
-        # pool: httpcore walks every connection and every waiting request whenever a request starts or ends, so
-        # with 64 answers at once and 8 connections (bot/app.py) that walk was the largest single item of the
-        # bot's profile (issue #14). At most this many JSON calls are in httpcore at once, and they find a
-        # connection free (multipart calls still queue there, as before).
+        self._pool_size = connection_pool_size
+        self._session_kwargs = dict(session_kwargs or {})
+        self._session: aiohttp.ClientSession | None = None
+        # A JSON call waits for one of the pool's connections here, in an asyncio queue: the pool time-out and its
+        # PoolTimeout cause ("never sent", bot/send_errors.py) stay those of httpx, and aiohttp's connector, with
+        # as many connections, never makes a call wait (issue #14: httpcore's own wait walked every waiting
+        # request whenever one started or ended).
         self._slots = asyncio.Semaphore(connection_pool_size)
+
+    async def initialize(self) -> None:
+        await super().initialize()
+        self._open_session()
+
+    async def shutdown(self) -> None:
+        session, self._session = self._session, None
+        if session is not None and not session.closed:
+            await session.close()
+        await super().shutdown()
+
+    def _open_session(self) -> aiohttp.ClientSession:
+        session = self._session
+        if session is None or session.closed:
+            connector = aiohttp.TCPConnector(limit=self._pool_size, limit_per_host=0)
+            session = self._session = aiohttp.ClientSession(
+                connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=True,
+                headers={"User-Agent": self.USER_AGENT}, **self._session_kwargs)
+        return session
 
     # BaseRequest.post is marked final for typing; overriding it leaves PTB's own body (status codes, parsing, error
     # mapping) untouched and only replaces the parsed result afterwards.
@@ -114,28 +152,22 @@ class JsonRequest(HTTPXRequest):
         if request_data is None or request_data.contains_files or method != "POST" or self._client.is_closed:
             return await super().do_request(url, method, request_data, read_timeout, write_timeout,
                                             connect_timeout, pool_timeout)
-        defaults = self._client.timeout
-        timeout = httpx.Timeout(
-            connect=defaults.connect if isinstance(connect_timeout, DefaultValue) else connect_timeout,
-            read=defaults.read if isinstance(read_timeout, DefaultValue) else read_timeout,
-            write=defaults.write if isinstance(write_timeout, DefaultValue) else write_timeout,
-            pool=defaults.pool if isinstance(pool_timeout, DefaultValue) else pool_timeout,
-        )
-        await self._connection_slot(timeout.pool)
+        defaults = self._client.timeout  # PTB's time-outs, as HTTPXRequest keeps them
+        timeout = aiohttp.ClientTimeout(
+            sock_connect=defaults.connect if isinstance(connect_timeout, DefaultValue) else connect_timeout,
+            sock_read=defaults.read if isinstance(read_timeout, DefaultValue) else read_timeout)
+        session = self._open_session()
+        await self._connection_slot(defaults.pool if isinstance(pool_timeout, DefaultValue) else pool_timeout)
         try:
-            response = await self._client.request(
-                method=method, url=url, timeout=timeout, content=json_body(request_data),
-                headers={"User-Agent": self.USER_AGENT, "Content-Type": JSON_CONTENT_TYPE},
-            )
-        except httpx.TimeoutException as err:
-            if isinstance(err, httpx.PoolTimeout):
-                raise TimedOut(message=POOL_TIMEOUT_MESSAGE) from err
+            async with session.post(url, data=json_body(request_data), timeout=timeout,
+                                    headers=_JSON_HEADERS) as response:
+                return response.status, await response.read()
+        except TimeoutError as err:  # aiohttp's ConnectionTimeoutError and SocketTimeoutError are TimeoutErrors
             raise TimedOut from err
-        except httpx.HTTPError as err:  # the base class last, as PTB does
-            raise NetworkError(f"httpx.{err.__class__.__name__}: {err}") from err
+        except aiohttp.ClientError as err:
+            raise NetworkError(f"aiohttp.{err.__class__.__name__}: {err}") from err
         finally:
             self._slots.release()
-        return response.status_code, response.content
 
     async def _connection_slot(self, timeout: float | None) -> None:
         """One of the pool's places, waiting at most the pool time-out (None: no limit), as httpx would; a call

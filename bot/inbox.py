@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 from telegram import Update
 from telegram._utils.types import JSONDict
 from telegram.error import InvalidToken, RetryAfter, TelegramError, TimedOut
-from telegram.request import HTTPXRequest
+from telegram.request import BaseRequest, HTTPXRequest
 
 from bot.alerts import crash_point
 from bot.context import CardfitApplication
@@ -399,6 +399,23 @@ async def _unless_stopped(stop: asyncio.Event, awaitable: Awaitable[T]) -> T | N
     return None
 
 
+async def initialize(application: CardfitApplication) -> None:
+    """Application.initialize(); when it fails (getMe refused or unreachable), the connections its bot opened are
+    closed again: PTB's Bot.shutdown does nothing for a bot whose initialize did not finish, and an aiohttp session
+    left open is reported at exit (bot/http_request.py)."""
+    try:
+        await application.initialize()
+    except BaseException:
+        requests = [application.bot.request, application.bot_data.get(RAW_UPDATES_KEY)]
+        for request in requests:
+            if isinstance(request, BaseRequest):
+                try:
+                    await request.shutdown()
+                except Exception:  # noqa: BLE001 - the first error is the one to report
+                    log.debug("closing a connection after a failed start failed", exc_info=True)
+        raise
+
+
 def inbox_of(application: CardfitApplication) -> Inbox | None:
     """The application's inbox, once post_init opened the store (bot/app.py); None before."""
     inbox = application.bot_data.get(INBOX_KEY)
@@ -413,7 +430,7 @@ async def serve_polling(application: CardfitApplication, stop: asyncio.Event | N
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     try:
-        await application.initialize()  # getMe: InvalidToken for a refused token, as with run_polling
+        await initialize(application)  # getMe: InvalidToken for a refused token, as with run_polling
         try:
             if application.post_init is not None:
                 await application.post_init(application)

@@ -20,7 +20,7 @@ from telegram import Update
 from bot.catalog_service import CatalogHolder
 from bot.config import Settings
 from bot.context import CardfitApplication
-from bot.inbox import inbox_of
+from bot.inbox import inbox_of, initialize
 from bot.services import Services
 from bot.store import DATABASE_ERRORS
 
@@ -113,7 +113,7 @@ async def serve_webhook(application: CardfitApplication, settings: Settings,
     await site.start()
     serving = True
     try:
-        await application.initialize()
+        await initialize(application)  # closes what it opened when getMe fails
         try:
             if application.post_init is not None:
                 await application.post_init(application)

@@ -7,7 +7,7 @@ import asyncio
 import sqlite3
 import threading
 
-import httpx
+import aiohttp
 import pytest
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message
 from telegram.error import BadRequest, NetworkError
@@ -58,7 +58,7 @@ async def test_an_unread_send_keeps_its_errors(emulator):
             emulator.fail_next("sendMessage", "drop")
             with pytest.raises(NetworkError) as dropped:
                 await bot.send_message(USER, "x")
-    assert isinstance(dropped.value.__cause__, httpx.HTTPError) and not never_reached_telegram(dropped.value)
+    assert isinstance(dropped.value.__cause__, aiohttp.ClientError) and not never_reached_telegram(dropped.value)
 
 
 async def test_reply_sends_the_clipped_answer_with_its_keyboard(emulator):
