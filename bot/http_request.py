@@ -12,8 +12,13 @@ JSON POST to the emulator on this machine (64 at once over 8 connections), aioht
 same posts (its HTTP parser is compiled; no anyio layer, no pool walk per request): the largest item of the bot's
 CPU per update, larger than everything Cardfit itself does. aiohttp is already a dependency (webhook mode's
 server, bot/webhook.py). The session is opened by initialize() (PTB calls it from Bot.initialize), or by the first
-call, and closed by shutdown(); it keeps httpx's habits where they matter: proxies from the environment
-(trust_env), no cookies kept, the same User-Agent, at most `connection_pool_size` connections.
+call, and closed by shutdown(); it keeps httpx's habits where they matter: the environment's proxy (HTTP_PROXY,
+HTTPS_PROXY, NO_PROXY, looked up once per origin: aiohttp's own trust_env reads them and ~/.netrc again on a worker
+thread for every request, ~0.8 ms of CPU each), no redirects followed, idle connections kept 5 s, no cookies kept,
+the same User-Agent, at most `connection_pool_size` connections. `proxy=` and `httpx_kwargs` given to this class
+reach httpx's client only, so only the calls with files (Cardfit passes neither). An aiohttp error's text is
+written into the NetworkError with the bot token taken out (some quote the whole URL, and bot/alerts.py keeps why
+a send failed).
 
 Faults are classified as PTB's own do_request does (telegram/request/_httpxrequest.py): a time-out is TimedOut,
 any other transport error a NetworkError, each raised `from` the transport's error, which bot/send_errors.py
@@ -42,6 +47,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -50,6 +56,7 @@ from typing import Any
 
 import aiohttp
 import httpx
+from aiohttp.helpers import get_env_proxy_for_url
 from telegram import InlineKeyboardMarkup, Message
 from telegram._utils.defaultvalue import DEFAULT_NONE, DefaultValue
 from telegram._utils.types import JSONDict, ODVInput
@@ -58,6 +65,7 @@ from telegram.error import NetworkError, TimedOut
 from telegram.ext import Defaults, ExtBot
 from telegram.request import BaseRequest, HTTPXRequest, RequestData
 from telegram.request._requestparameter import RequestParameter
+from yarl import URL
 
 JSON_CONTENT_TYPE = "application/json"
 _JSON_HEADERS = {"Content-Type": JSON_CONTENT_TYPE}
@@ -80,6 +88,15 @@ def result_unread(method: str) -> Iterator[None]:
         _unread.reset(token)
 
 
+# The bot token as it appears in a Bot API URL (https://api.telegram.org/bot<token>/<method>): some aiohttp errors
+# quote the whole URL, and a NetworkError's text is logged and stored (bot/alerts.py keeps why a send failed).
+_TOKEN_IN_URL = re.compile(r"bot\d+:[A-Za-z0-9_-]+")
+
+
+def _without_token(text: str) -> str:
+    return _TOKEN_IN_URL.sub("bot<token>", text)
+
+
 def json_body(request_data: RequestData) -> bytes:
     """The call's parameters as one JSON object (nested objects as JSON, not as JSON-in-a-string). ASCII, as PTB's
     own json_payload: a lone surrogate in a text is escaped instead of failing to encode."""
@@ -97,6 +114,10 @@ class JsonRequest(HTTPXRequest):
         self._pool_size = connection_pool_size
         self._session_kwargs = dict(session_kwargs or {})
         self._session: aiohttp.ClientSession | None = None
+        self._session_loop: asyncio.AbstractEventLoop | None = None
+        # The environment's proxy for each origin (scheme://host:port), looked up once: aiohttp's own trust_env
+        # reads ~/.netrc and the proxy variables again on a worker thread for every request (~0.8 ms of CPU).
+        self._proxies: dict[str, tuple[Any, Any]] = {}
         # A JSON call waits for one of the pool's connections here, in an asyncio queue: the pool time-out and its
         # PoolTimeout cause ("never sent", bot/send_errors.py) stay those of httpx, and aiohttp's connector, with
         # as many connections, never makes a call wait (issue #14: httpcore's own wait walked every waiting
@@ -108,19 +129,40 @@ class JsonRequest(HTTPXRequest):
         self._open_session()
 
     async def shutdown(self) -> None:
+        # httpx's client first: it is marked closed before its first await, so a call that comes while the session
+        # closes takes PTB's path (and is refused as before) instead of opening a new session nobody closes.
+        await super().shutdown()
         session, self._session = self._session, None
         if session is not None and not session.closed:
             await session.close()
-        await super().shutdown()
 
     def _open_session(self) -> aiohttp.ClientSession:
         session = self._session
-        if session is None or session.closed:
-            connector = aiohttp.TCPConnector(limit=self._pool_size, limit_per_host=0)
+        loop = asyncio.get_running_loop()
+        if session is None or session.closed or self._session_loop is not loop:
+            # keepalive_timeout: httpx's 5 s (aiohttp keeps an idle connection 15 s, and a server's idle close
+            # racing a send loses that send: it may have arrived, so it is not repeated).
+            connector = aiohttp.TCPConnector(limit=self._pool_size, limit_per_host=0, keepalive_timeout=5)
             session = self._session = aiohttp.ClientSession(
-                connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=True,
+                connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False,
                 headers={"User-Agent": self.USER_AGENT}, **self._session_kwargs)
+            self._session_loop = loop
         return session
+
+    def _proxy(self, url: str) -> tuple[Any, Any]:
+        """(proxy URL, its credentials) from the environment for `url`'s origin, as httpx's trust_env reads
+        HTTP_PROXY / HTTPS_PROXY / NO_PROXY; (None, None) when none applies."""
+        end = url.find("/", url.find("//") + 2)
+        origin = url if end < 0 else url[:end]
+        found = self._proxies.get(origin)
+        if found is None:
+            try:
+                proxy = get_env_proxy_for_url(URL(origin))
+                found = (proxy[0], proxy[1])
+            except LookupError:
+                found = (None, None)
+            self._proxies[origin] = found
+        return found
 
     # BaseRequest.post is marked final for typing; overriding it leaves PTB's own body (status codes, parsing, error
     # mapping) untouched and only replaces the parsed result afterwards.
@@ -153,19 +195,24 @@ class JsonRequest(HTTPXRequest):
             return await super().do_request(url, method, request_data, read_timeout, write_timeout,
                                             connect_timeout, pool_timeout)
         defaults = self._client.timeout  # PTB's time-outs, as HTTPXRequest keeps them
+        connect = defaults.connect if isinstance(connect_timeout, DefaultValue) else connect_timeout
+        # connect bounds the whole connection set-up (the DNS lookup included, as httpx's connect time-out does);
+        # sock_connect each attempt; the pool wait is ours (_connection_slot), so the connector never waits.
         timeout = aiohttp.ClientTimeout(
-            sock_connect=defaults.connect if isinstance(connect_timeout, DefaultValue) else connect_timeout,
+            connect=connect, sock_connect=connect,
             sock_read=defaults.read if isinstance(read_timeout, DefaultValue) else read_timeout)
         session = self._open_session()
+        proxy, proxy_auth = self._proxy(url)
         await self._connection_slot(defaults.pool if isinstance(pool_timeout, DefaultValue) else pool_timeout)
         try:
-            async with session.post(url, data=json_body(request_data), timeout=timeout,
-                                    headers=_JSON_HEADERS) as response:
+            # allow_redirects=False: as httpx (PTB's client); a redirect is an answer, not a second POST.
+            async with session.post(url, data=json_body(request_data), timeout=timeout, headers=_JSON_HEADERS,
+                                    allow_redirects=False, proxy=proxy, proxy_auth=proxy_auth) as response:
                 return response.status, await response.read()
         except TimeoutError as err:  # aiohttp's ConnectionTimeoutError and SocketTimeoutError are TimeoutErrors
             raise TimedOut from err
         except aiohttp.ClientError as err:
-            raise NetworkError(f"aiohttp.{err.__class__.__name__}: {err}") from err
+            raise NetworkError(f"aiohttp.{err.__class__.__name__}: {_without_token(str(err))}") from err
         finally:
             self._slots.release()
 

@@ -239,3 +239,88 @@ async def test_the_session_is_closed_by_shutdown_and_opened_again_by_initialize(
     async with Bot(TOKEN, base_url=emulator.base_url, request=request) as bot:
         await bot.send_message(USER, "two")
     assert [call.params["text"] for call in emulator.sent("sendMessage", chat_id=USER)] == ["one", "two"]
+
+
+async def _one_shot_server(answer: bytes, seen: list[bytes]) -> tuple[asyncio.Server, str]:
+    """A server that records each request's head and answers every request with `answer` (raw HTTP)."""
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while head := await reader.readuntil(b"\r\n\r\n"):
+                seen.append(head)
+                length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                               if line.lower().startswith(b"content-length:")), 0)
+                await reader.readexactly(length)
+                writer.write(answer)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    return server, f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+
+
+async def test_a_broken_answer_is_a_network_error_whose_text_holds_no_token():
+    seen: list[bytes] = []
+    server, base = await _one_shot_server(b"GARBAGE\r\n\r\n", seen)
+    try:
+        with pytest.raises(NetworkError) as raised:
+            await _post_json(JsonRequest(), f"{base}/bot123456:SECRET-token_x/sendMessage")
+    finally:
+        server.close()
+    assert seen and "SECRET" not in str(raised.value) and "123456:" not in str(raised.value)
+    assert isinstance(raised.value.__cause__, aiohttp.ClientError) and not never_reached_telegram(raised.value)
+
+
+async def test_a_redirect_is_an_answer_not_a_second_post():
+    seen: list[bytes] = []
+    server, base = await _one_shot_server(b"HTTP/1.1 307 Temporary Redirect\r\nLocation: /other\r\n"
+                                          b"Content-Length: 0\r\n\r\n", seen)
+    try:
+        with pytest.raises(NetworkError):
+            await _post_json(JsonRequest(), f"{base}/bot1:x/sendMessage")
+    finally:
+        server.close()
+    assert [head.split(b"\r\n", 1)[0] for head in seen] == [b"POST /bot1:x/sendMessage HTTP/1.1"]
+
+
+async def test_json_calls_go_through_the_environments_proxy(monkeypatch):
+    seen: list[bytes] = []
+    body = b'{"ok":true,"result":true}'
+    proxy, proxy_url = await _one_shot_server(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                              b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body,
+                                              seen)
+    for name in ("NO_PROXY", "no_proxy", "HTTPS_PROXY", "https_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", proxy_url)
+    try:
+        assert await _post_json(JsonRequest(), "http://api.telegram.invalid/bot1:x/sendMessage") is True
+    finally:
+        proxy.close()
+    assert seen[0].split(b"\r\n", 1)[0] == b"POST http://api.telegram.invalid/bot1:x/sendMessage HTTP/1.1"
+
+
+async def test_the_connect_time_out_bounds_the_name_lookup_too(monkeypatch):
+    async def slow_lookup(*args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(10)
+
+    monkeypatch.setattr(aiohttp.TCPConnector, "_resolve_host", slow_lookup)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    with pytest.raises(TimedOut) as raised:
+        await _post_json(JsonRequest(connect_timeout=0.3), "http://api.telegram.invalid/bot1:x/sendMessage")
+    assert loop.time() - started < 3
+    assert isinstance(raised.value.__cause__, aiohttp.ConnectionTimeoutError) and never_reached_telegram(raised.value)
+
+
+async def test_a_call_while_the_request_shuts_down_opens_no_new_session(emulator):
+    request = JsonRequest()
+    async with Bot(TOKEN, base_url=emulator.base_url, request=request) as bot:
+        await bot.send_message(USER, "one")  # a kept-alive connection: closing the session has to wait for it
+        closing = asyncio.create_task(request.shutdown())
+        await asyncio.sleep(0)  # the shutdown has begun and waits
+        with pytest.raises(Exception):  # noqa: B017 - PTB's own refusal of a shut-down request, whatever its class
+            await _post_json_open(request, f"{emulator.base_url}{TOKEN}/sendMessage")
+        await closing
+    assert request._session is None
+    assert [call.params["text"] for call in emulator.sent("sendMessage", chat_id=USER)] == ["one"]
