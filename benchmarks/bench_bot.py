@@ -64,7 +64,7 @@ from benchmarks.emulator_process import push_and_wait as emulator_round
 from bot.app import build_application, send_request
 from bot.config import load_settings
 from bot.http_request import JsonRequest, json_body
-from bot.inbox import inbox_of, serve_polling
+from bot.inbox import RawUpdatesRequest, inbox_of, serve_polling
 from tests.support.botapi_emulator import BotApiEmulator
 
 TOKEN = EMULATOR_TOKEN
@@ -169,14 +169,15 @@ async def emulator_for(separate: bool) -> AsyncIterator[BotApiEmulator | Emulato
 
 
 async def echo_run(count: int, cardfit_connection: bool = False, separate: bool = False) -> dict[str, float]:
-    """The echo bot: PTB's defaults (256 connections) or, `cardfit_connection`, Cardfit's send connection
-    (bot.app.send_request: JSON bodies, 8 connections with the wait for one in an asyncio queue): the same HTTP
-    stack as Cardfit's sends, so that Cardfit's own CPU is not its connection's advantage over PTB's default."""
+    """The echo bot: PTB's defaults (httpx, 256 connections) or, `cardfit_connection`, Cardfit's connections
+    (bot.app.send_request: JSON bodies over aiohttp, 8 connections with the wait for one in an asyncio queue; the
+    same for getUpdates, one connection): the same HTTP stack as Cardfit's, so that Cardfit's own CPU is not its
+    connections' advantage over PTB's defaults."""
     async with emulator_for(separate) as emulator:
         builder = (Application.builder().token(TOKEN).base_url(emulator.base_url)
                    .base_file_url(emulator.base_file_url).concurrent_updates(64))
-        if cardfit_connection:
-            builder = builder.request(send_request())
+        if cardfit_connection:  # both of Cardfit's connections: the sends' and getUpdates' (bot/app.py)
+            builder = builder.request(send_request()).get_updates_request(RawUpdatesRequest())
         app = builder.build()
         app.add_handler(MessageHandler(filters.TEXT, echo))
         return await run(app, emulator, count)

@@ -30,10 +30,11 @@ from typing import Any, TypeVar
 from telegram import Update
 from telegram._utils.types import JSONDict
 from telegram.error import InvalidToken, RetryAfter, TelegramError, TimedOut
-from telegram.request import BaseRequest, HTTPXRequest
+from telegram.request import BaseRequest
 
 from bot.alerts import crash_point
 from bot.context import CardfitApplication
+from bot.http_request import JsonRequest
 from bot.store import DATABASE_ERRORS, INBOX_LEASE_S, Store, StoredUpdate
 from bot.telegram_io import ResilientRateLimiter, repeatable
 
@@ -128,11 +129,13 @@ class InboxRateLimiter(ResilientRateLimiter):
         return await super().process_request(marked, args, kwargs, endpoint, data, rate_limit_args)
 
 
-class RawUpdatesRequest(HTTPXRequest):
-    """The getUpdates connection (PTB's default for it: one connection, HTTP/1.1) that keeps the last answer's
-    updates as Telegram sent them, so the inbox stores that JSON instead of serialising PTB's objects again
-    (`Update.to_json` costs ~110 us per update; `json.dumps` of the kept dict a tenth of it). One getUpdates runs
-    at a time, so the last answer is the one the caller just got."""
+class RawUpdatesRequest(JsonRequest):
+    """The getUpdates connection (one connection, as PTB's default for it; posted as JSON over aiohttp like the
+    sends, bot/http_request.py: a getUpdates through httpx cost ~2 ms of CPU, and while updates trickle in one
+    at a time that is one call per update) that keeps the last answer's updates as Telegram sent them, so the inbox
+    stores that JSON instead of serialising PTB's objects again (`Update.to_json` costs ~110 us per update;
+    `json.dumps` of the kept dict a tenth of it). One getUpdates runs at a time, so the last answer is the one the
+    caller just got."""
 
     def __init__(self) -> None:
         super().__init__(connection_pool_size=1)
