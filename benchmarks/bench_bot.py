@@ -14,7 +14,9 @@ Each run gives each bot --questions messages from as many different users, pushe
 them, and a reply counts when the emulator records its sendMessage. Telegram's 30 msg/s cap is lifted for both
 bots (with it, all would measure 30/s). The runs alternate echo, echo on Cardfit's connection, Cardfit, then the
 last two again with the emulator in a process of its own, so all see the same load on a shared machine; the
-figures are the median of the runs, with their min-max.
+figures are the median of the runs, with their min-max. Each round ends with the last pair once more on 300
+messages that trickle in at 50 a second, as a live bot sees them: each getUpdates then brings one or two, so its
+cost is paid per update (the burst shares it among up to 100).
 
 CPU: the bot's process CPU time (time.process_time: every thread, aiosqlite's included) from the first push to
 the last reply, per update. With the emulator on the bot's event loop that figure also holds the emulator's work
@@ -73,6 +75,7 @@ QUESTIONS = ["70B at 4-bit, 32k context", "QLoRA Llama 3.1 70B", "Mixtral 8x7B o
              "Wie viel VRAM braucht Qwen2.5 72B in FP8?", "7B bf16", "gpt-oss-120b", "DeepSeek V3 mit 128k Kontext",
              "13B LoRA", "405B int4", "Gemma 2 27B fp8 32k batch 4"]
 RATIO_TARGET = 0.9
+TRICKLE, TRICKLE_PER_S = 300, 50  # the trickle runs: as a live bot sees updates, one at a time
 OWN_CPU_TARGET_MS = 0.3
 
 
@@ -116,7 +119,8 @@ def question(index: int, distinct: bool) -> str:
 
 
 async def run(application: Application, emulator: BotApiEmulator | EmulatorProcess, count: int,
-              engine: EngineClock | None = None, distinct: bool = False, inbox: bool = False) -> dict[str, float]:
+              engine: EngineClock | None = None, distinct: bool = False, inbox: bool = False,
+              interval_s: float = 0.0) -> dict[str, float]:
     stop = asyncio.Event()
     serving: asyncio.Task[None] | None = None
     if inbox:  # Cardfit as `cardfit bot` runs it: the durable inbox's getUpdates loop (bot/inbox.py)
@@ -134,9 +138,9 @@ async def run(application: Application, emulator: BotApiEmulator | EmulatorProce
     engine_before = engine.seconds if engine else 0.0
     cpu_before = time.process_time()
     if isinstance(emulator, EmulatorProcess):
-        result = await emulator.round(texts, FIRST_USER)
+        result = await emulator.round(texts, FIRST_USER, interval_s)
     else:
-        result = await emulator_round(emulator, texts, FIRST_USER)
+        result = await emulator_round(emulator, texts, FIRST_USER, interval_s)
     cpu = time.process_time() - cpu_before
     engine_s = (engine.seconds - engine_before) if engine else 0.0
     latencies = sorted(result["latencies"])
@@ -168,7 +172,8 @@ async def emulator_for(separate: bool) -> AsyncIterator[BotApiEmulator | Emulato
             yield emulator
 
 
-async def echo_run(count: int, cardfit_connection: bool = False, separate: bool = False) -> dict[str, float]:
+async def echo_run(count: int, cardfit_connection: bool = False, separate: bool = False,
+                   interval_s: float = 0.0) -> dict[str, float]:
     """The echo bot: PTB's defaults (httpx, 256 connections) or, `cardfit_connection`, Cardfit's connections
     (bot.app.send_request: JSON bodies over aiohttp, 8 connections with the wait for one in an asyncio queue; the
     same for getUpdates, one connection): the same HTTP stack as Cardfit's, so that Cardfit's own CPU is not its
@@ -180,16 +185,16 @@ async def echo_run(count: int, cardfit_connection: bool = False, separate: bool 
             builder = builder.request(send_request()).get_updates_request(RawUpdatesRequest())
         app = builder.build()
         app.add_handler(MessageHandler(filters.TEXT, echo))
-        return await run(app, emulator, count)
+        return await run(app, emulator, count, interval_s=interval_s)
 
 
-async def cardfit_run(count: int, distinct: bool, separate: bool = False) -> dict[str, float]:
+async def cardfit_run(count: int, distinct: bool, separate: bool = False, interval_s: float = 0.0) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp, EngineClock() as engine:
         async with emulator_for(separate) as emulator:
             settings = load_settings(bot_token=TOKEN, bot_api_url=emulator.base_url, db=f"{tmp}/bench.sqlite3",
                                      send_rate_per_s=1_000_000, rate_limit_messages=1000)
             application = build_application(settings)
-            result = await run(application, emulator, count, engine, distinct, inbox=True)
+            result = await run(application, emulator, count, engine, distinct, inbox=True, interval_s=interval_s)
             replies = getattr(application.bot_data["services"].conversation, "replies", None)  # main's has none
             result["hit_rate"] = getattr(replies, "hits", 0) / max(1, getattr(replies, "hits", 0)
                                                                    + getattr(replies, "misses", 0))
@@ -346,6 +351,8 @@ async def main() -> None:
     logging.basicConfig(level=logging.WARNING)
 
     echoes, same_stack, cardfits, alone, echo_apart, cardfit_apart = [], [], [], [], [], []
+    echo_trickle, cardfit_trickle = [], []
+    trickle = 1 / TRICKLE_PER_S
     for _ in range(args.runs):
         echoes.append(await echo_run(args.questions))
         same_stack.append(await echo_run(args.questions, cardfit_connection=True))
@@ -353,6 +360,8 @@ async def main() -> None:
         echo_apart.append(await echo_run(args.questions, cardfit_connection=True, separate=True))
         cardfit_apart.append(await cardfit_run(args.questions, args.distinct, separate=True))
         alone.append(await in_process(args.questions, args.distinct))
+        echo_trickle.append(await echo_run(TRICKLE, cardfit_connection=True, separate=True, interval_s=trickle))
+        cardfit_trickle.append(await cardfit_run(TRICKLE, args.distinct, separate=True, interval_s=trickle))
     pieces = [await parts() for _ in range(args.runs)]
     if args.profile:
         await profiled(args.questions, args.distinct, args.profile)
@@ -372,6 +381,11 @@ async def main() -> None:
               f"p50 {spread(col(results, 'p50'), 0)} ms  p95 {spread(col(results, 'p95'), 0)} ms  "
               f"CPU {spread(col(results, 'cpu_ms'), 3)} ms/update (the emulator's "
               f"{spread(col(results, 'emulator_cpu_ms'), 3)} ms beside it)")
+    print(f"Trickling in ({TRICKLE} messages, {TRICKLE_PER_S} a second, the emulator apart: each getUpdates "
+          f"brings one or two):")
+    for name, results in (("echo, Cardfit's conn.", echo_trickle), ("Cardfit", cardfit_trickle)):
+        print(f"  {name:21s} {min(col(results, 'replies')):5.0f} replies  p50 {spread(col(results, 'p50'), 1)} ms  "
+              f"p95 {spread(col(results, 'p95'), 1)} ms  CPU {spread(col(results, 'cpu_ms'), 3)} ms/update")
     # The targets are read against the echo bot on Cardfit's own send connection (the same HTTP stack) with the
     # emulator in its own process: each bot's figure is then that bot's process alone, as in production, where
     # Telegram's work is done on Telegram's machines. The same pair with the emulator inside, and the bare PTB
@@ -448,6 +462,12 @@ async def main() -> None:
          "target": f"<= {OWN_CPU_TARGET_MS}", "ok": med(alone_without) <= OWN_CPU_TARGET_MS},
         *({"metric": f"piece: {key.removesuffix('_us').replace('_', ' ')}", "value": round(med(values), 1),
            "unit": "us", "target": "-", "ok": True} for key, values in piece.items()),
+        {"metric": "Cardfit CPU per update, trickling in", "value": round(med(col(cardfit_trickle, "cpu_ms")), 3),
+         "unit": "ms", "target": "-", "ok": True},
+        {"metric": "echo bot CPU per update, trickling in", "value": round(med(col(echo_trickle, "cpu_ms")), 3),
+         "unit": "ms", "target": "-", "ok": True},
+        {"metric": "Cardfit p95 latency, trickling in", "value": round(med(col(cardfit_trickle, "p95")), 1),
+         "unit": "ms", "target": "-", "ok": True},
         {"metric": "reply cache hits" + (" (--distinct)" if args.distinct else ""),
          "value": round(med(col(cardfit_apart, "hit_rate")), 3), "unit": "share", "target": "-", "ok": True},
     ]

@@ -8,10 +8,10 @@ in a child process (`python -m benchmarks.emulator_process`), on the machine's o
 beside the bot's figure, not in it.
 
 Protocol, one JSON object per line: the child prints {"base_url", "base_file_url"} once it listens; then for each
-{"texts": [...], "first_user": N} it reads on stdin it pushes text i from user N + i (all at once, as bench_bot
-does in process), waits until every user has had a sendMessage, and prints {"elapsed", "latencies", "replies",
-"cpu_s"}: seconds from the first push to the last reply, each reply's latency in ms, the users answered, and the
-child's own process CPU over the round. End of stdin ends it.
+{"texts": [...], "first_user": N, "interval_s": S} it reads on stdin it pushes text i from user N + i (all at
+once, or one every S seconds), waits until every user has had a sendMessage, and prints {"elapsed", "latencies",
+"replies", "cpu_s"}: seconds from the first push to the last reply, each reply's latency in ms, the users
+answered, and the child's own process CPU over the round. End of stdin ends it.
 """
 from __future__ import annotations
 
@@ -26,13 +26,17 @@ from tests.support.botapi_emulator import BotApiEmulator
 TOKEN = "123456:BENCH-token-not-real"
 
 
-async def push_and_wait(emulator: BotApiEmulator, texts: list[str], first_user: int) -> dict[str, Any]:
+async def push_and_wait(emulator: BotApiEmulator, texts: list[str], first_user: int,
+                        interval_s: float = 0.0) -> dict[str, Any]:
+    """Push text i from user first_user + i (all at once, or one every `interval_s`), wait for every reply."""
     pushed: dict[int, float] = {}
     mark = emulator.mark()
     cpu = time.process_time()
     start = time.monotonic()
     for index, text in enumerate(texts):
         user = first_user + index
+        if interval_s and index:
+            await asyncio.sleep(max(0.0, start + index * interval_s - time.monotonic()))
         emulator.push_message(user, text)
         pushed[user] = time.monotonic()
     calls = await emulator.wait_for("sendMessage", lambda c: c.chat_id in pushed, count=len(texts), since=mark,
@@ -50,7 +54,8 @@ async def serve() -> None:
         print(json.dumps({"base_url": emulator.base_url, "base_file_url": emulator.base_file_url}), flush=True)
         while line := await reader.readline():
             command = json.loads(line)
-            print(json.dumps(await push_and_wait(emulator, command["texts"], command["first_user"])), flush=True)
+            print(json.dumps(await push_and_wait(emulator, command["texts"], command["first_user"],
+                                                 command.get("interval_s", 0.0))), flush=True)
 
 
 class EmulatorProcess:
@@ -77,9 +82,10 @@ class EmulatorProcess:
         result: dict[str, Any] = json.loads(line)
         return result
 
-    async def round(self, texts: list[str], first_user: int) -> dict[str, Any]:
+    async def round(self, texts: list[str], first_user: int, interval_s: float = 0.0) -> dict[str, Any]:
         assert self._child is not None and self._child.stdin is not None
-        self._child.stdin.write(json.dumps({"texts": texts, "first_user": first_user}).encode() + b"\n")
+        command = {"texts": texts, "first_user": first_user, "interval_s": interval_s}
+        self._child.stdin.write(json.dumps(command).encode() + b"\n")
         await self._child.stdin.drain()
         return await self._line()
 
