@@ -42,8 +42,9 @@ def serving_line(answer: Answer, check: ServingCheck | None, label: str, lang: s
     engine, context = engine_name(check), resolved.context_tokens
     if check.starts:
         concurrency = check.max_concurrency or 0.0
-        return t(lang, "serving.starts", engine=engine, layout=label,
-                 tokens=fmt_tokens(lang, int(concurrency * context)), users=math.floor(concurrency),
+        users = math.floor(concurrency)
+        return t(lang, "serving.starts_one" if users == 1 else "serving.starts", engine=engine, layout=label,
+                 tokens=fmt_tokens(lang, int(concurrency * context)), users=users,
                  context=short_context(lang, context))
     refusal = next((note for note in check.notes if note.code in REFUSALS), None)
     if refusal is not None:

@@ -255,3 +255,12 @@ async def test_set_engine_changes_the_engine_of_later_answers(settings):
         assert "llama.cpp: starts on" in bot.last_text(44)
         await bot.send(44, "/set engine tgi")
         assert "vllm or llama.cpp" in bot.last_text(44)
+
+
+def test_room_for_one_user_is_said_in_the_singular():
+    answer = ask("70B at 4-bit, 64k context")
+    serving = answer.serving
+    assert serving is not None and serving.starts and int(serving.max_concurrency) == 1
+    text = plain(render_answer(answer, "en"))
+    assert "(1 user at 64k)" in text and "1 users" not in text
+    assert "(1 Nutzer bei 64k)" in plain(render_answer(answer, "de"))
