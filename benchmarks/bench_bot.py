@@ -126,6 +126,9 @@ async def run(application: Application, emulator: BotApiEmulator | EmulatorProce
     if inbox:  # Cardfit as `cardfit bot` runs it: the durable inbox's getUpdates loop (bot/inbox.py)
         serving = asyncio.create_task(serve_polling(application, stop))  # type: ignore[arg-type]
         while inbox_of(application) is None or not application.running:
+            if serving.done():
+                serving.result()  # it failed to start (getMe refused, the store): say why
+                raise RuntimeError("the bot stopped before it started")
             await asyncio.sleep(0.01)
     else:  # the echo bot: PTB's own Updater
         await application.initialize()
@@ -133,26 +136,28 @@ async def run(application: Application, emulator: BotApiEmulator | EmulatorProce
             await application.post_init(application)
         await application.start()
         await application.updater.start_polling(poll_interval=0, timeout=5)
-    await asyncio.sleep(0.3)
-    texts = [question(index, distinct) for index in range(count)]
-    engine_before = engine.seconds if engine else 0.0
-    cpu_before = time.process_time()
-    if isinstance(emulator, EmulatorProcess):
-        result = await emulator.round(texts, FIRST_USER, interval_s)
-    else:
-        result = await emulator_round(emulator, texts, FIRST_USER, interval_s)
-    cpu = time.process_time() - cpu_before
-    engine_s = (engine.seconds - engine_before) if engine else 0.0
-    latencies = sorted(result["latencies"])
-    if serving is not None:
-        stop.set()
-        await serving
-    else:
-        await application.updater.stop()
-        await application.stop()
-        if application.post_shutdown:
-            await application.post_shutdown(application)
-        await application.shutdown()
+    try:
+        await asyncio.sleep(0.3)
+        texts = [question(index, distinct) for index in range(count)]
+        engine_before = engine.seconds if engine else 0.0
+        cpu_before = time.process_time()
+        if isinstance(emulator, EmulatorProcess):
+            result = await emulator.round(texts, FIRST_USER, interval_s)
+        else:
+            result = await emulator_round(emulator, texts, FIRST_USER, interval_s)
+        cpu = time.process_time() - cpu_before
+        engine_s = (engine.seconds - engine_before) if engine else 0.0
+        latencies = sorted(result["latencies"])
+    finally:  # the bot stopped whatever happened, so a failed round leaves no poller behind
+        if serving is not None:
+            stop.set()
+            await serving
+        else:
+            await application.updater.stop()
+            await application.stop()
+            if application.post_shutdown:
+                await application.post_shutdown(application)
+            await application.shutdown()
     # In process the emulator's CPU is inside `cpu` (one process); in its own process it is reported apart.
     emulator_cpu = result["cpu_s"] if isinstance(emulator, EmulatorProcess) else 0.0
     return {"rate": count / result["elapsed"], "p50": statistics.median(latencies),

@@ -26,6 +26,12 @@ from tests.support.botapi_emulator import BotApiEmulator
 TOKEN = "123456:BENCH-token-not-real"
 
 
+def round_limit_s(count: int, interval_s: float) -> float:
+    """How long a round may take before the bot is taken as stuck: the pushing, plus 50 ms a reply (a bot 20x
+    slower than Cardfit), plus 30 s."""
+    return 30 + count * (0.05 + interval_s)
+
+
 async def push_and_wait(emulator: BotApiEmulator, texts: list[str], first_user: int,
                         interval_s: float = 0.0) -> dict[str, Any]:
     """Push text i from user first_user + i (all at once, or one every `interval_s`), wait for every reply."""
@@ -40,7 +46,7 @@ async def push_and_wait(emulator: BotApiEmulator, texts: list[str], first_user: 
         emulator.push_message(user, text)
         pushed[user] = time.monotonic()
     calls = await emulator.wait_for("sendMessage", lambda c: c.chat_id in pushed, count=len(texts), since=mark,
-                                    timeout=600)
+                                    timeout=round_limit_s(len(texts), interval_s))
     return {"elapsed": max(c.time for c in calls) - start,
             "latencies": [(c.time - pushed[c.chat_id]) * 1000 for c in calls],
             "replies": len({c.chat_id for c in calls}), "cpu_s": time.process_time() - cpu}
@@ -70,7 +76,11 @@ class EmulatorProcess:
         self._child = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "benchmarks.emulator_process", stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE, limit=2**26)
-        hello = await self._line()
+        try:
+            hello = await asyncio.wait_for(self._line(), 30)
+        except BaseException as exc:
+            await self.__aexit__(type(exc), exc, None)  # not left running, holding the emulator's port
+            raise
         self.base_url, self.base_file_url = hello["base_url"], hello["base_file_url"]
         return self
 
@@ -87,18 +97,22 @@ class EmulatorProcess:
         command = {"texts": texts, "first_user": first_user, "interval_s": interval_s}
         self._child.stdin.write(json.dumps(command).encode() + b"\n")
         await self._child.stdin.drain()
-        return await self._line()
+        # The child gives up at round_limit_s and ends; a child that hangs alive is not waited for beyond it.
+        return await asyncio.wait_for(self._line(), round_limit_s(len(texts), interval_s) + 30)
 
-    async def __aexit__(self, *exc: object) -> None:
-        if self._child is None:
+    async def __aexit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        child, self._child = self._child, None
+        if child is None:
             return
-        if self._child.stdin is not None:
-            self._child.stdin.close()
+        if kind is not None and child.returncode is None:
+            child.kill()  # failed mid-round: it is not reading stdin, closing it would not end it
+        if child.stdin is not None:
+            child.stdin.close()
         try:
-            await asyncio.wait_for(self._child.wait(), 10)
+            await asyncio.wait_for(child.wait(), 10)
         except TimeoutError:
-            self._child.kill()
-            await self._child.wait()
+            child.kill()
+            await child.wait()
 
 
 if __name__ == "__main__":
