@@ -29,9 +29,10 @@ rendering, keyboard, rate limiter and pacer, and the HTTP stack's handling of it
 share of it (engine.parse.parse and engine.answer.build_answer, timed with time.thread_time around each call
 made by the conversation) is reported beside it, and "own CPU without the engine" is the difference.
 On a shared, loaded machine that difference of two process figures swings by a few tenths of a millisecond
-between runs, so each run also measures Cardfit's part alone, in process (`in_process`: caller, store,
-conversation, rendering and buttons for the same questions, 64 at once, no PTB or HTTP), with the engine's share
-taken out the same way.
+between runs, so each round also runs both bots with the Bot API made up (benchmarks/fake_transport.py: no
+sockets, the real Application, inbox and store above them), and measures Cardfit's part alone, in process
+(`in_process`: caller, store, conversation, rendering and buttons for the same questions, 64 at once, no PTB or
+HTTP), with the engine's share taken out the same way.
 Targets: throughput >= 0.9x the echo bot's, own CPU <= 0.3 ms per update.
 
 --profile FILE: one more Cardfit run after the measured ones, under cProfile with the main thread's CPU time as
@@ -63,6 +64,7 @@ import bot.conversation as conversation_module
 from benchmarks.emulator_process import TOKEN as EMULATOR_TOKEN
 from benchmarks.emulator_process import EmulatorProcess
 from benchmarks.emulator_process import push_and_wait as emulator_round
+from benchmarks.fake_transport import cpu_per_update
 from bot.app import build_application, send_request
 from bot.config import load_settings
 from bot.http_request import JsonRequest, json_body
@@ -356,7 +358,9 @@ async def main() -> None:
     logging.basicConfig(level=logging.WARNING)
 
     echoes, same_stack, cardfits, alone, echo_apart, cardfit_apart = [], [], [], [], [], []
-    echo_trickle, cardfit_trickle = [], []
+    echo_trickle, cardfit_trickle, made_up_echo, made_up_cardfit = [], [], [], []
+    made_up_texts = [question(index, args.distinct) for index in range(args.questions)]
+    made_up_warm = [question(index, args.distinct) for index in range(50)]
     trickle = 1 / TRICKLE_PER_S
     for _ in range(args.runs):
         echoes.append(await echo_run(args.questions))
@@ -367,6 +371,8 @@ async def main() -> None:
         alone.append(await in_process(args.questions, args.distinct))
         echo_trickle.append(await echo_run(TRICKLE, cardfit_connection=True, separate=True, interval_s=trickle))
         cardfit_trickle.append(await cardfit_run(TRICKLE, args.distinct, separate=True, interval_s=trickle))
+        made_up_echo.append(await cpu_per_update("echo", made_up_texts, made_up_warm))
+        made_up_cardfit.append(await cpu_per_update("cardfit", made_up_texts, made_up_warm))
     pieces = [await parts() for _ in range(args.runs)]
     if args.profile:
         await profiled(args.questions, args.distinct, args.profile)
@@ -412,6 +418,10 @@ async def main() -> None:
           f"{statistics.median(col(cardfit_apart, 'hit_rate')):.0%}" + (" (--distinct)" if args.distinct else ""))
     print(f"With the emulator inside: {spread(inline_own, 3)} ms (holds the emulator's extra work for Cardfit's longer "
           f"replies); against the bare PTB echo bot (PTB's default httpx connection): {spread(bare_own, 3)} ms")
+    made_up_own = [c - e for e, c in zip(made_up_echo, made_up_cardfit, strict=True)]
+    print(f"With the Bot API made up (no sockets, benchmarks/fake_transport.py; the real Application, inbox and "
+          f"store): Cardfit {spread(made_up_cardfit, 0)} us, the echo bot {spread(made_up_echo, 0)} us CPU per "
+          f"update; Cardfit's own {spread(made_up_own, 0)} us")
     alone_cpu, alone_engine = col(alone, "cpu_ms"), col(alone, "engine_ms")
     alone_without = [c - g for c, g in zip(alone_cpu, alone_engine, strict=True)]
     print(f"In process, no HTTP (caller + store + conversation, 64 at once): {spread(alone_cpu, 3)} ms CPU per "
@@ -454,6 +464,9 @@ async def main() -> None:
         figure("Cardfit own CPU per update", own, "ms", 3, OWN_CPU_TARGET_MS),
         figure("of it engine parse + build_answer", engine, "ms", 3),
         figure("own CPU per update without the engine", own_without, "ms", 3),
+        figure("Cardfit CPU per update, Bot API made up", made_up_cardfit, "us"),
+        figure("echo bot CPU per update, Bot API made up", made_up_echo, "us"),
+        figure("Cardfit own CPU per update, Bot API made up", made_up_own, "us"),
         figure("in process: caller + store + conversation CPU per question", alone_cpu, "ms", 3),
         figure("in process, without the engine", alone_without, "ms", 3, OWN_CPU_TARGET_MS),
         *(figure(f"piece: {key.removesuffix('_us').replace('_', ' ')}", values, "us")
