@@ -15,7 +15,7 @@ from aiolimiter import AsyncLimiter
 from telegram import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message, TelegramObject, Update
 from telegram._utils.types import JSONDict
 from telegram.constants import ChatType
-from telegram.error import BadRequest, NetworkError, TelegramError
+from telegram.error import BadRequest, Forbidden, NetworkError, TelegramError
 from telegram.ext import AIORateLimiter
 
 from bot.caller import UserInfo
@@ -139,9 +139,21 @@ async def reply(message: Message, answer: Reply) -> None:
             await post_prepared(message.get_bot(), "sendMessage", data)  # type: ignore[arg-type]
 
 
+async def answer_tap(query: CallbackQuery, notice: str | None = None) -> None:
+    """answerCallbackQuery, which only stops the button's spinner (and shows `notice`): when it fails, the tap's
+    own work (the edit, the chart) still happens. Only a refusal (the user blocked the bot) goes on to the error
+    handler; a dropped or late answer ("query is too old", a lost connection, a time-out) is logged."""
+    try:
+        await query.answer(notice)
+    except Forbidden:
+        raise
+    except TelegramError as exc:
+        log.warning("answering a button tap failed (%s: %s); its edit goes on", exc.__class__.__name__, exc)
+
+
 async def show(query: CallbackQuery, result: CallbackResult) -> None:
     """A button press answered: the notice first (the spinner stops even if the edit fails), then the edit."""
-    await query.answer(result.notice)
+    await answer_tap(query, result.notice)
     if result.reply is not None and query.message is not None:
         try:
             with result_unread("editMessageText"):

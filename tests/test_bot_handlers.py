@@ -305,3 +305,34 @@ async def test_a_named_format_is_sized_and_a_precision_toggle_replaces_it(bot):
     await bot.press(5, bf16["callback_data"])
     edit = bot.request.sent("editMessageText")[-1].params
     assert "140.0 GB" in edit["text"] and "Q4_K_M" not in edit["text"].splitlines()[0]
+
+
+@pytest.mark.parametrize("failure", ["lost", "too old"])
+async def test_a_failed_tap_answer_still_edits_and_sends_no_apology(bot, failure):
+    """answerCallbackQuery only stops the spinner: when it fails (its answer lost after it was written, or the
+    query too old), the toggle's edit still happens, and the user gets no "could not send" for it."""
+    from tests.support.botharness import lost_response
+
+    await bot.send(7, "70B at 4-bit, 32k context")
+    fp8 = next(b for b in buttons(bot.replies(7)[-1]) if b["text"] == "FP8")
+    replies_before = len(bot.replies(7))
+    if failure == "lost":
+        bot.request.fail("answerCallbackQuery", exception=lost_response())
+    else:
+        bot.request.fail("answerCallbackQuery", 400, "Bad Request: query is too old and response timeout expired "
+                                                     "or query ID is invalid")
+    await bot.press(7, fp8["callback_data"])
+    assert bot.request.sent("answerCallbackQuery!failed")
+    edit = bot.request.sent("editMessageText")[-1].params
+    assert "FP8" in edit["text"] and "✓ FP8" in [b["text"] for b in buttons(edit)]
+    assert len(bot.replies(7)) == replies_before  # no apology
+
+
+async def test_a_failed_tap_answer_still_sends_the_chart(bot):
+    from tests.support.botharness import lost_response
+
+    await bot.send(8, "70B at 4-bit, 32k context")
+    chart = next(b for b in buttons(bot.replies(8)[-1]) if "Chart" in b["text"])
+    bot.request.fail("answerCallbackQuery", exception=lost_response())
+    await bot.press(8, chart["callback_data"])
+    assert bot.request.sent("answerCallbackQuery!failed") and bot.request.sent("sendPhoto")

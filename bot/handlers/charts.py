@@ -11,7 +11,7 @@ from bot.callbacks import ChartButton
 from bot.chart import ChartData, press_chart, render_png
 from bot.context import CardfitApplication, CustomContext
 from bot.render import CAPTION_LIMIT, clip
-from bot.telegram_io import is_shared, query_of, show
+from bot.telegram_io import answer_tap, is_shared, query_of, show
 
 
 async def chart_button(update: Update, context: CustomContext) -> None:
@@ -20,7 +20,7 @@ async def chart_button(update: Update, context: CustomContext) -> None:
     if not isinstance(outcome, ChartData):
         await show(query, outcome)
         return
-    await query.answer()  # the spinner stops before the drawing, which takes a few hundred ms
+    await answer_tap(query)  # the spinner stops before the drawing, which takes a few hundred ms
     chat = update.effective_chat
     if chat is None:  # a button under an inline message: no chat to send a photo to
         return

@@ -99,15 +99,16 @@ async def _forbidden(update: object, error: Forbidden, context: CustomContext) -
 async def _tell_the_user(update: object, error: BaseException, failed: tuple[str, object] | None,
                          context: CustomContext) -> None:
     """A short notice in the chat of the update, when something failed there that the user would otherwise never
-    learn of. A send to that very chat that failed is told about only when it never reached Telegram: a reply
-    that may have arrived gets no "could not send" after it."""
+    learn of. A send to that very chat (or an answer to a tap or inline query, which names no chat) that failed is
+    told about only when it never reached Telegram: a reply that may have arrived gets no "could not send" after
+    it."""
     if not isinstance(update, Update) or update.effective_chat is None:
         return
     chat_id = update.effective_chat.id
     if isinstance(error, TelegramError):
         if failed is None:
             return
-        if failed[0].startswith("send") and failed[1] == chat_id and not _nothing_arrived(error):
+        if failed[0].startswith(("send", "answer")) and failed[1] in (chat_id, None) and not _nothing_arrived(error):
             return
         key = "error.not_sent"
     else:

@@ -14,7 +14,7 @@ from bot.callbacks import AnnouncementButton, PartButton
 from bot.context import CardfitApplication, CustomContext
 from bot.i18n import t
 from bot.render import clip
-from bot.telegram_io import is_not_modified, query_of, show, user_id, user_language
+from bot.telegram_io import answer_tap, is_not_modified, query_of, show, user_id, user_language
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ async def _admin_button(update: Update, context: CustomContext,
     if button is None:
         await query.answer(t(user_language(update), kind.invalid_notice))
         return None
-    await query.answer()
+    await answer_tap(query)  # the admin's action goes on when only this answer fails
     return button
 
 
