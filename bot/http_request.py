@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -95,6 +96,22 @@ _TOKEN_IN_URL = re.compile(r"bot\d+:[A-Za-z0-9_-]+")
 
 def _without_token(text: str) -> str:
     return _TOKEN_IN_URL.sub("bot<token>", text)
+
+
+class _TokenFilter(logging.Filter):
+    """httpx logs every request's URL at INFO ("HTTP Request: POST https://api.telegram.org/bot<token>/sendPhoto"):
+    the calls with files still go through it. `cardfit bot` turns that logger down and redacts every record
+    (bot/cli.py), but anything else that runs the Application (a test, a benchmark, an embedding) would log the
+    token; this takes it out of httpx's records wherever they go."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if _TOKEN_IN_URL.search(message):
+            record.msg, record.args = _without_token(message), None
+        return True
+
+
+logging.getLogger("httpx").addFilter(_TokenFilter())
 
 
 def json_body(request_data: RequestData) -> bytes:

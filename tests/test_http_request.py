@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dtm
 import json
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -324,3 +325,13 @@ async def test_a_call_while_the_request_shuts_down_opens_no_new_session(emulator
         await closing
     assert request._session is None
     assert [call.params["text"] for call in emulator.sent("sendMessage", chat_id=USER)] == ["one"]
+
+
+async def test_httpx_request_lines_carry_no_token(emulator, caplog):
+    """The calls with files go through httpx, which logs each URL at INFO: the token is taken out of that line."""
+    caplog.set_level(logging.INFO, logger="httpx")
+    async with Bot(TOKEN, base_url=emulator.base_url, request=JsonRequest()) as bot:
+        await bot.send_document(USER, b"a,b\n1,2\n", filename="cards.csv")
+    lines = [record.getMessage() for record in caplog.records if record.name == "httpx"]
+    assert any("/bot<token>/sendDocument" in line for line in lines)
+    assert not any(TOKEN in line or TOKEN.split(":")[1] in line for line in lines)
