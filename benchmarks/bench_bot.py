@@ -64,11 +64,11 @@ import bot.conversation as conversation_module
 from benchmarks.emulator_process import TOKEN as EMULATOR_TOKEN
 from benchmarks.emulator_process import EmulatorProcess
 from benchmarks.emulator_process import push_and_wait as emulator_round
-from benchmarks.fake_transport import cpu_per_update
+from benchmarks.fake_transport import cpu_per_update, polling
 from bot.app import build_application, send_request
 from bot.config import load_settings
 from bot.http_request import JsonRequest, json_body
-from bot.inbox import RawUpdatesRequest, inbox_of, serve_polling
+from bot.inbox import RawUpdatesRequest
 from tests.support.botapi_emulator import BotApiEmulator
 
 TOKEN = EMULATOR_TOKEN
@@ -123,22 +123,7 @@ def question(index: int, distinct: bool) -> str:
 async def run(application: Application, emulator: BotApiEmulator | EmulatorProcess, count: int,
               engine: EngineClock | None = None, distinct: bool = False, inbox: bool = False,
               interval_s: float = 0.0) -> dict[str, float]:
-    stop = asyncio.Event()
-    serving: asyncio.Task[None] | None = None
-    if inbox:  # Cardfit as `cardfit bot` runs it: the durable inbox's getUpdates loop (bot/inbox.py)
-        serving = asyncio.create_task(serve_polling(application, stop))  # type: ignore[arg-type]
-        while inbox_of(application) is None or not application.running:
-            if serving.done():
-                serving.result()  # it failed to start (getMe refused, the store): say why
-                raise RuntimeError("the bot stopped before it started")
-            await asyncio.sleep(0.01)
-    else:  # the echo bot: PTB's own Updater
-        await application.initialize()
-        if application.post_init:
-            await application.post_init(application)
-        await application.start()
-        await application.updater.start_polling(poll_interval=0, timeout=5)
-    try:
+    async with polling(application, inbox):  # Cardfit through its durable inbox, the echo bot through PTB's Updater
         await asyncio.sleep(0.3)
         texts = [question(index, distinct) for index in range(count)]
         engine_before = engine.seconds if engine else 0.0
@@ -150,16 +135,6 @@ async def run(application: Application, emulator: BotApiEmulator | EmulatorProce
         cpu = time.process_time() - cpu_before
         engine_s = (engine.seconds - engine_before) if engine else 0.0
         latencies = sorted(result["latencies"])
-    finally:  # the bot stopped whatever happened, so a failed round leaves no poller behind
-        if serving is not None:
-            stop.set()
-            await serving
-        else:
-            await application.updater.stop()
-            await application.stop()
-            if application.post_shutdown:
-                await application.post_shutdown(application)
-            await application.shutdown()
     # In process the emulator's CPU is inside `cpu` (one process); in its own process it is reported apart.
     emulator_cpu = result["cpu_s"] if isinstance(emulator, EmulatorProcess) else 0.0
     return {"rate": count / result["elapsed"], "p50": statistics.median(latencies),

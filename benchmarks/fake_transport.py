@@ -13,6 +13,8 @@ import asyncio
 import json
 import tempfile
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from telegram import Update
@@ -107,34 +109,56 @@ async def _echo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     await update.effective_message.reply_text(update.effective_message.text or "")
 
 
+@asynccontextmanager
+async def polling(application: Any, inbox: bool) -> AsyncIterator[None]:
+    """The bot running while the block runs: Cardfit (`inbox`) as `cardfit bot` runs it, through the durable
+    inbox's getUpdates loop (bot/inbox.py serve_polling), an echo bot through PTB's Updater; stopped whatever
+    happens in the block, so a failed round leaves no poller behind."""
+    stop = asyncio.Event()
+    serving: asyncio.Task[None] | None = None
+    if inbox:
+        serving = asyncio.create_task(serve_polling(application, stop))
+        while inbox_of(application) is None or not application.running:
+            if serving.done():
+                serving.result()  # it failed to start (getMe refused, the store): say why
+                raise RuntimeError("the bot stopped before it started")
+            await asyncio.sleep(0.01)
+    else:
+        await application.initialize()
+        if application.post_init:
+            await application.post_init(application)
+        await application.start()
+        await application.updater.start_polling(poll_interval=0, timeout=5)
+    try:
+        yield
+    finally:
+        if serving is not None:
+            stop.set()
+            await serving
+        else:
+            await application.updater.stop()
+            await application.stop()
+            if application.post_shutdown:
+                await application.post_shutdown(application)
+            await application.shutdown()
+
+
 async def cpu_per_update(bot: str, texts: list[str], warm: list[str]) -> float:
     """Process CPU per update (µs) of `bot` ("cardfit" or "echo") answering `texts`, pushed at once, after
     `warm` answered the same way."""
     replies, updates = _Replies(), _MadeUpUpdates()
-    stop = asyncio.Event()
     with tempfile.TemporaryDirectory() as tmp:
-        serving: asyncio.Task[None] | None = None
         if bot == "cardfit":
             settings = load_settings(bot_token=TOKEN, db=f"{tmp}/path.sqlite3", send_rate_per_s=1_000_000,
                                      rate_limit_messages=1000)
             application: Any = build_application(settings, request=_MadeUpSends(replies),
                                                  get_updates_request=updates)
             application.bot_data[RAW_UPDATES_KEY] = updates  # the inbox stores getUpdates' own JSON, as it does
-            serving = asyncio.create_task(serve_polling(application, stop))
-            while inbox_of(application) is None or not application.running:
-                if serving.done():
-                    serving.result()
-                    raise RuntimeError("the bot stopped before it started")
-                await asyncio.sleep(0.01)
         else:
             application = (Application.builder().token(TOKEN).concurrent_updates(64)
                            .request(_MadeUpSends(replies)).get_updates_request(updates).build())
             application.add_handler(MessageHandler(filters.TEXT, _echo))
-            await application.initialize()
-            await application.start()
-            assert application.updater is not None
-            await application.updater.start_polling(poll_interval=0, timeout=5)
-        try:
+        async with polling(application, inbox=bot == "cardfit"):
             replies.expect(len(warm))
             updates.push(_messages(warm, 1, 500_000))
             await replies.done.wait()
@@ -143,11 +167,3 @@ async def cpu_per_update(bot: str, texts: list[str], warm: list[str]) -> float:
             updates.push(_messages(texts, 1 + len(warm), 600_000))
             await replies.done.wait()
             return (time.process_time() - started) / len(texts) * 1e6
-        finally:
-            if serving is not None:
-                stop.set()
-                await serving
-            else:
-                await application.updater.stop()
-                await application.stop()
-                await application.shutdown()
