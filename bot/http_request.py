@@ -62,7 +62,7 @@ from telegram import InlineKeyboardMarkup, Message
 from telegram._utils.defaultvalue import DEFAULT_NONE, DefaultValue
 from telegram._utils.types import JSONDict, ODVInput
 from telegram.constants import ChatType
-from telegram.error import NetworkError, TimedOut
+from telegram.error import NetworkError, TelegramError, TimedOut
 from telegram.ext import Defaults, ExtBot
 from telegram.request import BaseRequest, HTTPXRequest, RequestData
 from telegram.request._requestparameter import RequestParameter
@@ -112,6 +112,7 @@ class _TokenFilter(logging.Filter):
 
 
 logging.getLogger("httpx").addFilter(_TokenFilter())
+log = logging.getLogger(__name__)
 
 
 def json_body(request_data: RequestData) -> bytes:
@@ -180,6 +181,19 @@ class JsonRequest(HTTPXRequest):
                 found = (None, None)
             self._proxies[origin] = found
         return found
+
+    @staticmethod
+    def parse_json_payload(payload: bytes) -> JSONDict:
+        """PTB's (telegram/request/_baserequest.py), except that an answer that is not JSON (nginx's HTML page for a
+        502 in front of the Bot API) is one warning line instead of an ERROR with a traceback for every 502: the
+        caller already handles it (a 502 is retried, bot/telegram_io.py), and operators page on ERRORs."""
+        text = payload.decode("utf-8", "replace")
+        try:
+            data: JSONDict = json.loads(text)
+        except ValueError as exc:
+            log.warning("the Bot API answered %d bytes that are not JSON: %.120r", len(payload), text)
+            raise TelegramError("Invalid server response") from exc
+        return data
 
     # BaseRequest.post is marked final for typing; overriding it leaves PTB's own body (status codes, parsing, error
     # mapping) untouched and only replaces the parsed result afterwards.

@@ -335,3 +335,17 @@ async def test_httpx_request_lines_carry_no_token(emulator, caplog):
     lines = [record.getMessage() for record in caplog.records if record.name == "httpx"]
     assert any("/bot<token>/sendDocument" in line for line in lines)
     assert not any(TOKEN in line or TOKEN.split(":")[1] in line for line in lines)
+
+
+async def test_a_502_page_is_one_warning_and_the_send_is_retried_once(emulator, caplog):
+    """nginx's HTML 502 page is not JSON: PTB logged it as an ERROR with a traceback for every 502; here it is one
+    warning line, and the send is retried (a 502 means no backend took it) and arrives once."""
+    caplog.set_level(logging.INFO)
+    settings = load_settings(bot_token=TOKEN, bot_api_url=emulator.base_url, db=":memory:")
+    application = build_application(settings)
+    emulator.fail_next("sendMessage", "bad_gateway")
+    async with application.bot as bot:
+        await bot.send_message(USER, "after a 502")
+    assert [c.params["text"] for c in emulator.sent("sendMessage", chat_id=USER)] == ["after a 502"]
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert any("not JSON" in r.getMessage() and r.levelno == logging.WARNING for r in caplog.records)
