@@ -24,11 +24,13 @@ Faults are classified as PTB's own do_request does (telegram/request/_httpxreque
 any other transport error a NetworkError, each raised `from` the transport's error, which bot/send_errors.py
 reads as `__cause__` to tell "never reached Telegram" (no connection could be made: aiohttp's ClientConnectorError
 and ConnectionTimeoutError, as httpx's ConnectError and ConnectTimeout; no free connection: PoolTimeout) from "may
-have arrived" (anything after the request was written). The time-outs map to aiohttp's: connect to sock_connect,
-read to sock_read (from the end of the write to the answer, and between its chunks); aiohttp has no write time-out,
-and needs none here: a body of a few KB goes into the socket's buffer at once, and a peer that never reads it
-never answers either, which the read time-out catches. Status codes (429 RetryAfter, 400, ...) are handled above
-do_request by BaseRequest._request_wrapper, as for the form path.
+have arrived" (anything after the request was written). The time-outs map to aiohttp's: connect to connect (the
+whole set-up, the name lookup included, as httpx's) and sock_connect, read to sock_read (from the end of the write
+to the answer, and between its chunks); aiohttp has no write time-out, and needs none here: a body of a few KB goes
+into the socket's buffer at once, and a peer that never reads it never answers either, which the read time-out
+catches. Status codes (429 RetryAfter, 400, ...) are handled above do_request by BaseRequest._request_wrapper, as
+for the form path.
+
 A send whose returned Message nobody reads (`result_unread`: the bot's replies and edits) is answered `True`
 instead of the message's JSON once the call succeeded; PTB's Bot._send_message hands a `True` back as it is, so the
 message and its keyboard are not parsed into objects only to be dropped (issue #14: ~0.3 ms per reply with ten
