@@ -58,16 +58,14 @@ from typing import Any
 
 from telegram import Update
 from telegram.ext import Application, ContextTypes, MessageHandler, filters
-from telegram.request import RequestData
 
 import bot.conversation as conversation_module
 from benchmarks.emulator_process import TOKEN as EMULATOR_TOKEN
 from benchmarks.emulator_process import EmulatorProcess
 from benchmarks.emulator_process import push_and_wait as emulator_round
-from benchmarks.fake_transport import cpu_per_update, polling
+from benchmarks.fake_transport import MadeUpSends, cpu_per_update, polling
 from bot.app import build_application, send_request
 from bot.config import load_settings
-from bot.http_request import JsonRequest, json_body
 from bot.inbox import RawUpdatesRequest
 from tests.support.botapi_emulator import BotApiEmulator
 
@@ -183,19 +181,6 @@ async def cardfit_run(count: int, distinct: bool, separate: bool = False, interv
             return result
 
 
-class _AnsweredRequest(JsonRequest):
-    """The send connection with Telegram's answer made up: what a reply costs above the socket."""
-
-    async def do_request(self, url: str, method: str, request_data: RequestData | None = None,
-                         *args: Any, **kwargs: Any) -> tuple[int, bytes]:
-        if url.endswith("/getMe"):
-            return 200, json.dumps({"ok": True, "result": {"id": 123456, "is_bot": True, "first_name": "Cardfit",
-                                                           "username": "cardfit_bot"}}).encode()
-        if request_data is not None:
-            json_body(request_data)  # as JsonRequest writes it
-        return 200, b'{"ok":true,"result":{"message_id":9,"date":1,"chat":{"id":42,"type":"private"},"text":"x"}}'
-
-
 async def reply_sent(count: int, buttons: list[list[Any]]) -> float:
     """CPU of one reply (1.5 KB of HTML, ten buttons) through bot/telegram_io.reply with the Application's own bot
     (Defaults, the rate limiter and pacer, JsonRequest's body), the socket left out."""
@@ -204,7 +189,7 @@ async def reply_sent(count: int, buttons: list[list[Any]]) -> float:
 
     with tempfile.TemporaryDirectory() as tmp:
         settings = load_settings(bot_token=TOKEN, db=f"{tmp}/reply.sqlite3", send_rate_per_s=1_000_000)
-        application = build_application(settings, request=_AnsweredRequest(), get_updates_request=_AnsweredRequest())
+        application = build_application(settings, request=MadeUpSends(), get_updates_request=MadeUpSends())
         await application.initialize()
         message = Update.de_json({"update_id": 1, "message": {
             "message_id": 3, "date": 1, "chat": {"id": 42, "type": "private", "first_name": "U"}, "text": "70B int4",

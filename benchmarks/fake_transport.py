@@ -21,12 +21,12 @@ from telegram import Update
 from telegram.ext import Application, ContextTypes, MessageHandler, filters
 from telegram.request import RequestData
 
+from benchmarks.emulator_process import TOKEN
 from bot.app import build_application
 from bot.config import load_settings
 from bot.http_request import JsonRequest, json_body
 from bot.inbox import RAW_UPDATES_KEY, RawUpdatesRequest, inbox_of, serve_polling
 
-TOKEN = "123456:BENCH-token-not-real"
 _ME = json.dumps({"ok": True, "result": {"id": 123456, "is_bot": True, "first_name": "Cardfit",
                                          "username": "cardfit_bot"}}).encode()
 
@@ -49,8 +49,11 @@ class _Replies:
             self.done.set()
 
 
-class _MadeUpSends(JsonRequest):
-    def __init__(self, replies: _Replies) -> None:
+class MadeUpSends(JsonRequest):
+    """The send connection with Telegram's answers made up: each body built as JsonRequest builds it, nothing sent;
+    `replies` (when given) counts the sendMessage calls."""
+
+    def __init__(self, replies: _Replies | None = None) -> None:
         super().__init__()
         self.replies = replies
 
@@ -61,7 +64,8 @@ class _MadeUpSends(JsonRequest):
         if request_data is not None:
             json_body(request_data)  # as the real connection writes it
         if url.endswith("/sendMessage"):
-            self.replies.sent()
+            if self.replies is not None:
+                self.replies.sent()
             chat = int((request_data.parameters if request_data else {}).get("chat_id", 1))
             return 200, (b'{"ok":true,"result":{"message_id":9,"date":1,"chat":{"id":%d,"type":"private"},'
                          b'"text":"x"}}' % chat)
@@ -151,12 +155,12 @@ async def cpu_per_update(bot: str, texts: list[str], warm: list[str]) -> float:
         if bot == "cardfit":
             settings = load_settings(bot_token=TOKEN, db=f"{tmp}/path.sqlite3", send_rate_per_s=1_000_000,
                                      rate_limit_messages=1000)
-            application: Any = build_application(settings, request=_MadeUpSends(replies),
+            application: Any = build_application(settings, request=MadeUpSends(replies),
                                                  get_updates_request=updates)
             application.bot_data[RAW_UPDATES_KEY] = updates  # the inbox stores getUpdates' own JSON, as it does
         else:
             application = (Application.builder().token(TOKEN).concurrent_updates(64)
-                           .request(_MadeUpSends(replies)).get_updates_request(updates).build())
+                           .request(MadeUpSends(replies)).get_updates_request(updates).build())
             application.add_handler(MessageHandler(filters.TEXT, _echo))
         async with polling(application, inbox=bot == "cardfit"):
             replies.expect(len(warm))

@@ -177,8 +177,7 @@ class JsonRequest(HTTPXRequest):
         found = self._proxies.get(origin)
         if found is None:
             try:
-                proxy = get_env_proxy_for_url(URL(origin))
-                found = (proxy[0], proxy[1])
+                found = get_env_proxy_for_url(URL(origin))
             except LookupError:
                 found = (None, None)
             self._proxies[origin] = found
