@@ -232,14 +232,21 @@ class Inbox:
             return
         token = _handling.set(handling)
         try:
-            await self.application.process_update(update)
+            # The handlers' deferred writes (bot/store/deferred.py) ride on the sending mark's commit, before the
+            # reply; an update that sends nothing has them written here, at its end.
+            async with self.store.deferring():
+                await self.application.process_update(update)
+        except DATABASE_ERRORS as exc:
+            log.warning("inbox: could not write update %s's last store writes: %s", update.update_id,
+                        exc.__class__.__name__)
         finally:
             _handling.reset(token)
             handling.finished = True
 
     async def before_send(self, handling: _Handling) -> None:
-        """Committed before the first non-repeatable request of an update's handling: received -> sending. A
-        store that cannot take it does not stop the reply (it is logged; a crash now could repeat that reply)."""
+        """Committed before the first non-repeatable request of an update's handling: received -> sending, with
+        the writes its handlers deferred (bot/store/deferred.py). A store that cannot take it does not stop the
+        reply (it is logged; a crash now could repeat that reply; the deferred writes are lost with it)."""
         if handling.mark is None:
             # One row per write on purpose, unlike the done marks: a group commit releases all its handlers' sends
             # at the same moment, and httpx's connection pool then spent more CPU on that herd than the grouping

@@ -6,9 +6,10 @@ from pathlib import Path
 from bot.store.alerts import ALERT_LEASE_S, ALERT_OUTCOMES, AlertProgress, AlertRepository, QueuedAlert
 from bot.store.announcements import AnnouncedVersion, Announcement, AnnouncementRepository, PartState
 from bot.store.contexts import CONTEXT_TTL_S, ChatContextRepository
-from bot.store.database import DATABASE_ERRORS, INTEGRITY_ERRORS, Database, is_postgres_url
+from bot.store.database import DATABASE_ERRORS, INTEGRITY_ERRORS, Database, SqliteDatabase, is_postgres_url
 from bot.store.hub_models import HubEntry, HubModelRepository
 from bot.store.inbox import INBOX_LEASE_S, InboxRepository, Resumed, StoredUpdate
+from bot.store.postgres import PostgresDatabase
 from bot.store.schema import MIGRATIONS, migrate, split_sql_script
 from bot.store.subscriptions import Subscriber, Subscription, SubscriptionRepository
 from bot.store.users import PREFERENCE_FIELDS, Preferences, UserRepository
@@ -22,6 +23,13 @@ __all__ = [
 ]
 
 
+async def open_database(target: str | Path) -> Database:
+    """A file path (or ':memory:') opens SQLite, a postgresql:// URL opens PostgreSQL."""
+    if is_postgres_url(target):
+        return await PostgresDatabase.connect(str(target))
+    return await SqliteDatabase.connect(target)
+
+
 class Store(UserRepository, AnnouncementRepository, SubscriptionRepository, AlertRepository, ChatContextRepository,
             HubModelRepository, InboxRepository):
     """The repositories over one Database: `await Store.open(target)` connects and migrates (a file path: SQLite,
@@ -33,7 +41,7 @@ class Store(UserRepository, AnnouncementRepository, SubscriptionRepository, Aler
 
     @classmethod
     async def open(cls, path: str | Path) -> Store:
-        database = await Database.open(path)
+        database = await open_database(path)
         try:
             version = await migrate(database)
         except BaseException:

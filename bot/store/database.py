@@ -4,7 +4,7 @@ The repositories write SQLite-style SQL (`?` placeholders, `INSERT ... ON CONFLI
 which PostgreSQL also runs once the placeholders are numbered: `pg_placeholders` does that, in this one place.
 Migration DDL is written once too: `pg_ddl` maps SQLite's column types to PostgreSQL's (see its docstring).
 What differs between the engines beyond that (transactions, the schema version, locking for migrations) lives
-in the two `Database` classes below, never in a repository.
+in the two `Database` classes (SQLite's below, PostgreSQL's in bot/store/postgres.py), never in a repository.
 """
 from __future__ import annotations
 
@@ -22,9 +22,6 @@ import aiosqlite
 import asyncpg
 
 from bot.store.dialect import (  # re-exported: the store's callers name them here
-    _INSERT_INTO,
-    _STATUS_COUNT,
-    _returns_rows,
     is_postgres_url,
     pg_ddl,
     pg_placeholders,
@@ -32,6 +29,7 @@ from bot.store.dialect import (  # re-exported: the store's callers name them he
 )
 
 __all__ = ["is_postgres_url", "pg_ddl", "pg_placeholders", "redacted"]
+from bot.store.deferred import defer_here, deferring, take_deferred
 from bot.store.sqlite_calls import (
     BUSY_TIMEOUT_MS,
     begin,
@@ -49,9 +47,6 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 Parameters = tuple[Any, ...]
-# The advisory lock key every replica takes before it migrates a PostgreSQL database ("cardfit" as digits).
-MIGRATION_LOCK_KEY = 0x63617264666974
-
 # A bad row (NOT NULL, CHECK, FOREIGN KEY, UNIQUE) on either engine: `except INTEGRITY_ERRORS`.
 INTEGRITY_ERRORS: tuple[type[Exception], ...] = (sqlite3.IntegrityError, asyncpg.IntegrityConstraintViolationError)
 # Any failure of the database itself (unreachable, broken SQL, ...), for health checks and retries.
@@ -127,18 +122,12 @@ async def fetch_rows(db: Connection, sql: str, parameters: Iterable[Any] = ()) -
 
 
 class Database(ABC):
-    """What the repositories share. `Database.open(target)`: a file path (or ':memory:') opens SQLite, a
-    postgresql:// URL opens PostgreSQL."""
+    """What the repositories share: SqliteDatabase below, PostgresDatabase in bot/store/postgres.py (`open_database`
+    in bot/store/__init__.py picks one for its target)."""
 
     engine: str
     path: str  # for messages and logs: the file, or the URL without its password
     skip_locked: str = ""  # Connection.skip_locked, for a claim that is one statement of its own
-
-    @classmethod
-    async def open(cls, target: str | Path) -> Database:
-        if is_postgres_url(target):
-            return await PostgresDatabase.connect(str(target))
-        return await SqliteDatabase.connect(target)
 
     @abstractmethod
     async def close(self) -> None: ...
@@ -171,6 +160,22 @@ class Database(ABC):
     @abstractmethod
     async def write_many(self, statements: Sequence[tuple[str, Parameters]], *, short: bool = False) -> None:
         """Several writes as one transaction, all or none, in one round trip where the engine allows it."""
+
+    async def defer(self, statements: Sequence[tuple[str, Parameters]]) -> None:
+        """Short writes that may wait for this task's next statement (bot/store/deferred.py), inside a `deferring()`
+        block; outside one, `write_many` now."""
+        if not defer_here(self, statements):
+            await self.write_many(statements, short=True)
+
+    def deferring(self) -> AbstractAsyncContextManager[None]:
+        """The block in which `defer` waits; what still waits at its end is written then."""
+        return deferring(self, partial(self.write_many, short=True))
+
+    async def _write_deferred(self) -> None:
+        """Before a statement that cannot carry them (a read, a RETURNING write, a transaction): what this task
+        deferred, as a transaction of its own."""
+        if taken := take_deferred(self):
+            await self.write_many(taken, short=True)
 
     @abstractmethod
     async def schema_version(self) -> int: ...
@@ -312,6 +317,7 @@ class SqliteDatabase(Database):
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Connection]:
+        await self._write_deferred()
         async with self._exclusive():
             try:
                 # IMMEDIATE takes the write lock up front, so a second process waits (busy_timeout) at BEGIN
@@ -338,21 +344,28 @@ class SqliteDatabase(Database):
             await self._pragma("PRAGMA foreign_keys = ON")
 
     async def write_one(self, sql: str, parameters: Parameters, *, short: bool = False) -> None:
-        """A single-statement write: in autocommit mode SQLite runs it as its own transaction, atomically."""
+        """A single-statement write: in autocommit mode SQLite runs it as its own transaction, atomically (with
+        what this task deferred, in one transaction)."""
+        if taken := take_deferred(self):
+            await self._call(partial(run_in_transaction, statements=[*taken, (sql, parameters)]), short)
+            return
         await self._call(partial(execute_closed, sql=sql, parameters=parameters), short)
 
     async def write_returning(self, sql: str, parameters: Parameters, *, short: bool = False) -> list[Any]:
         """A single-statement write with a RETURNING clause: the rows as written."""
+        await self._write_deferred()
         rows: list[Any] = await self._call(partial(execute_rows, sql=sql, parameters=parameters), short)
         return rows
 
     async def fetch(self, sql: str, parameters: Parameters = (), *, short: bool = False) -> list[Any]:
+        await self._write_deferred()
         rows: list[Any] = await self._call(partial(execute_rows, sql=sql, parameters=parameters), short)
         return rows
 
     async def write_many(self, statements: Sequence[tuple[str, Parameters]], *, short: bool = False) -> None:
-        """BEGIN IMMEDIATE, the statements, COMMIT, rolled back whole when one fails."""
-        await self._call(partial(run_in_transaction, statements=statements), short)
+        """BEGIN IMMEDIATE, the statements (after what this task deferred), COMMIT, rolled back whole when one
+        fails."""
+        await self._call(partial(run_in_transaction, statements=[*take_deferred(self), *statements]), short)
 
     async def _call(self, function: Callable[[sqlite3.Connection], Any], short: bool = False) -> Any:
         """A short call on a free connection: at once, on the event loop (see the class's docstring). Otherwise
@@ -416,182 +429,13 @@ def _counted(database: SqliteDatabase, function: Callable[[sqlite3.Connection], 
         database._finished += 1
 
 
-# -- PostgreSQL ----------------------------------------------------------------------------------------------------
-
-_SCHEMA_VERSION_TABLE = "CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)"
-
-
-def _status_count(status: str) -> int:
-    """asyncpg returns the command tag ('INSERT 0 1', 'UPDATE 3', 'DELETE 0'): its last number is the row count."""
-    match = _STATUS_COUNT.search(status)
-    return int(match.group(1)) if match else 0
-
-
-class PostgresConnection(Connection):
-    engine = "postgresql"
-    skip_locked = "FOR UPDATE SKIP LOCKED"
-
-    def __init__(self, conn: asyncpg.Connection, identities: dict[str, str | None]) -> None:
-        self._conn = conn
-        self._identities = identities  # table -> its identity column (None: it has none), shared by the pool
-
-    async def execute(self, sql: str, parameters: Iterable[Any] = ()) -> Result:
-        arguments = tuple(parameters)
-        text = pg_placeholders(sql)
-        if _returns_rows(sql):
-            rows = list(await self._conn.fetch(text, *arguments))
-            return Result(rows, len(rows), None)
-        insert = _INSERT_INTO.match(sql)
-        identity = await self._identity(insert.group(1)) if insert else None
-        if identity is None:
-            return Result([], _status_count(await self._conn.execute(text, *arguments)), None)
-        # PostgreSQL has no lastrowid: ask the statement for its identity column, as SQLite's cursor would know it.
-        rows = list(await self._conn.fetch(f"{text.rstrip().rstrip(';')} RETURNING {identity}", *arguments))
-        return Result([], len(rows), int(rows[-1][0]) if rows else None)
-
-    async def _identity(self, table: str) -> str | None:
-        key = table.lower()
-        if key not in self._identities:
-            self._identities[key] = await self._conn.fetchval(
-                """
-                SELECT attname FROM pg_attribute
-                WHERE attrelid = to_regclass($1) AND attidentity <> '' AND NOT attisdropped
-                """,
-                key,
-            )
-        return self._identities[key]
-
-    async def schema_version(self) -> int:
-        exists = await self._conn.fetchval("SELECT to_regclass('schema_version') IS NOT NULL")
-        if not exists:
-            return 0
-        version = await self._conn.fetchval("SELECT max(version) FROM schema_version")
-        return int(version or 0)
-
-    async def set_schema_version(self, version: int) -> None:
-        await self._conn.execute(_SCHEMA_VERSION_TABLE)
-        await self._conn.execute("DELETE FROM schema_version")
-        await self._conn.execute("INSERT INTO schema_version (version) VALUES ($1)", int(version))
-
-    async def after_migration(self, number: int) -> None:
-        # A table rebuilt by copying rows with their ids leaves its identity behind the copied ids; move each
-        # identity past the largest id, as SQLite's rowid would continue. The table's columns may have changed.
-        self._identities.clear()
-        columns = await self._conn.fetch(
-            """
-            SELECT c.relname AS table_name, a.attname AS column_name
-            FROM pg_attribute AS a JOIN pg_class AS c ON c.oid = a.attrelid
-            JOIN pg_namespace AS n ON n.oid = c.relnamespace
-            WHERE a.attidentity <> '' AND NOT a.attisdropped AND n.nspname = current_schema()
-            """
-        )
-        for column in columns:
-            table, name = column["table_name"], column["column_name"]
-            await self._conn.execute(
-                f'SELECT setval(pg_get_serial_sequence($1, $2), coalesce(max("{name}"), 0) + 1, false) '
-                f'FROM "{table}"',
-                table, name,
-            )
-
-    def ddl(self, statement: str) -> str:
-        return pg_ddl(statement)
-
-
-async def _keep_session(conn: asyncpg.Connection) -> None:
-    """The pool's reset of a returned connection: none beyond asyncpg's own (an open transaction is rolled back,
-    listeners dropped). Its default sends a reset query (UNLISTEN, CLOSE ALL, RESET ALL, advisory unlocks): one more
-    round trip inside every write's hold of the write lock (issue #14, bench_alerts), to undo session state the store
-    never sets (the migration's advisory lock is released in `migration`)."""
-
-
-class PostgresDatabase(Database):
-    """A connection pool. Reads run at once on pooled connections; this process's writes run one after another
-    (an asyncio.Lock, as on SQLite), so two writes issued in order take effect in that order, here as there.
-    Between replicas PostgreSQL's row locks and UNIQUE constraints decide."""
-
-    engine = "postgresql"
-    skip_locked = PostgresConnection.skip_locked
-
-    def __init__(self, pool: asyncpg.Pool, url: str) -> None:
-        self._pool = pool
-        self.path = redacted(url)
-        self._identities: dict[str, str | None] = {}
-        self._write_lock = asyncio.Lock()
-        self._closed = False
-
-    @classmethod
-    async def connect(cls, url: str, *, min_size: int = 1, max_size: int = 10,
-                      timeout: float = 10.0) -> PostgresDatabase:
-        pool = await asyncpg.create_pool(url, min_size=min_size, max_size=max_size, timeout=timeout,
-                                         command_timeout=30, reset=_keep_session)
-        return cls(pool, url)
-
-    async def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        await self._pool.close()
-
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[Connection]:
-        async with self._write_lock, self._pool.acquire() as conn, conn.transaction():
-            yield PostgresConnection(conn, self._identities)
-
-    @asynccontextmanager
-    async def migration(self) -> AsyncIterator[Connection]:
-        async with self._write_lock, self._pool.acquire() as conn:
-            # A second replica starting at the same moment waits here, then re-reads the version and finds the
-            # migration done. Taken before the transaction, not in it: a transaction that waited for the lock
-            # keeps the catalog it saw before (an advisory lock does not make PostgreSQL take in other sessions'
-            # DDL), so it would not see the tables the first one created; one begun after it does.
-            await conn.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK_KEY)
-            try:
-                async with conn.transaction():
-                    yield PostgresConnection(conn, self._identities)
-            finally:
-                if not conn.is_closed():  # a lost connection has lost its lock too
-                    try:
-                        await conn.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK_KEY)
-                    except BaseException:
-                        # The pool's reset sends no advisory unlock (`_keep_session`): a connection that may still
-                        # hold the lock never goes back to the pool; closing it ends its session and the lock.
-                        conn.terminate()
-                        raise
-
-    @asynccontextmanager
-    async def migrating(self) -> AsyncIterator[None]:
-        yield  # PostgreSQL checks foreign keys as each DDL statement runs; nothing to switch
-
-    async def fetch(self, sql: str, parameters: Parameters = (), *, short: bool = False) -> list[Any]:
-        return list(await self._pool.fetch(pg_placeholders(sql), *parameters))
-
-    async def write_one(self, sql: str, parameters: Parameters, *, short: bool = False) -> None:
-        async with self._write_lock:
-            await self._pool.execute(pg_placeholders(sql), *parameters)
-
-    async def write_returning(self, sql: str, parameters: Parameters, *, short: bool = False) -> list[Any]:
-        async with self._write_lock:
-            return list(await self._pool.fetch(pg_placeholders(sql), *parameters))
-
-    async def write_many(self, statements: Sequence[tuple[str, Parameters]], *, short: bool = False) -> None:
-        async with self._write_lock, self._pool.acquire() as conn, conn.transaction():
-            for sql, parameters in statements:
-                await conn.execute(pg_placeholders(sql), *parameters)
-
-    async def schema_version(self) -> int:
-        async with self._pool.acquire() as conn:
-            return await PostgresConnection(conn, self._identities).schema_version()
-
-    async def refresh_statistics(self, table: str) -> None:
-        # Not under the write lock: ANALYZE writes no rows and blocks no reads or writes (a SHARE UPDATE EXCLUSIVE
-        # lock: https://www.postgresql.org/docs/current/sql-analyze.html). Stale statistics make the planner read a
-        # just-queued fan-out whole (issue #14: 100,000 queued alerts estimated as 275, every claim 110-125 ms).
-        await self._pool.execute(f'ANALYZE "{table}"')
-
-
 class Repository:
     """The SQL of one table group over the shared Database."""
 
     def __init__(self, database: Database) -> None:
         self._database = database
+
+    def deferring(self) -> AbstractAsyncContextManager[None]:
+        """Database.deferring: the block in which the store's deferred writes wait (bot/store/deferred.py)."""
+        return self._database.deferring()
 

@@ -387,7 +387,7 @@ MIGRATIONS: list[tuple[int, str]] = [
 # old table (they follow the table, not its name); ALTER TABLE does the same change in place there. A number not
 # listed here runs MIGRATIONS' script on both engines, its column types mapped by database.pg_ddl. Migration 8's
 # rebuilds of alerts and announcement_parts run as written: no foreign key references either table, and the
-# runner moves the copied tables' identities past their ids (database.PostgresConnection.after_migration).
+# runner moves the copied tables' identities past their ids (postgres.PostgresConnection.after_migration).
 POSTGRES_MIGRATIONS: dict[int, str] = {
     6: """
         ALTER TABLE announcements ADD COLUMN base_sha256 TEXT NOT NULL DEFAULT '';

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.store.contexts import keep_statements
 from bot.store.database import Connection, Repository, Row, fetch_rows
@@ -73,6 +73,17 @@ _REMEMBER = """
 """
 
 
+_TOUCH = """
+    INSERT INTO users (user_id, telegram_language, blocked, created_at, updated_at)
+    VALUES (?, ?, 0, ?, ?)
+    ON CONFLICT (user_id) DO UPDATE SET
+        -- Some updates carry no language_code; keep the last one seen rather than forget it.
+        telegram_language = coalesce(excluded.telegram_language, users.telegram_language),
+        blocked = 0,
+        updated_at = excluded.updated_at
+"""
+
+
 def _preferences_from_row(row: Row) -> Preferences:
     present = set(row.keys())
     values = {column: row[column] for column in _PREFERENCE_COLUMNS if column in present}
@@ -133,24 +144,20 @@ class UserRepository(Repository):
             rows = await fetch_rows(db, _SELECT_PREFERENCES, (user_id,))
         return _preferences_from_row(rows[0])
 
-    async def touch_user(self, user_id: int, telegram_language: str | None) -> Preferences:
+    async def touch_user(self, user_id: int, telegram_language: str | None, *,
+                         read: Preferences | None = None) -> Preferences:
         """Record that the user wrote to the bot: they are reachable again, and their Telegram language.
-        Returns the preferences as stored after the write."""
+        Returns the preferences as stored after the write. With `read` (what the caller just read of this user:
+        bot/caller.py), the write is deferred (Database.defer: it lands with the update's next write, before its
+        reply) and the result is `read` as the write changes it, as RETURNING would give it."""
         now = time.time()
-        rows = await self._database.write_returning(
-            f"""
-            INSERT INTO users (user_id, telegram_language, blocked, created_at, updated_at)
-            VALUES (?, ?, 0, ?, ?)
-            ON CONFLICT (user_id) DO UPDATE SET
-                -- Some updates carry no language_code; keep the last one seen rather than forget it.
-                telegram_language = coalesce(excluded.telegram_language, users.telegram_language),
-                blocked = 0,
-                updated_at = excluded.updated_at
-            RETURNING {_RETURNING_PREFERENCES}
-            """,
-            (user_id, telegram_language, now, now),
-            short=True,
-        )
+        parameters = (user_id, telegram_language, now, now)
+        if read is not None:
+            await self._database.defer([(_TOUCH, parameters)])
+            language = read.telegram_language if telegram_language is None else telegram_language
+            return replace(read, telegram_language=language, blocked=False, updated_at=now)
+        rows = await self._database.write_returning(f"{_TOUCH} RETURNING {_RETURNING_PREFERENCES}", parameters,
+                                                    short=True)
         return _preferences_from_row(rows[0])
 
     async def remember_question(self, user_id: int, text: str, payload: str | None,
@@ -162,12 +169,13 @@ class UserRepository(Repository):
     async def remember_answer(self, user_id: int, text: str, payload: str | None, telegram_language: str | None,
                               kept: tuple[int, SizeRequest, str | None] | None) -> None:
         """After an answer: remember_question and, with `kept` (chat id, request, payload), keep_request, in one
-        transaction and one round trip instead of two transactions (issue #14: fewer store hops per update)."""
+        transaction and one round trip instead of two transactions (issue #14: fewer store hops per update);
+        deferred (Database.defer): inside an update's handling it commits with the reply's sending mark."""
         now = time.time()
         statements = [(_REMEMBER, (user_id, text, payload, telegram_language, now, now))]
         if kept is not None:
             statements += keep_statements(self._database, *kept, now)
-        await self._database.write_many(statements, short=True)
+        await self._database.defer(statements)
 
     async def mark_blocked(self, user_id: int, blocked: bool = True) -> None:
         now = time.time()

@@ -1,0 +1,166 @@
+"""Deferred writes (bot/store/deferred.py, issue #14) on both engines: inside a `deferring()` block a deferred
+write lands with the task's next statement (in its transaction when that is a write, all or none), a read of the
+same task sees it, what still waits is written at the block's end, and nothing is deferred outside a block. In the
+bot: a new user's question commits their row, the answer and the chat's context with the update's 'sending' mark,
+before the reply goes out."""
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+
+import pytest
+from telegram.ext import ApplicationHandlerStop, MessageHandler, filters
+
+from bot.store import INTEGRITY_ERRORS, Preferences, Store
+from engine.sizing import SizeRequest
+from tests.test_inbox import Running as InboxRunning
+
+NEW = Preferences(user_id=1)
+LAST_QUESTION = ("UPDATE users SET last_question = ? WHERE user_id = ?", ("kept", 1))
+
+
+@pytest.fixture
+async def two(db_target):
+    """Two stores on one database: the first writes, the second sees only what was committed."""
+    first, second = await Store.open(db_target), await Store.open(db_target)
+    try:
+        yield first, second
+    finally:
+        await first.close()
+        await second.close()
+
+
+async def test_outside_a_block_a_deferred_write_is_written_at_once(two):
+    first, second = two
+    await first.touch_user(1, "de", read=NEW)
+    assert (await second.get_preferences(1)).telegram_language == "de"
+
+
+async def test_a_deferred_write_commits_with_the_tasks_next_write_before_it(two):
+    first, second = two
+    async with first.deferring():
+        prefs = await first.touch_user(1, "de", read=NEW)
+        assert prefs.stored and prefs.telegram_language == "de"
+        assert not (await second.get_preferences(1)).stored  # not written yet
+        await first._database.write_one(*LAST_QUESTION, short=True)  # updates the row the deferred write inserts
+        stored = await second.get_preferences(1)
+        assert (stored.stored, stored.telegram_language, stored.last_question) == (True, "de", "kept")
+
+
+async def test_a_write_that_fails_takes_the_deferred_writes_with_it(two):
+    first, second = two
+    await first.touch_user(2, "en")
+    duplicate = ("INSERT INTO users (user_id, blocked, created_at, updated_at) VALUES (?, 0, 1, 1)", (2,))
+    async with first.deferring():
+        await first.touch_user(1, "de", read=NEW)
+        with pytest.raises(INTEGRITY_ERRORS):
+            await first._database.write_one(*duplicate, short=True)
+        assert not (await second.get_preferences(1)).stored  # one transaction: none of it
+        await first._database.write_one(*LAST_QUESTION, short=True)  # taken once: not tried again
+    assert not (await second.get_preferences(1)).stored
+
+
+async def test_a_read_of_the_same_task_sees_what_it_deferred(two):
+    first, _ = two
+    async with first.deferring():
+        await first.remember_answer(1, "70B int4", "S70Pi4", "de", (1, SizeRequest(params_b=70), "S70"))
+        assert (await first.get_preferences(1)).last_question == "70B int4"
+        kept = await first.kept_request(1)
+        assert kept is not None and kept.params_b == 70
+
+
+async def test_what_still_waits_is_written_when_the_block_ends_even_by_an_error(two):
+    first, second = two
+    with pytest.raises(RuntimeError):
+        async with first.deferring():
+            await first.touch_user(1, "de", read=NEW)
+            raise RuntimeError("the handler failed")
+    assert (await second.get_preferences(1)).telegram_language == "de"
+
+
+async def test_a_task_started_in_the_block_writes_at_once_after_it_ended(two):
+    first, second = two
+    go = asyncio.Event()
+
+    async def later() -> None:
+        await go.wait()
+        await first.touch_user(1, "de", read=NEW)
+
+    async with first.deferring():
+        task = asyncio.create_task(later())
+    go.set()
+    await task
+    assert (await second.get_preferences(1)).telegram_language == "de"
+
+
+async def test_a_transaction_and_a_returning_write_come_after_the_deferred_writes(two):
+    first, second = two
+    async with first.deferring():
+        await first.touch_user(1, "de", read=NEW)
+        await first.mark_blocked(1)  # a transaction of its own, after the row was written
+        assert (await second.get_preferences(1)).blocked
+        await first.touch_user(3, "en", read=Preferences(user_id=3))
+        assert (await first.touch_user(4, None)).stored  # RETURNING: written at once, the deferred one first
+        assert (await second.get_preferences(3)).telegram_language == "en"
+
+
+@pytest.mark.parametrize("language", ["de", None, "en"])
+async def test_touch_user_after_a_read_gives_what_the_returning_write_gives(store, language):
+    await store.touch_user(5, "de")
+    await store.set_preference(5, "precision", "int4")
+    await store.mark_blocked(5)
+    for user in (5, 6):  # a known, blocked user; a new one
+        read = await store.get_preferences(user)
+        async with store.deferring():
+            computed = await store.touch_user(user, language, read=read)
+        assert computed == await store.get_preferences(user)
+
+
+async def test_a_new_users_question_commits_its_writes_with_the_sending_mark_before_the_reply(emulator, tmp_path):
+    seen: list[tuple[object, ...]] = []
+    bot = InboxRunning(emulator, tmp_path)
+    record = emulator._record
+
+    def reading_the_store(call):
+        if call.method == "sendMessage" and call.chat_id == 4242:
+            with sqlite3.connect(bot.settings.db) as conn:  # what is committed when the reply arrives
+                seen.append((
+                    conn.execute("SELECT telegram_language, last_question FROM users WHERE user_id = 4242").fetchone(),
+                    conn.execute("SELECT count(*) FROM chat_context WHERE chat_id = 4242").fetchone()[0],
+                    conn.execute("SELECT state FROM inbox").fetchone()[0]))
+        record(call)
+
+    emulator._record = reading_the_store
+    commits = []
+    async with bot:
+        await bot.ready()
+        database = bot.inbox.store._database
+        database._db._conn.set_trace_callback(lambda sql: commits.append(sql) if sql == "COMMIT" else None)
+        emulator.push_message(4242, "70B at 4-bit, 32k context", language_code="de")
+        await emulator.wait_for("sendMessage", lambda c: c.chat_id == 4242, timeout=20)
+        await asyncio.sleep(0.2)
+    assert seen == [(("de", "70B at 4-bit, 32k context"), 1, "sending")]
+    assert len(commits) <= 3  # the update stored, its one write before the reply, its done mark
+
+
+async def test_an_update_that_sends_nothing_has_its_deferred_writes_written_at_its_end(emulator, tmp_path):
+    async def silent(update, context):  # defers a write, sends nothing, stops the update
+        await context.store.touch_user(4343, "de", read=Preferences(user_id=4343))
+        raise ApplicationHandlerStop
+
+    bot = InboxRunning(emulator, tmp_path)
+    bot.application.add_handler(MessageHandler(filters.Regex("^silent$"), silent), group=-2)
+    async with bot:
+        await bot.ready()
+        pushed = emulator.push_message(4343, "silent")
+        deadline = asyncio.get_running_loop().time() + 20
+        while bot.inbox.counts["done"] < 1:
+            assert asyncio.get_running_loop().time() < deadline, "the update was never handled"
+            await asyncio.sleep(0.05)
+    assert not emulator.sent("sendMessage", chat_id=4343)
+    store = await Store.open(bot.settings.db)
+    try:
+        assert (await store.get_preferences(4343)).telegram_language == "de"
+        assert await store.inbox_states() == {pushed["update_id"]: "done"}
+    finally:
+        await store.close()
