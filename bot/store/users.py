@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from bot.store.contexts import keep_statements
 from bot.store.database import Connection, Repository, Row, fetch_rows
@@ -85,11 +86,17 @@ _TOUCH = """
 
 
 def _preferences_from_row(row: Row) -> Preferences:
-    present = set(row.keys())
-    values = {column: row[column] for column in _PREFERENCE_COLUMNS if column in present}
+    values = {column: row[index] for column, index in _positions(tuple(row.keys()))}
     values["blocked"] = bool(values["blocked"])
     values["updated_at"] = float(values["updated_at"])
     return Preferences(**values)
+
+
+@lru_cache(maxsize=16)
+def _positions(keys: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+    """Where each preference column is in a row with these columns (read once per shape of row: a lookup by name
+    on every row was half of building the preferences, ~6 us of each update, issue #14)."""
+    return tuple((column, keys.index(column)) for column in _PREFERENCE_COLUMNS if column in keys)
 
 
 def _checked_preference(field: str, value: object) -> object:
