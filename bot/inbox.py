@@ -120,6 +120,10 @@ class InboxRateLimiter(ResilientRateLimiter):
         if handling is None or repeatable(endpoint):
             return await super().process_request(callback, args, kwargs, endpoint, data, rate_limit_args)
         current = handling
+        if handling.mark is None and not self.free_now(data):
+            # The request waits for its slot (the pace, a group's limit, a 429): what the handlers deferred must
+            # not wait with it, or the chat's next message would read the context before this answer's.
+            await handling.inbox.store.write_deferred()
 
         async def marked(*call_args: Any, **call_kwargs: Any) -> bool | JSONDict | list[JSONDict]:
             # Inside the limiter, after its wait: the window between the mark and the request is the write alone.
@@ -251,7 +255,9 @@ class Inbox:
             # One row per write on purpose, unlike the done marks: a group commit releases all its handlers' sends
             # at the same moment, and httpx's connection pool then spent more CPU on that herd than the grouping
             # saved (in process against the emulator: 6.9 against 4.2 ms per update; one by one: 4.2 against 4.3).
-            handling.mark = asyncio.ensure_future(self.store.mark_updates_sending([handling.update_id]))
+            # The deferred writes are taken here, in the update's own task (the mark's task may not take them).
+            handling.mark = asyncio.ensure_future(self.store.mark_updates_sending(
+                [handling.update_id], carrying=self.store.take_deferred()))
         try:
             await asyncio.shield(handling.mark)
         except DATABASE_ERRORS as exc:

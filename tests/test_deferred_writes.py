@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 
 import pytest
 from telegram.ext import ApplicationHandlerStop, MessageHandler, filters
 
 from bot.store import INTEGRITY_ERRORS, Preferences, Store
+from bot.telegram_io import Pacer
 from engine.sizing import SizeRequest
 from tests.test_inbox import Running as InboxRunning
 
@@ -47,7 +49,7 @@ async def test_a_deferred_write_commits_with_the_tasks_next_write_before_it(two)
         assert (stored.stored, stored.telegram_language, stored.last_question) == (True, "de", "kept")
 
 
-async def test_a_write_that_fails_takes_the_deferred_writes_with_it(two):
+async def test_a_write_that_fails_gives_the_deferred_writes_back_and_fails_alone(two):
     first, second = two
     await first.touch_user(2, "en")
     duplicate = ("INSERT INTO users (user_id, blocked, created_at, updated_at) VALUES (?, 0, 1, 1)", (2,))
@@ -55,9 +57,58 @@ async def test_a_write_that_fails_takes_the_deferred_writes_with_it(two):
         await first.touch_user(1, "de", read=NEW)
         with pytest.raises(INTEGRITY_ERRORS):
             await first._database.write_one(*duplicate, short=True)
-        assert not (await second.get_preferences(1)).stored  # one transaction: none of it
-        await first._database.write_one(*LAST_QUESTION, short=True)  # taken once: not tried again
-    assert not (await second.get_preferences(1)).stored
+        assert not (await second.get_preferences(1)).stored  # rolled back with it: nothing half written
+    assert (await second.get_preferences(1)).telegram_language == "de"  # waited again: written at the end
+
+
+async def test_a_deferred_write_that_fails_never_costs_the_statement_it_joined_its_commit(two):
+    first, second = two
+    await first.touch_user(2, "en")
+    duplicate = ("INSERT INTO users (user_id, blocked, created_at, updated_at) VALUES (?, 0, 1, 1)", (2,))
+    with pytest.raises(INTEGRITY_ERRORS):  # the deferred write fails again at the block's end: raised there
+        async with first.deferring():
+            await first._database.defer([duplicate])
+            await first.touch_user(3, "de")  # a write of its own (RETURNING), after the deferred one
+            await first._database.write_one("UPDATE users SET last_question = ? WHERE user_id = ?", ("kept", 2),
+                                            short=True)
+            assert (await second.get_preferences(2)).last_question == "kept"
+    assert (await second.get_preferences(3)).telegram_language == "de"
+
+
+async def test_a_cancelled_block_whose_last_write_fails_stays_cancelled(two):
+    first, second = two
+    await first.touch_user(2, "en")
+    duplicate = ("INSERT INTO users (user_id, blocked, created_at, updated_at) VALUES (?, 0, 1, 1)", (2,))
+    started = asyncio.Event()
+
+    async def handling() -> None:
+        async with first.deferring():
+            await first._database.defer([duplicate])
+            await first.touch_user(1, "de", read=NEW)
+            started.set()
+            await asyncio.sleep(30)
+
+    task = asyncio.create_task(handling())
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task  # not turned into the write's IntegrityError, which an inbox would take for an ended update
+    assert not (await second.get_preferences(1)).stored  # all or none: the failing one took the touch with it
+
+
+async def test_a_task_started_in_the_block_neither_takes_nor_defers(two):
+    first, second = two
+    async with first.deferring():
+        await first.touch_user(1, "de", read=NEW)
+
+        async def child() -> None:
+            await first.get_preferences(5)  # a statement of another task: leaves the block's writes waiting
+            await first.touch_user(6, "en", read=Preferences(user_id=6))  # not this block's: written at once
+
+        await asyncio.create_task(child())
+        assert not (await second.get_preferences(1)).stored
+        assert (await second.get_preferences(6)).telegram_language == "en"
+    assert (await second.get_preferences(1)).telegram_language == "de"
 
 
 async def test_a_read_of_the_same_task_sees_what_it_deferred(two):
@@ -102,6 +153,7 @@ async def test_a_transaction_and_a_returning_write_come_after_the_deferred_write
         await first.touch_user(3, "en", read=Preferences(user_id=3))
         assert (await first.touch_user(4, None)).stored  # RETURNING: written at once, the deferred one first
         assert (await second.get_preferences(3)).telegram_language == "en"
+    assert (await second.get_preferences(1)).blocked  # the touch came first: it never unblocks them afterwards
 
 
 @pytest.mark.parametrize("language", ["de", None, "en"])
@@ -116,8 +168,26 @@ async def test_touch_user_after_a_read_gives_what_the_returning_write_gives(stor
         assert computed == await store.get_preferences(user)
 
 
+def record_writes(database, writes: list[tuple[float, str, list[str]]]) -> None:
+    """Every write the engine runs, in order: (when, which call, each statement's first line)."""
+    for name in ("_write_one", "_write_many", "_write_returning"):
+        original = getattr(database, name)
+
+        def recorded(*args, _original=original, _name=name, **kwargs):
+            statements = args[0] if _name == "_write_many" else [(args[0], args[1])]
+            writes.append((time.monotonic(), _name, [" ".join(sql.split())[:41] for sql, _ in statements]))
+            return _original(*args, **kwargs)
+
+        setattr(database, name, recorded)
+
+
+TOUCH, REMEMBER = "INSERT INTO users (user_id, telegram_lang", "INSERT INTO users (user_id, last_question"
+CONTEXT, SENDING = "INSERT INTO chat_context (chat_id, payloa", "UPDATE inbox SET state = ? WHERE update_i"
+
+
 async def test_a_new_users_question_commits_its_writes_with_the_sending_mark_before_the_reply(emulator, tmp_path):
     seen: list[tuple[object, ...]] = []
+    writes: list[tuple[float, str, list[str]]] = []
     bot = InboxRunning(emulator, tmp_path)
     record = emulator._record
 
@@ -127,20 +197,50 @@ async def test_a_new_users_question_commits_its_writes_with_the_sending_mark_bef
                 seen.append((
                     conn.execute("SELECT telegram_language, last_question FROM users WHERE user_id = 4242").fetchone(),
                     conn.execute("SELECT count(*) FROM chat_context WHERE chat_id = 4242").fetchone()[0],
-                    conn.execute("SELECT state FROM inbox").fetchone()[0]))
+                    conn.execute("SELECT state FROM inbox ORDER BY update_id DESC").fetchone()[0], len(writes)))
         record(call)
 
     emulator._record = reading_the_store
-    commits = []
     async with bot:
         await bot.ready()
-        database = bot.inbox.store._database
-        database._db._conn.set_trace_callback(lambda sql: commits.append(sql) if sql == "COMMIT" else None)
+        emulator.push_message(4241, "7B bf16")  # the process's first answer also sweeps old contexts
+        await emulator.wait_for("sendMessage", lambda c: c.chat_id == 4241, timeout=20)
+        await asyncio.sleep(0.2)  # its done mark
+        record_writes(bot.inbox.store._database, writes)
         emulator.push_message(4242, "70B at 4-bit, 32k context", language_code="de")
         await emulator.wait_for("sendMessage", lambda c: c.chat_id == 4242, timeout=20)
-        await asyncio.sleep(0.2)
-    assert seen == [(("de", "70B at 4-bit, 32k context"), 1, "sending")]
-    assert len(commits) <= 3  # the update stored, its one write before the reply, its done mark
+    [(row, contexts, state, written)] = seen
+    assert (row, contexts, state) == (("de", "70B at 4-bit, 32k context"), 1, "sending")
+    # Before the reply: the update stored, then one transaction with the user's row, the answer, the chat's
+    # context and the sending mark.
+    assert [(name, sqls if name == "_write_many" else sqls[0][:11]) for _, name, sqls in writes[:written]] == \
+        [("_write_returning", "INSERT INTO"), ("_write_many", [TOUCH, REMEMBER, CONTEXT, SENDING])]
+
+
+async def test_a_reply_that_waits_for_its_slot_commits_the_answer_before_it_waits(emulator, tmp_path):
+    writes: list[tuple[float, str, list[str]]] = []
+    arrived: dict[int, float] = {}
+    bot = InboxRunning(emulator, tmp_path)
+    bot.application.bot.rate_limiter._base_limiter = Pacer(1.0)  # one message a second: the second one waits
+    record = emulator._record
+
+    def timed(call):
+        if call.method == "sendMessage":
+            arrived.setdefault(call.chat_id, time.monotonic())
+        record(call)
+
+    emulator._record = timed
+    async with bot:
+        await bot.ready()
+        record_writes(bot.inbox.store._database, writes)
+        emulator.push_message(4401, "70B int4")
+        emulator.push_message(4402, "7B bf16")
+        await emulator.wait_for("sendMessage", lambda c: c.chat_id in (4401, 4402), count=2, timeout=20)
+    second = max(arrived, key=arrived.__getitem__)
+    answered = [when for when, name, sqls in writes if name == "_write_many" and CONTEXT in sqls
+                and SENDING not in sqls]
+    assert answered, "the waiting reply's answer was not written ahead of its mark"
+    assert arrived[second] - answered[-1] > 0.5  # committed before the wait, not with the mark after it
 
 
 async def test_an_update_that_sends_nothing_has_its_deferred_writes_written_at_its_end(emulator, tmp_path):

@@ -35,12 +35,21 @@ def keep_statements(database: Database, chat_id: int, request: SizeRequest, payl
     """The writes that keep a chat's last question, for one transaction (alone, or with the user's row:
     UserRepository.remember_answer): with the sweep of day-old contexts when SWEEP_EVERY_S passed since the last
     (or the clock went back). A write that fails after this counted its sweep: the next one comes a minute later."""
-    statements: list[tuple[str, Parameters]] = [(_KEEP, (chat_id, payload, request_to_json(request), now))]
+    return [keep_statement(chat_id, request, payload, now), *due_sweep(database, now)]
+
+
+def keep_statement(chat_id: int, request: SizeRequest, payload: str | None, now: float) -> tuple[str, Parameters]:
+    return _KEEP, (chat_id, payload, request_to_json(request), now)
+
+
+def due_sweep(database: Database, now: float) -> list[tuple[str, Parameters]]:
+    """The sweep of day-old contexts when SWEEP_EVERY_S passed since the last (or the clock went back), else none;
+    counted as done from here."""
     last = _swept.get(database)
-    if last is None or not last <= now < last + SWEEP_EVERY_S:
-        _swept[database] = now
-        statements.append((_SWEEP, (now - CONTEXT_TTL_S,)))
-    return statements
+    if last is not None and last <= now < last + SWEEP_EVERY_S:
+        return []
+    _swept[database] = now
+    return [(_SWEEP, (now - CONTEXT_TTL_S,))]
 
 
 class ChatContextRepository(Repository):

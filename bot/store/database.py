@@ -29,7 +29,7 @@ from bot.store.dialect import (  # re-exported: the store's callers name them he
 )
 
 __all__ = ["is_postgres_url", "pg_ddl", "pg_placeholders", "redacted"]
-from bot.store.deferred import defer_here, deferring, take_deferred
+from bot.store.deferred import Taken, defer_here, deferring, take_deferred
 from bot.store.sqlite_calls import (
     BUSY_TIMEOUT_MS,
     begin,
@@ -148,18 +148,29 @@ class Database(ABC):
     # then run it on the event loop instead of its thread (SqliteDatabase._call). Leave it off for anything that
     # scans or pages through a table.
 
-    @abstractmethod
-    async def fetch(self, sql: str, parameters: Parameters = (), *, short: bool = False) -> list[Any]: ...
+    async def fetch(self, sql: str, parameters: Parameters = (), *, short: bool = False) -> list[Any]:
+        await self.write_deferred()
+        return await self._fetch(sql, parameters, short)
 
-    @abstractmethod
-    async def write_one(self, sql: str, parameters: Parameters, *, short: bool = False) -> None: ...
+    async def write_one(self, sql: str, parameters: Parameters, *, short: bool = False,
+                        carrying: Taken | None = None) -> None:
+        """One statement, atomically; with what this task deferred (or `carrying`: deferred statements another
+        task took for it, bot/inbox.py's sending mark) in one transaction."""
+        taken = take_deferred(self) if carrying is None else carrying
+        if not (taken and await self._joined(taken, [(sql, parameters)], short)):
+            await self._write_one(sql, parameters, short)
 
-    @abstractmethod
-    async def write_returning(self, sql: str, parameters: Parameters, *, short: bool = False) -> list[Any]: ...
+    async def write_returning(self, sql: str, parameters: Parameters, *, short: bool = False) -> list[Any]:
+        """A single-statement write with a RETURNING clause: the rows as written."""
+        await self.write_deferred()
+        return await self._write_returning(sql, parameters, short)
 
-    @abstractmethod
     async def write_many(self, statements: Sequence[tuple[str, Parameters]], *, short: bool = False) -> None:
-        """Several writes as one transaction, all or none, in one round trip where the engine allows it."""
+        """Several writes as one transaction, all or none (after what this task deferred), in one round trip where
+        the engine allows it."""
+        taken = take_deferred(self)
+        if not (taken and await self._joined(taken, statements, short)):
+            await self._write_many(statements, short)
 
     async def defer(self, statements: Sequence[tuple[str, Parameters]]) -> None:
         """Short writes that may wait for this task's next statement (bot/store/deferred.py), inside a `deferring()`
@@ -171,11 +182,44 @@ class Database(ABC):
         """The block in which `defer` waits; what still waits at its end is written then."""
         return deferring(self, partial(self.write_many, short=True))
 
-    async def _write_deferred(self) -> None:
-        """Before a statement that cannot carry them (a read, a RETURNING write, a transaction): what this task
-        deferred, as a transaction of its own."""
+    def take_deferred(self) -> Taken:
+        """What this task deferred, taken, for a statement another task runs for it (`write_one(carrying=)`)."""
+        return take_deferred(self)
+
+    async def write_deferred(self) -> None:
+        """What this task deferred, now, as a transaction of its own: before a wait that must not hold them back,
+        and before a statement that cannot carry them (a read, a RETURNING write, a transaction). A failure is
+        logged, and they wait again."""
         if taken := take_deferred(self):
-            await self.write_many(taken, short=True)
+            await self._joined(taken, [], short=True)
+
+    async def _joined(self, taken: Taken, statements: Sequence[tuple[str, Parameters]], short: bool) -> bool:
+        """The deferred statements and `statements` as one transaction: True once committed. When it fails, the
+        deferred ones go back to wait (the block's next statement or its end tries them again) and False tells
+        the caller to run its own alone, as it would have without them: a deferred write never costs another
+        statement its commit (the sending mark above all, bot/inbox.py)."""
+        try:
+            await self._write_many([*taken.statements, *statements], short)
+            return True
+        except Exception as exc:  # noqa: BLE001 - the caller's own statement decides what is raised
+            log.warning("store: %d deferred write(s) failed with the statement they joined (%s); tried again later",
+                        len(taken.statements), exc.__class__.__name__)
+            taken.give_back()
+            return False
+
+    # What each engine runs, nothing deferred involved.
+
+    @abstractmethod
+    async def _fetch(self, sql: str, parameters: Parameters, short: bool) -> list[Any]: ...
+
+    @abstractmethod
+    async def _write_one(self, sql: str, parameters: Parameters, short: bool) -> None: ...
+
+    @abstractmethod
+    async def _write_returning(self, sql: str, parameters: Parameters, short: bool) -> list[Any]: ...
+
+    @abstractmethod
+    async def _write_many(self, statements: Sequence[tuple[str, Parameters]], short: bool) -> None: ...
 
     @abstractmethod
     async def schema_version(self) -> int: ...
@@ -317,7 +361,7 @@ class SqliteDatabase(Database):
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Connection]:
-        await self._write_deferred()
+        await self.write_deferred()
         async with self._exclusive():
             try:
                 # IMMEDIATE takes the write lock up front, so a second process waits (busy_timeout) at BEGIN
@@ -343,29 +387,21 @@ class SqliteDatabase(Database):
         finally:
             await self._pragma("PRAGMA foreign_keys = ON")
 
-    async def write_one(self, sql: str, parameters: Parameters, *, short: bool = False) -> None:
-        """A single-statement write: in autocommit mode SQLite runs it as its own transaction, atomically (with
-        what this task deferred, in one transaction)."""
-        if taken := take_deferred(self):
-            await self._call(partial(run_in_transaction, statements=[*taken, (sql, parameters)]), short)
-            return
+    async def _write_one(self, sql: str, parameters: Parameters, short: bool) -> None:
+        # In autocommit mode SQLite runs a single statement as its own transaction, atomically.
         await self._call(partial(execute_closed, sql=sql, parameters=parameters), short)
 
-    async def write_returning(self, sql: str, parameters: Parameters, *, short: bool = False) -> list[Any]:
-        """A single-statement write with a RETURNING clause: the rows as written."""
-        await self._write_deferred()
+    async def _write_returning(self, sql: str, parameters: Parameters, short: bool) -> list[Any]:
         rows: list[Any] = await self._call(partial(execute_rows, sql=sql, parameters=parameters), short)
         return rows
 
-    async def fetch(self, sql: str, parameters: Parameters = (), *, short: bool = False) -> list[Any]:
-        await self._write_deferred()
+    async def _fetch(self, sql: str, parameters: Parameters, short: bool) -> list[Any]:
         rows: list[Any] = await self._call(partial(execute_rows, sql=sql, parameters=parameters), short)
         return rows
 
-    async def write_many(self, statements: Sequence[tuple[str, Parameters]], *, short: bool = False) -> None:
-        """BEGIN IMMEDIATE, the statements (after what this task deferred), COMMIT, rolled back whole when one
-        fails."""
-        await self._call(partial(run_in_transaction, statements=[*take_deferred(self), *statements]), short)
+    async def _write_many(self, statements: Sequence[tuple[str, Parameters]], short: bool) -> None:
+        # BEGIN IMMEDIATE, the statements, COMMIT, rolled back whole when one fails.
+        await self._call(partial(run_in_transaction, statements=statements), short)
 
     async def _call(self, function: Callable[[sqlite3.Connection], Any], short: bool = False) -> Any:
         """A short call on a free connection: at once, on the event loop (see the class's docstring). Otherwise
@@ -438,4 +474,10 @@ class Repository:
     def deferring(self) -> AbstractAsyncContextManager[None]:
         """Database.deferring: the block in which the store's deferred writes wait (bot/store/deferred.py)."""
         return self._database.deferring()
+
+    def take_deferred(self) -> Taken:
+        return self._database.take_deferred()
+
+    async def write_deferred(self) -> None:
+        await self._database.write_deferred()
 

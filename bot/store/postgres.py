@@ -9,7 +9,6 @@ from typing import Any
 import asyncpg
 
 from bot.store.database import Connection, Database, Parameters, Result
-from bot.store.deferred import take_deferred
 from bot.store.dialect import _INSERT_INTO, _STATUS_COUNT, _returns_rows, pg_ddl, pg_placeholders, redacted
 
 # The advisory lock key every replica takes before it migrates a PostgreSQL database ("cardfit" as digits).
@@ -131,7 +130,7 @@ class PostgresDatabase(Database):
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Connection]:
-        await self._write_deferred()
+        await self.write_deferred()
         async with self._write_lock, self._pool.acquire() as conn, conn.transaction():
             yield PostgresConnection(conn, self._identities)
 
@@ -160,24 +159,18 @@ class PostgresDatabase(Database):
     async def migrating(self) -> AsyncIterator[None]:
         yield  # PostgreSQL checks foreign keys as each DDL statement runs; nothing to switch
 
-    async def fetch(self, sql: str, parameters: Parameters = (), *, short: bool = False) -> list[Any]:
-        await self._write_deferred()
+    async def _fetch(self, sql: str, parameters: Parameters, short: bool) -> list[Any]:
         return list(await self._pool.fetch(pg_placeholders(sql), *parameters))
 
-    async def write_one(self, sql: str, parameters: Parameters, *, short: bool = False) -> None:
-        if taken := take_deferred(self):  # with what this task deferred, in one transaction
-            await self.write_many([*taken, (sql, parameters)])
-            return
+    async def _write_one(self, sql: str, parameters: Parameters, short: bool) -> None:
         async with self._write_lock:
             await self._pool.execute(pg_placeholders(sql), *parameters)
 
-    async def write_returning(self, sql: str, parameters: Parameters, *, short: bool = False) -> list[Any]:
-        await self._write_deferred()
+    async def _write_returning(self, sql: str, parameters: Parameters, short: bool) -> list[Any]:
         async with self._write_lock:
             return list(await self._pool.fetch(pg_placeholders(sql), *parameters))
 
-    async def write_many(self, statements: Sequence[tuple[str, Parameters]], *, short: bool = False) -> None:
-        statements = [*take_deferred(self), *statements]
+    async def _write_many(self, statements: Sequence[tuple[str, Parameters]], short: bool) -> None:
         async with self._write_lock, self._pool.acquire() as conn, conn.transaction():
             for sql, parameters in statements:
                 await conn.execute(pg_placeholders(sql), *parameters)

@@ -5,7 +5,7 @@ import time
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from bot.store.contexts import keep_statements
+from bot.store.contexts import due_sweep, keep_statement
 from bot.store.database import Connection, Repository, Row, fetch_rows
 from engine.sizing import SizeRequest
 
@@ -181,7 +181,10 @@ class UserRepository(Repository):
         now = time.time()
         statements = [(_REMEMBER, (user_id, text, payload, telegram_language, now, now))]
         if kept is not None:
-            statements += keep_statements(self._database, *kept, now)
+            statements.append(keep_statement(*kept, now))
+            # The sweep (once a minute) deletes by an index scan: not for the sending mark's transaction.
+            if sweep := due_sweep(self._database, now):
+                await self._database.write_many(sweep)
         await self._database.defer(statements)
 
     async def mark_blocked(self, user_id: int, blocked: bool = True) -> None:
