@@ -264,3 +264,46 @@ async def test_an_update_that_sends_nothing_has_its_deferred_writes_written_at_i
         assert await store.inbox_states() == {pushed["update_id"]: "done"}
     finally:
         await store.close()
+
+
+async def test_a_follow_up_in_the_same_batch_reads_the_answer_before_it(emulator, tmp_path):
+    async with InboxRunning(emulator, tmp_path) as bot:
+        await bot.ready()
+        emulator.push_message(4501, "70B at 4-bit, 32k context")  # both in one getUpdates answer
+        emulator.push_message(4501, "and at 8k?")
+        await emulator.wait_for("sendMessage", lambda c: c.chat_id == 4501, count=2, timeout=20)
+    first, second = [call.text for call in emulator.sent("sendMessage", chat_id=4501)]
+    assert "32,768" in first and "8,192" in second  # the follow-up changed the first question's context
+    assert "did not find" not in second
+
+
+async def test_a_locked_database_fails_the_joined_write_once_and_the_writes_wait(tmp_path, monkeypatch):
+    from bot.store import sqlite_calls
+
+    monkeypatch.setattr(sqlite_calls, "BUSY_TIMEOUT_MS", 300)
+    path = tmp_path / "locked.db"
+    store = await Store.open(path)
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        async with store.deferring():
+            await store.touch_user(1, "de", read=NEW)
+            other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+            started = time.monotonic()
+            with pytest.raises(sqlite3.OperationalError):
+                await store._database.write_one(*LAST_QUESTION, short=True)
+            assert time.monotonic() - started < 0.55  # one busy timeout, not the joined one and then its own
+            other.execute("COMMIT")
+        assert (await store.get_preferences(1)).telegram_language == "de"  # written at the block's end
+    finally:
+        other.close()
+        await store.close()
+
+
+async def test_a_sweep_that_fails_never_fails_the_answer(store, monkeypatch):
+    import bot.store.users as users
+
+    broken = [("DELETE FROM no_such_table WHERE updated_at < ?", (0.0,))]
+    monkeypatch.setattr(users, "due_sweep", lambda database, now: broken)
+    await store.remember_answer(7, "70B int4", "S70Pi4", "en", (7, SizeRequest(params_b=70), "S70"))
+    assert (await store.get_preferences(7)).last_question == "70B int4"
+    assert (await store.kept_request(7)) is not None

@@ -191,7 +191,11 @@ class Database(ABC):
         and before a statement that cannot carry them (a read, a RETURNING write, a transaction). A failure is
         logged, and they wait again."""
         if taken := take_deferred(self):
-            await self._joined(taken, [], short=True)
+            count = len(taken.statements)
+            try:
+                await self._joined(taken, [], short=True)
+            except Exception as exc:  # noqa: BLE001 - given back: they wait again; the caller's statement goes on
+                log.warning("store: %d deferred write(s) wait again: %s", count, exc.__class__.__name__)
 
     async def _joined(self, taken: Taken, statements: Sequence[tuple[str, Parameters]], short: bool) -> bool:
         """The deferred statements and `statements` as one transaction: True once committed. When it fails, the
@@ -201,11 +205,18 @@ class Database(ABC):
         try:
             await self._write_many([*taken.statements, *statements], short)
             return True
-        except Exception as exc:  # noqa: BLE001 - the caller's own statement decides what is raised
-            log.warning("store: %d deferred write(s) failed with the statement they joined (%s); tried again later",
-                        len(taken.statements), exc.__class__.__name__)
+        except Exception as exc:
+            count = len(taken.statements)
             taken.give_back()
+            if self._waited_for_a_lock(exc):
+                raise  # the statement alone would wait for the same lock again: fail it once, as alone
+            log.warning("store: %d deferred write(s) failed with the statement they joined (%s); tried again later",
+                        count, exc.__class__.__name__)
             return False
+
+    def _waited_for_a_lock(self, error: Exception) -> bool:
+        """The write failed because another process held the lock for the whole busy timeout."""
+        return False
 
     # What each engine runs, nothing deferred involved.
 
@@ -386,6 +397,9 @@ class SqliteDatabase(Database):
             yield
         finally:
             await self._pragma("PRAGMA foreign_keys = ON")
+
+    def _waited_for_a_lock(self, error: Exception) -> bool:
+        return isinstance(error, sqlite3.OperationalError) and is_busy(error)
 
     async def _write_one(self, sql: str, parameters: Parameters, short: bool) -> None:
         # In autocommit mode SQLite runs a single statement as its own transaction, atomically.

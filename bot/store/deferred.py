@@ -22,8 +22,10 @@ What it keeps:
   update 'received', handled again from the start (the deferred writes are idempotent upserts found by key).
 - Failures: when the transaction they joined fails, the deferred statements wait again (the block's next
   statement or its end tries them) and the statement they joined runs alone, as it would have without them: a
-  deferred write never costs the sending mark its commit. A failure at the block's end is raised from the block,
-  or only logged when the block itself failed (a cancelled update stays cancelled).
+  deferred write never costs the sending mark its commit. When it failed because another process held SQLite's
+  write lock for the whole busy timeout, the statement fails at once instead (alone it would wait again, and the
+  reply with it). A failure at the block's end is raised from the block, or only logged when the block itself
+  failed (a cancelled update stays cancelled); then they are lost, as an answer's write that failed was before.
 
 Only for short upserts found by key (`short=True` in Database's terms; not the sweep of old contexts); never for a
 write whose caller needs to know it committed before going on.

@@ -1,13 +1,16 @@
 """Users and their preferences: field-level upserts, the last question, reachability (blocked) and language."""
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from bot.store.contexts import due_sweep, keep_statement
-from bot.store.database import Connection, Repository, Row, fetch_rows
+from bot.store.database import DATABASE_ERRORS, Connection, Repository, Row, fetch_rows
 from engine.sizing import SizeRequest
+
+log = logging.getLogger(__name__)
 
 PREFERENCE_FIELDS = (
     "language",
@@ -182,9 +185,13 @@ class UserRepository(Repository):
         statements = [(_REMEMBER, (user_id, text, payload, telegram_language, now, now))]
         if kept is not None:
             statements.append(keep_statement(*kept, now))
-            # The sweep (once a minute) deletes by an index scan: not for the sending mark's transaction.
+            # The sweep (once a minute) deletes by an index scan: not for the sending mark's transaction, and
+            # housekeeping that fails (a locked database) must not fail the answer; the next one is a minute later.
             if sweep := due_sweep(self._database, now):
-                await self._database.write_many(sweep)
+                try:
+                    await self._database.write_many(sweep)
+                except DATABASE_ERRORS as exc:
+                    log.warning("store: could not sweep old chat contexts: %s", exc.__class__.__name__)
         await self._database.defer(statements)
 
     async def mark_blocked(self, user_id: int, blocked: bool = True) -> None:
