@@ -97,7 +97,7 @@ class _Handling:
     inbox: Inbox
     update_id: int
     finished: bool = False
-    mark: asyncio.Future[None] | None = field(default=None)
+    mark: asyncio.Future[bool] | None = field(default=None)  # True: the mark was written (or failed for good)
 
 
 _handling: ContextVar[_Handling | None] = ContextVar("cardfit_inbox_handling", default=None)
@@ -251,22 +251,31 @@ class Inbox:
         """Committed before the first non-repeatable request of an update's handling: received -> sending, with
         the writes its handlers deferred (bot/store/deferred.py). A store that cannot take it does not stop the
         reply (it is logged; a crash now could repeat that reply; the deferred writes are lost with it)."""
-        if handling.mark is not None:
-            await asyncio.shield(handling.mark)  # another request of the same update wrote it, or is writing it
-        else:
-            # One row per write on purpose, unlike the done marks: a group commit releases all its handlers' sends
-            # at the same moment, and httpx's connection pool then spent more CPU on that herd than the grouping
-            # saved (in process against the emulator: 6.9 against 4.2 ms per update; one by one: 4.2 against 4.3).
-            # Written in the update's own task, not a task of its own: on a free SQLite connection it commits
-            # before anything else runs, so an update of the same batch (a follow-up) reads this answer's context.
-            handling.mark = asyncio.get_running_loop().create_future()
-            try:
-                await self.store.mark_updates_sending([handling.update_id], carrying=self.store.take_deferred())
-            except DATABASE_ERRORS as exc:
-                log.warning("inbox: could not mark update %s sending: %s", handling.update_id,
-                            exc.__class__.__name__)
-            finally:
-                handling.mark.set_result(None)
+        while handling.mark is not None:
+            if await asyncio.shield(handling.mark):  # another request of the same update wrote it (or tried)
+                crash_point("inbox-sending")
+                return
+            # That request was cancelled before its write ended: this one writes the mark itself (idempotent; on
+            # SQLite it queues behind the cancelled one, so it returns once that committed).
+        # One row per write on purpose, unlike the done marks: a group commit releases all its handlers' sends at
+        # the same moment, and httpx's connection pool then spent more CPU on that herd than the grouping saved
+        # (in process against the emulator: 6.9 against 4.2 ms per update; one by one: 4.2 against 4.3). Written in
+        # the update's own task, not a task of its own: on a free SQLite connection, with no await before the
+        # send, it commits before anything else runs, so an update of the same batch (a follow-up) reads this
+        # answer's context.
+        mark: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        handling.mark = mark
+        written = False
+        try:
+            await self.store.mark_updates_sending([handling.update_id], carrying=self.store.take_deferred())
+            written = True
+        except DATABASE_ERRORS as exc:
+            written = True  # tried: the reply goes out unmarked, logged (a crash now could repeat it)
+            log.warning("inbox: could not mark update %s sending: %s", handling.update_id, exc.__class__.__name__)
+        finally:
+            if not written:
+                handling.mark = None  # cancelled: the next request of this update writes it
+            mark.set_result(written)
         crash_point("inbox-sending")
 
     # -- lifecycle ----------------------------------------------------------------------------------------------

@@ -307,3 +307,58 @@ async def test_a_sweep_that_fails_never_fails_the_answer(store, monkeypatch):
     await store.remember_answer(7, "70B int4", "S70Pi4", "en", (7, SizeRequest(params_b=70), "S70"))
     assert (await store.get_preferences(7)).last_question == "70B int4"
     assert (await store.kept_request(7)) is not None
+
+
+async def test_after_a_lock_ran_out_reads_stop_waiting_for_the_deferred_writes(tmp_path, monkeypatch):
+    from bot.store import sqlite_calls
+
+    monkeypatch.setattr(sqlite_calls, "BUSY_TIMEOUT_MS", 300)
+    path = tmp_path / "locked.db"
+    store = await Store.open(path)
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        async with store.deferring():
+            await store.touch_user(1, "de", read=NEW)
+            other.execute("BEGIN IMMEDIATE")
+            await store.get_preferences(2)  # tries to write them first, waits out the lock once, reads
+            started = time.monotonic()
+            await store.get_preferences(3)
+            await store.kept_request(3)
+            assert time.monotonic() - started < 0.2  # a read needs no lock: it no longer waits for one
+            other.execute("COMMIT")
+        assert (await store.get_preferences(1)).telegram_language == "de"
+    finally:
+        other.close()
+        await store.close()
+
+
+async def test_a_mark_cancelled_midway_is_written_by_the_updates_next_request():
+    from bot.inbox import Inbox, _Handling
+
+    release, calls = asyncio.Event(), []
+
+    class Store:
+        def take_deferred(self):
+            return None
+
+        async def mark_updates_sending(self, update_ids, carrying=None):
+            calls.append(update_ids)
+            if len(calls) == 1:
+                await asyncio.sleep(30)  # cancelled here
+            await release.wait()
+
+    inbox = Inbox.__new__(Inbox)
+    inbox.store = Store()
+    handling = _Handling(inbox, 7)
+    first = asyncio.create_task(inbox.before_send(handling))
+    await asyncio.sleep(0.01)
+    second = asyncio.create_task(inbox.before_send(handling))  # another request of the same update
+    await asyncio.sleep(0.01)
+    first.cancel()
+    await asyncio.sleep(0.01)
+    assert not second.done()  # not released by the cancelled write: it writes the mark itself
+    assert calls == [[7], [7]]
+    release.set()
+    await second
+    with pytest.raises(asyncio.CancelledError):
+        await first

@@ -154,8 +154,8 @@ class Database(ABC):
 
     async def write_one(self, sql: str, parameters: Parameters, *, short: bool = False,
                         carrying: Taken | None = None) -> None:
-        """One statement, atomically; with what this task deferred (or `carrying`: deferred statements another
-        task took for it, bot/inbox.py's sending mark) in one transaction."""
+        """One statement, atomically; with what this task deferred (or `carrying`: deferred statements taken
+        for it, bot/inbox.py's sending mark) in one transaction."""
         taken = take_deferred(self) if carrying is None else carrying
         if not (taken and await self._joined(taken, [(sql, parameters)], short)):
             await self._write_one(sql, parameters, short)
@@ -190,11 +190,11 @@ class Database(ABC):
         """What this task deferred, now, as a transaction of its own: before a wait that must not hold them back,
         and before a statement that cannot carry them (a read, a RETURNING write, a transaction). A failure is
         logged, and they wait again."""
-        if taken := take_deferred(self):
+        if taken := take_deferred(self, before_a_read=True):
             count = len(taken.statements)
             try:
                 await self._joined(taken, [], short=True)
-            except Exception as exc:  # noqa: BLE001 - given back: they wait again; the caller's statement goes on
+            except DATABASE_ERRORS as exc:  # given back: they wait for a write; the caller's statement goes on
                 log.warning("store: %d deferred write(s) wait again: %s", count, exc.__class__.__name__)
 
     async def _joined(self, taken: Taken, statements: Sequence[tuple[str, Parameters]], short: bool) -> bool:
@@ -205,11 +205,12 @@ class Database(ABC):
         try:
             await self._write_many([*taken.statements, *statements], short)
             return True
-        except Exception as exc:
+        except BaseException as exc:  # a cancellation too: they are idempotent upserts, written again is harmless
             count = len(taken.statements)
-            taken.give_back()
-            if self._waited_for_a_lock(exc):
-                raise  # the statement alone would wait for the same lock again: fail it once, as alone
+            locked = isinstance(exc, Exception) and self._waited_for_a_lock(exc)
+            taken.give_back(locked_out=locked)
+            if locked or not isinstance(exc, Exception):
+                raise  # alone it would wait for the same lock again: fail it once, as alone
             log.warning("store: %d deferred write(s) failed with the statement they joined (%s); tried again later",
                         count, exc.__class__.__name__)
             return False

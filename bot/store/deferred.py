@@ -46,13 +46,14 @@ Statements = list[tuple[str, Parameters]]
 
 
 class _Waiting:
-    __slots__ = ("owner", "task", "statements", "open")
+    __slots__ = ("owner", "task", "statements", "open", "locked_out")
 
     def __init__(self, owner: object) -> None:
         self.owner = owner  # the Database whose block this is: another one's statements never take these
         self.task = asyncio.current_task()  # the block's own task: a task it starts neither defers nor takes
         self.statements: Statements = []
         self.open = True
+        self.locked_out = False  # a write of them waited out another process's lock: reads stop carrying them
 
 
 _waiting: ContextVar[_Waiting | None] = ContextVar("cardfit_deferred_writes", default=None)
@@ -78,9 +79,12 @@ class Taken:
     def __bool__(self) -> bool:
         return bool(self.statements)
 
-    def give_back(self) -> None:
+    def give_back(self, locked_out: bool = False) -> None:
+        """`locked_out`: they failed waiting for another process's lock; from now on only writes carry them
+        (a read needs no lock and must not wait for one again)."""
         if self._waiting is not None and self._waiting.open:
             self._waiting.statements[:0] = self.statements
+            self._waiting.locked_out = self._waiting.locked_out or locked_out
         elif self.statements:
             log.warning("store: %d deferred write(s) lost: they failed after their block ended", len(self.statements))
         self.statements = []
@@ -99,10 +103,11 @@ def defer_here(owner: object, statements: Sequence[tuple[str, Parameters]]) -> b
     return True
 
 
-def take_deferred(owner: object) -> Taken:
-    """The statements waiting in this task's block on `owner`, taken: the caller runs them before its own."""
+def take_deferred(owner: object, *, before_a_read: bool = False) -> Taken:
+    """The statements waiting in this task's block on `owner`, taken: the caller runs them before its own
+    (`before_a_read`: none once a write of them waited out a lock)."""
     waiting = _mine(owner)
-    if waiting is None or not waiting.statements:
+    if waiting is None or not waiting.statements or (before_a_read and waiting.locked_out):
         return NOTHING_TAKEN
     taken = Taken(waiting.statements, waiting)
     waiting.statements = []
