@@ -277,7 +277,10 @@ async def test_a_follow_up_in_the_same_batch_reads_the_answer_before_it(emulator
     assert "did not find" not in second
 
 
-async def test_a_locked_database_fails_the_joined_write_once_and_the_writes_wait(tmp_path, monkeypatch):
+@pytest.fixture
+async def locked(tmp_path, monkeypatch):
+    """A SQLite store with a 300 ms busy timeout, and a second connection to the same file that takes the write
+    lock when the test begins a transaction on it (another process, as far as the store can tell)."""
     from bot.store import sqlite_calls
 
     monkeypatch.setattr(sqlite_calls, "BUSY_TIMEOUT_MS", 300)
@@ -285,18 +288,23 @@ async def test_a_locked_database_fails_the_joined_write_once_and_the_writes_wait
     store = await Store.open(path)
     other = sqlite3.connect(path, isolation_level=None)
     try:
-        async with store.deferring():
-            await store.touch_user(1, "de", read=NEW)
-            other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
-            started = time.monotonic()
-            with pytest.raises(sqlite3.OperationalError):
-                await store._database.write_one(*LAST_QUESTION, short=True)
-            assert time.monotonic() - started < 0.55  # one busy timeout, not the joined one and then its own
-            other.execute("COMMIT")
-        assert (await store.get_preferences(1)).telegram_language == "de"  # written at the block's end
+        yield store, other
     finally:
         other.close()
         await store.close()
+
+
+async def test_a_locked_database_fails_the_joined_write_once_and_the_writes_wait(locked):
+    store, other = locked
+    async with store.deferring():
+        await store.touch_user(1, "de", read=NEW)
+        other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+        started = time.monotonic()
+        with pytest.raises(sqlite3.OperationalError):
+            await store._database.write_one(*LAST_QUESTION, short=True)
+        assert time.monotonic() - started < 0.55  # one busy timeout, not the joined one and then its own
+        other.execute("COMMIT")
+    assert (await store.get_preferences(1)).telegram_language == "de"  # written at the block's end
 
 
 async def test_a_sweep_that_fails_never_fails_the_answer(store, monkeypatch):
@@ -309,27 +317,18 @@ async def test_a_sweep_that_fails_never_fails_the_answer(store, monkeypatch):
     assert (await store.kept_request(7)) is not None
 
 
-async def test_after_a_lock_ran_out_reads_stop_waiting_for_the_deferred_writes(tmp_path, monkeypatch):
-    from bot.store import sqlite_calls
-
-    monkeypatch.setattr(sqlite_calls, "BUSY_TIMEOUT_MS", 300)
-    path = tmp_path / "locked.db"
-    store = await Store.open(path)
-    other = sqlite3.connect(path, isolation_level=None)
-    try:
-        async with store.deferring():
-            await store.touch_user(1, "de", read=NEW)
-            other.execute("BEGIN IMMEDIATE")
-            await store.get_preferences(2)  # tries to write them first, waits out the lock once, reads
-            started = time.monotonic()
-            await store.get_preferences(3)
-            await store.kept_request(3)
-            assert time.monotonic() - started < 0.2  # a read needs no lock: it no longer waits for one
-            other.execute("COMMIT")
-        assert (await store.get_preferences(1)).telegram_language == "de"
-    finally:
-        other.close()
-        await store.close()
+async def test_after_a_lock_ran_out_reads_stop_waiting_for_the_deferred_writes(locked):
+    store, other = locked
+    async with store.deferring():
+        await store.touch_user(1, "de", read=NEW)
+        other.execute("BEGIN IMMEDIATE")
+        await store.get_preferences(2)  # tries to write them first, waits out the lock once, reads
+        started = time.monotonic()
+        await store.get_preferences(3)
+        await store.kept_request(3)
+        assert time.monotonic() - started < 0.2  # a read needs no lock: it no longer waits for one
+        other.execute("COMMIT")
+    assert (await store.get_preferences(1)).telegram_language == "de"
 
 
 async def test_a_mark_cancelled_midway_is_written_by_the_updates_next_request():
