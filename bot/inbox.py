@@ -267,7 +267,7 @@ class Inbox:
         handling.mark = mark
         written = False
         try:
-            await self.store.mark_updates_sending([handling.update_id], carrying=self.store.take_deferred())
+            await self.store.mark_updates_sending([handling.update_id])  # with what the update deferred
             written = True
         except DATABASE_ERRORS as exc:
             written = True  # tried: the reply goes out unmarked, logged (a crash now could repeat it)

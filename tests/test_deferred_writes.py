@@ -337,10 +337,7 @@ async def test_a_mark_cancelled_midway_is_written_by_the_updates_next_request():
     release, calls = asyncio.Event(), []
 
     class Store:
-        def take_deferred(self):
-            return None
-
-        async def mark_updates_sending(self, update_ids, carrying=None):
+        async def mark_updates_sending(self, update_ids):
             calls.append(update_ids)
             if len(calls) == 1:
                 await asyncio.sleep(30)  # cancelled here

@@ -152,11 +152,9 @@ class Database(ABC):
         await self.write_deferred()
         return await self._fetch(sql, parameters, short)
 
-    async def write_one(self, sql: str, parameters: Parameters, *, short: bool = False,
-                        carrying: Taken | None = None) -> None:
-        """One statement, atomically; with what this task deferred (or `carrying`: deferred statements taken
-        for it, bot/inbox.py's sending mark) in one transaction."""
-        taken = take_deferred(self) if carrying is None else carrying
+    async def write_one(self, sql: str, parameters: Parameters, *, short: bool = False) -> None:
+        """One statement, atomically; with what this task deferred in one transaction."""
+        taken = take_deferred(self)
         if not (taken and await self._joined(taken, [(sql, parameters)], short)):
             await self._write_one(sql, parameters, short)
 
@@ -181,10 +179,6 @@ class Database(ABC):
     def deferring(self) -> AbstractAsyncContextManager[None]:
         """The block in which `defer` waits; what still waits at its end is written then."""
         return deferring(self, partial(self.write_many, short=True))
-
-    def take_deferred(self) -> Taken:
-        """What this task deferred, taken, for a statement another task runs for it (`write_one(carrying=)`)."""
-        return take_deferred(self)
 
     async def write_deferred(self) -> None:
         """What this task deferred, now, as a transaction of its own: before a wait that must not hold them back,
@@ -489,9 +483,6 @@ class Repository:
     def deferring(self) -> AbstractAsyncContextManager[None]:
         """Database.deferring: the block in which the store's deferred writes wait (bot/store/deferred.py)."""
         return self._database.deferring()
-
-    def take_deferred(self) -> Taken:
-        return self._database.take_deferred()
 
     async def write_deferred(self) -> None:
         await self._database.write_deferred()

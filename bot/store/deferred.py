@@ -11,7 +11,7 @@ Why: an answered question wrote the user's row (bot/caller.py touch_user, for a 
 chat's context (UserRepository.remember_answer), then the update's 'sending' mark (bot/inbox.py), each its own
 commit: ~15 us of CPU per commit on SQLite in WAL mode beyond its statements (BEGIN IMMEDIATE, the WAL frames,
 the shared-memory index), plus a store call's glue. Deferred, the three land in the sending mark's one commit,
-still before the reply goes out (the inbox takes them in the update's task and hands them to the mark's write).
+still before the reply goes out (the mark is written in the update's own task, so it takes them).
 
 What it keeps:
 - Order: a deferred write lands before any later statement of its task, so the task reads what it wrote, and a

@@ -7,7 +7,6 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from bot.store.database import Repository, fetch_rows
-from bot.store.deferred import Taken
 
 INBOX_STATES = ("received", "sending", "done", "unknown")
 # How long a replica's claim keeps the others off its stored updates. It renews the claim while it runs
@@ -72,22 +71,21 @@ class InboxRepository(Repository):
         top = rows[0]["top"] if rows else None
         return int(top) if top is not None else None
 
-    async def mark_updates_sending(self, update_ids: Sequence[int], carrying: Taken | None = None) -> None:
+    async def mark_updates_sending(self, update_ids: Sequence[int]) -> None:
         """received -> sending, committed before the first non-repeatable request of their handling goes out;
-        with `carrying` (what the handling deferred, bot/store/deferred.py) in the same transaction."""
-        await self._set_state(update_ids, "sending", ("received",), carrying)
+        in the update's task, with what its handling deferred (bot/store/deferred.py) in the same transaction."""
+        await self._set_state(update_ids, "sending", ("received",))
 
     async def mark_updates_done(self, update_ids: Sequence[int]) -> None:
         await self._set_state(update_ids, "done", ("received", "sending"))
 
-    async def _set_state(self, update_ids: Sequence[int], state: str, before: tuple[str, ...],
-                         carrying: Taken | None = None) -> None:
+    async def _set_state(self, update_ids: Sequence[int], state: str, before: tuple[str, ...]) -> None:
         if not update_ids:
             return
         ids = list(update_ids)
         await self._database.write_one(
             f"UPDATE inbox SET state = ? WHERE update_id IN ({_marks(len(ids))}) AND state IN ({_marks(len(before))})",
-            (state, *ids, *before), short=True, carrying=carrying)
+            (state, *ids, *before), short=True)
 
     async def claim_open_updates(self, owner: str, alive: Callable[[str], bool], lease_s: float = INBOX_LEASE_S,
                                  limit: int = 1000) -> Resumed:
