@@ -5,10 +5,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from catalog.schema import Catalog
+from engine.sequence import MAX_BATCH, MAX_CONTEXT_TOKENS
 from engine.sizing import (
     KV_PRECISION_BYTES,
-    MAX_BATCH,
-    MAX_CONTEXT_TOKENS,
     PRECISION_BYTES,
     canonical_kv_precision,
     canonical_precision,

@@ -38,8 +38,8 @@ LIMITS: dict[str, tuple[float, float]] = {
     "discount_percent": (0, 90),            # exclusive of 0; no volume discount gives away 90 %+
     "hours_per_month": (1, 744),            # 31 x 24
     "minimum_term_hours": (0, 8_784),       # a leap year
-    "context_tokens": (1, 10_000_000),      # engine.sizing.MAX_CONTEXT_TOKENS
-    "batch": (1, 4_096),                    # engine.sizing.MAX_BATCH
+    "context_tokens": (1, 10_000_000),      # engine.sequence.MAX_CONTEXT_TOKENS
+    "batch": (1, 4_096),                    # engine.sequence.MAX_BATCH
     "set_size": (1, 64),                    # engine.parse.errors.MAX_GPU_COUNT
 }
 MAX_URL_TEMPLATE_CHARS = 512  # + amount (11), coin (10), 16-char ref: every link well under 600 characters

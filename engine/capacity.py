@@ -92,7 +92,7 @@ def sequence_capacity(kind: str, resolved: ResolvedRequest, requirement: Require
                     engine, capped=capped)
 
 
-MAX_TOKENS = 10_000_000  # engine.sizing.MAX_CONTEXT_TOKENS: a model without a published maximum
+MAX_TOKENS = 10_000_000  # engine.sequence.MAX_CONTEXT_TOKENS: a model without a published maximum
 
 
 def _fits_rule(params_b: float, request: SizeRequest, catalog: Catalog, vram_gb: float) -> bool:

@@ -28,7 +28,8 @@ from engine.answer import Answer
 from engine.notes import Note
 from engine.parse import ParseResult
 from engine.registry import Registry, default_registry
-from engine.sizing import MAX_BATCH, MAX_CONTEXT_TOKENS, MAX_PARAMS_B, WORKLOADS, SizeRequest
+from engine.sequence import MAX_BATCH, MAX_CONTEXT_TOKENS
+from engine.sizing import MAX_PARAMS_B, WORKLOADS, SizeRequest
 
 # The fields a follow-up replaces one by one, in the order the changes are listed.
 REPLACED = ("precision", "kv_precision", "context_tokens", "batch", "workload", "memory_budget_gb", "region",

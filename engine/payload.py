@@ -15,10 +15,9 @@ from collections.abc import Mapping
 
 from engine.formats import normalize_format
 from engine.quant import canonical_quant
+from engine.sequence import MAX_BATCH, MAX_CONTEXT_TOKENS
 from engine.sizing import (
     KV_PRECISION_BYTES,
-    MAX_BATCH,
-    MAX_CONTEXT_TOKENS,
     MAX_PARAMS_B,
     PRECISION_BYTES,
     WORKLOADS,

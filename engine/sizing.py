@@ -14,6 +14,7 @@ from engine.formula import FormulaValue, english_formula, fmt_gb, fmt_num
 from engine.notes import Note
 from engine.quant import UnknownFormat, quant_name, quant_precision, quant_weights_gb, request_format, weights_notes
 from engine.registry import ModelShape, Registry, default_registry, hf_repo, typical_shape
+from engine.sequence import MAX_BATCH, MAX_CONTEXT_TOKENS, resolve_sequence, sequence_matters, sequence_notes
 
 GB = 1e9
 
@@ -34,8 +35,6 @@ WORKLOADS = ("inference", "full", "lora", "qlora")
 # smallest open LLMs people deploy start around there (e.g. SmolLM2-135M); nothing in the registry is smaller.
 MIN_PARAMS_B = 0.01
 MAX_PARAMS_B = 100_000
-MAX_CONTEXT_TOKENS = 10_000_000
-MAX_BATCH = 4096
 
 # Full fine-tuning with Adam (seed 000 section 04): BF16 weights 2 + BF16 gradients 2 + FP32 master 4 +
 # Adam moments 4 + 4 = 16 B/param, plus 15 % for activations and fragmentation.
@@ -237,9 +236,13 @@ def resolve(request: SizeRequest, policy: SizingPolicy, registry: Registry | Non
     notes.extend(weights_notes(shape, params_b, precision if workload == "inference" else "",
                                quant if weight_bytes is not None else None))
     kv_precision = _resolve_kv_precision(request, policy)
-    sequence_matters = _sequence_matters(request, shape, workload, policy)
-    context_tokens, batch = _resolve_sequence(request, shape, workload, policy, sequence_matters, notes)
-    notes.extend(_sequence_notes(request, shape, workload, policy, sequence_matters, kv_precision, context_tokens))
+    matters = sequence_matters(request, shape, workload, policy)
+    context_tokens, batch = resolve_sequence(request, shape, workload, policy, matters, notes)
+    if request.context_tokens is not None:
+        _check_range("context", context_tokens, 0, MAX_CONTEXT_TOKENS, " tokens")
+    if request.batch is not None:
+        _check_range("batch", batch, 0, MAX_BATCH, "")
+    notes.extend(sequence_notes(request, shape, workload, policy, matters, kv_precision, context_tokens))
     if request.gpu_count is not None and not 1 <= request.gpu_count <= 64:
         raise SizingError(f"GPU count {request.gpu_count} is outside 1..64")
     if request.memory_budget_gb is not None and not 0 < request.memory_budget_gb <= 1_000_000:
@@ -257,7 +260,7 @@ def resolve(request: SizeRequest, policy: SizingPolicy, registry: Registry | Non
         workload=workload,
         context_named=request.context_tokens is not None,
         batch_named=request.batch is not None,
-        sequence_matters=sequence_matters,
+        sequence_matters=matters,
         card=request.card,
         gpu_count=request.gpu_count,
         memory_budget_gb=request.memory_budget_gb,
@@ -332,56 +335,6 @@ def _resolve_kv_precision(request: SizeRequest, policy: SizingPolicy) -> str:
     if kv_precision is None:
         raise SizingError(f"unknown KV cache precision {request.kv_precision!r} (use fp16, bf16, fp8 or int8)")
     return kv_precision
-
-
-def _sequence_matters(request: SizeRequest, shape: ModelShape, workload: str, policy: SizingPolicy) -> bool:
-    """Does the sequence enter the sizing? In the breakdown policy for inference (KV cache) and LoRA/QLoRA
-    (activations); in the headroom policy only for inference once a context or a batch is named (seed 004).
-    A KV cache only counts where the model's attention shape is known (not FLUX, not DeepSeek V4)."""
-    training = workload != "inference"
-    if policy.policy == "breakdown":
-        return workload in ("lora", "qlora") or (not training and shape.kv_known)
-    return not training and shape.kv_known and (request.context_tokens is not None or request.batch is not None)
-
-
-def _resolve_sequence(request: SizeRequest, shape: ModelShape, workload: str, policy: SizingPolicy,
-                      sequence_matters: bool, notes: list[Note]) -> tuple[int, int]:
-    """Context tokens and batch, the policy's defaults where not given (noted where they enter the sizing)."""
-    if request.context_tokens is not None:
-        context_tokens = int(request.context_tokens)
-        _check_range("context", context_tokens, 0, MAX_CONTEXT_TOKENS, " tokens")
-    else:
-        context_tokens = policy.training_context_tokens if workload != "inference" else policy.default_context_tokens
-        if sequence_matters:
-            notes.append(Note(f"context: {context_tokens:,} tokens (default)", "default_context",
-                              tokens=context_tokens))
-    if request.batch is not None:
-        batch = int(request.batch)
-        _check_range("batch", batch, 0, MAX_BATCH, "")
-    else:
-        batch = policy.default_batch
-        if sequence_matters:
-            notes.append(Note(f"batch: {batch} (default)", "default_batch", batch=batch))
-    return context_tokens, batch
-
-
-def _sequence_notes(request: SizeRequest, shape: ModelShape, workload: str, policy: SizingPolicy,
-                    sequence_matters: bool, kv_precision: str, context_tokens: int) -> list[Note]:
-    """The default KV precision where a KV cache is sized, and a named context that is too long or unused."""
-    notes = []
-    training = workload != "inference"
-    named = request.context_tokens is not None or request.batch is not None
-    if not training and request.kv_precision is None and shape.kv_known and (policy.policy == "breakdown" or named):
-        notes.append(Note(f"KV cache in {kv_precision.upper()} (default)", "default_kv", kv=kv_precision.upper()))
-    if request.context_tokens is not None and shape.context_max and context_tokens > shape.context_max \
-            and not training:
-        notes.append(Note(f"{context_tokens:,} tokens is beyond {shape.name}'s {shape.context_max:,}-token context "
-                          f"window; sized as asked", "beyond_context", tokens=context_tokens, model=shape.name,
-                          max_tokens=shape.context_max))
-    if request.context_tokens is not None and not sequence_matters and shape.kv_known:
-        notes.append(Note(f"the context length does not enter {workload} sizing under this provider's rules",
-                          "context_unused", workload=workload))
-    return notes
 
 
 def _check_params(params_b: float) -> None:

@@ -25,7 +25,8 @@ from engine.parse.errors import (
 from engine.parse.numbers import shown, whole
 from engine.parse.words import SIZE_UNITS, UNSIZED, WORKLOAD_RANK
 from engine.registry import ModelShape
-from engine.sizing import KV_PRECISION_BYTES, MAX_BATCH, MAX_CONTEXT_TOKENS, MAX_PARAMS_B, MIN_PARAMS_B, SizeRequest
+from engine.sequence import MAX_BATCH, MAX_CONTEXT_TOKENS
+from engine.sizing import KV_PRECISION_BYTES, MAX_PARAMS_B, MIN_PARAMS_B, SizeRequest
 
 MAX_IGNORED = 20
 
@@ -48,7 +49,7 @@ class Draft:
 
     def __init__(self) -> None:
         self.model: ModelShape | None = None
-        self.model_note: str | None = None
+        self.model_note: Note | None = None
         self.ambiguous: list[ModelShape] = []  # a model name that could be several ("llama 3.1"), until a size decides
         self.ambiguous_span = ""
         self.unknown: UnknownName | None = None  # until the size is known: sized as a generic model, or asked

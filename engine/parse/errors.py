@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 from engine.notes import Note
 from engine.registry import ModelShape
-from engine.sizing import MAX_BATCH, MAX_CONTEXT_TOKENS, MIN_PARAMS_B
+from engine.sequence import MAX_BATCH, MAX_CONTEXT_TOKENS
+from engine.sizing import MIN_PARAMS_B
 
 
 @dataclass(frozen=True, slots=True)

@@ -90,8 +90,9 @@ _FIRST_THREE = itemgetter(slice(0, 3))
 _Window = tuple[float, int, list[tuple[ModelShape, float]], float | str | None]
 
 
-def find_model(scan: Scan, draft: Draft, vocabulary: Vocabulary) -> None:
-    """Every model name in the text; the first one is the model, any later one is listed as ignored."""
+def find_model(scan: Scan, draft: Draft, vocabulary: Vocabulary) -> tuple[int, int] | None:
+    """Every model name in the text; the first one is the model, any later one is listed as ignored. Returns
+    where the model's name is (first token, token count), None when the text names none."""
     # Each search starts only at certain words: a text with none of them skips it (the same result, no loop)
     exact = not vocabulary.models.prefixes.isdisjoint(scan.flat)
     # only a word that is no stop word or keyword and starts with a letter can be a head (ModelNames.is_head)
@@ -100,7 +101,7 @@ def find_model(scan: Scan, draft: Draft, vocabulary: Vocabulary) -> None:
     # of the whole text for 33 words)
     unlisted = not _UNLISTED_HEADS.isdisjoint(map(_FIRST_THREE, scan.words))
     if not (exact or fuzzy or unlisted):
-        return
+        return None
     search = _Search(scan, vocabulary)
     found = search.exact_names() if exact else []
     if fuzzy:
@@ -108,7 +109,7 @@ def find_model(scan: Scan, draft: Draft, vocabulary: Vocabulary) -> None:
     if unlisted:
         found.extend(search.unlisted_names())
     if not found:
-        return
+        return None
     found.sort(key=lambda item: item.start)
     definite = [item for item in found if item.model is not None]
     first = definite[0] if definite else found[0]  # "mixtral or llama 3.1 70b": the one that is clear
@@ -123,6 +124,7 @@ def find_model(scan: Scan, draft: Draft, vocabulary: Vocabulary) -> None:
             draft.ignored.append(other.span)  # one model per question
             if other.size_at is not None:
                 scan.use(other.size_at, 1)
+    return first.start, first.length
 
 
 def _model_note(found: Found, model: ModelShape) -> Note | None:

@@ -23,6 +23,7 @@ from engine.parse.regions import find_region_ids
 from engine.parse.scan import Scan
 from engine.parse.talk import decide_intent, find_billing_and_coin
 from engine.parse.vocabulary import Vocabulary
+from engine.parse.windows import fit_window
 from engine.parse.words import DE_MARKERS, EN_MARKERS, QUIET
 from engine.sizing import SizeRequest
 
@@ -64,7 +65,7 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
         if "-" in text:  # every region id has its hyphen
             find_region_ids(scan, draft, vocabulary, offset)
         find_billing_and_coin(scan, draft)
-        find_model(scan, draft, vocabulary)
+        name_at = find_model(scan, draft, vocabulary)
         slash = "/" in text  # only a repository id (hub_candidate) asks which tokens the cards pass read
         before_cards = list(scan.used) if slash else None
         find_cards(scan, draft, vocabulary)
@@ -75,6 +76,8 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
             resolve_ambiguous(draft, vocabulary.models)
         if draft.unknown is not None:
             resolve_unknown(draft, vocabulary.models)
+        if draft.model is not None and vocabulary.models.windows:
+            fit_window(scan, draft, vocabulary.models.windows, name_at)
         decide_intent(scan, draft)
         find_capacity_intent(scan, draft)
     except BadValue as bad:

@@ -16,6 +16,7 @@ from catalog.names import normalize_name
 from catalog.schema import Card, Catalog, Region
 from engine.parse.lexer import TOKEN_RE, flat, words_of
 from engine.parse.numbers import context_suffix_value, size_of
+from engine.parse.windows import releases_by_window
 from engine.parse.words import DISTINGUISHING, KEYWORDS, STOP_WORDS, UNLISTED_FAMILIES
 from engine.registry import ModelShape, Registry, bundled_index, default_registry
 
@@ -78,6 +79,8 @@ class ModelNames:
         # The same names without their sizes ("llama 3.1 70b" -> "llama31"), for a window that names no size:
         # "llama 3.1" is then equally close to 8B, 70B and 405B, and so ambiguous.
         self.sizeless_index: Mapping[str, list[ModelShape]] = _sizeless_names(registry)
+        # Releases that differ only in their context window ("phi-3-medium-4k" / "-128k"): engine.parse.windows
+        self.windows: Mapping[str, tuple[ModelShape, ...]] = releases_by_window(registry)
         self.sizeless_choices: list[str] = list(self.sizeless_index)
         self.sizeless_models: list[list[ModelShape]] = [self.sizeless_index[key] for key in self.sizeless_choices]
 
