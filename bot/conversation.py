@@ -36,6 +36,7 @@ from bot.render import (
 from bot.reply_cache import Entry, ReplyCache
 from bot.setting_values import SETTINGS
 from bot.store import Preferences, Store
+from bot.toggles import PRECISION_TOGGLES, context_toggles
 from catalog.schema import Catalog
 from engine.advice import compare_cards
 from engine.answer import Answer, build_answer
@@ -52,8 +53,6 @@ __all__ = ["Button", "CallbackResult", "CatalogHolder", "Conversation", "InlineR
 log = logging.getLogger(__name__)
 esc = html.escape
 
-PRECISION_TOGGLES = (("bf16", "BF16"), ("fp8", "FP8"), ("int4", "INT4"))
-CONTEXT_TOGGLES = ((8192, "8k"), (32768, "32k"), (131072, "128k"))
 BILLING_PERIODS = ("hour", "day", "week", "month")
 # Every field of a SizeRequest, in the constructor's order (copy_request).
 _REQUEST_FIELDS = attrgetter(*(item.name for item in fields(SizeRequest)))
@@ -228,8 +227,8 @@ class Conversation:
                 current = resolved.precision if resolved.quant is None else None  # a named format is no toggle
                 rows.append(_toggle_row(request, "precision", PRECISION_TOGGLES, current, details, lang))
             if resolved.workload == "inference":
-                rows.append(_toggle_row(request, "context_tokens", CONTEXT_TOGGLES, resolved.context_tokens, details,
-                                        lang))
+                rows.append(_toggle_row(request, "context_tokens", context_toggles(resolved.shape.context_max),
+                                        resolved.context_tokens, details, lang))
             rows = [[b for b in row if b.data] for row in rows]
             rows = [row for row in rows if row]
         if answer.topup_url and answer.topup_amount_usd is not None:

@@ -95,7 +95,9 @@ def apply_followup(previous: SizeRequest, delta: SizeRequest, shown: Shown | Non
         if value is not None and value != getattr(previous, name):
             setattr(merged, name, value)
             before = getattr(previous, name)
-            _note(changes, name, before if before is not None else shown.values.get(name), value)
+            before = before if before is not None else shown.values.get(name)
+            if before != value:  # "and at 4k?" on an answer at 4k sets it, and changes nothing to say
+                _note(changes, name, before, value)
     needs_card = _apply_card(previous, delta, merged, shown, changes, catalog)
     merged.cheapest = previous.cheapest or delta.cheapest
     merged.assumed = [*changes, *delta.assumed]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -270,6 +271,25 @@ class Registry:
     quantized_by_key: dict[str, tuple[ModelShape, QuantizedRepo]] = field(default_factory=dict, repr=False)
     # get() by the name as written: every answer looks its model up twice (resolve, hf_repo), issue #14
     _found: dict[str, ModelShape | None] = field(default_factory=dict, repr=False, compare=False)
+    # releases_by_window(models), built at the first wider_release()
+    _windows: dict[str, tuple[ModelShape, ...]] = field(default_factory=dict, repr=False, compare=False)
+
+    def wider_release(self, model: ModelShape, tokens: int) -> ModelShape | None:
+        """The release of the same shape whose context window holds `tokens` (the narrowest such; the widest
+        when none does) when `model`'s window is shorter, else None. Releases that differ only in their window
+        carry it in their ids (Phi-3 Mini 4K / 128K, Small 8K / 128K, Medium 4K / 128K: max_position_embeddings
+        4096 or 8192 against 131072, the same layers and heads)."""
+        window = model.context_max
+        if not window or tokens <= window or not _WINDOW_ID_RE.search(model.id):
+            return None
+        if not self._windows:
+            self._windows.update(releases_by_window(self.models))
+        wider = [other for other in self._windows.get(_WINDOW_ID_RE.sub("", model.id), ())
+                 if (other.context_max or 0) > window]
+        if not wider:
+            return None
+        holding = [other for other in wider if (other.context_max or 0) >= tokens]
+        return min(holding, key=_window) if holding else max(wider, key=_window)
 
     def get(self, model_id: str) -> ModelShape | None:
         """Exact lookup by id, name, alias or Hugging Face repo id, a published quantized repo's giving its base
@@ -513,3 +533,26 @@ def find_hf_repo(registry: Registry, repo_id: str) -> ModelShape | None:
     """A model by its Hugging Face repo id ("meta-llama/Llama-3.1-70B-Instruct"), case-insensitively: the registry
     indexes hf_id, hf_ids and published quantized repos."""
     return registry.get(repo_id)
+
+
+_WINDOW_ID_RE = re.compile(r"-\d+k$")  # "phi-3-medium-128k": the release's window, in its registry id
+
+
+def _window(model: ModelShape) -> int:
+    return model.context_max or 0
+
+
+def releases_by_window(models: tuple[ModelShape, ...]) -> dict[str, tuple[ModelShape, ...]]:
+    """Models whose ids differ only in their window suffix and whose shapes are the same, by the id without the
+    suffix (groups of two or more only)."""
+    groups: dict[str, list[ModelShape]] = {}
+    for model in models:
+        if _WINDOW_ID_RE.search(model.id):
+            groups.setdefault(_WINDOW_ID_RE.sub("", model.id), []).append(model)
+    return {stem: tuple(group) for stem, group in groups.items()
+            if len(group) > 1 and len({_shape_key(model) for model in group}) == 1}
+
+
+def _shape_key(model: ModelShape) -> tuple[object, ...]:
+    return (model.family, model.params_b, model.layers, model.attention_heads, model.kv_heads, model.head_dim,
+            model.hidden_size, model.kind)

@@ -21,7 +21,7 @@ MAX_CONTEXT_TOKENS = 10_000_000
 MAX_BATCH = 4096
 
 
-class SizeRequest(Protocol):
+class AskedSequence(Protocol):
     """What of engine.sizing.SizeRequest the sequence reads (a protocol: engine.sizing imports this module)."""
 
     context_tokens: int | None
@@ -29,7 +29,7 @@ class SizeRequest(Protocol):
     kv_precision: str | None
 
 
-def sequence_matters(request: SizeRequest, shape: ModelShape, workload: str, policy: SizingPolicy) -> bool:
+def sequence_matters(request: AskedSequence, shape: ModelShape, workload: str, policy: SizingPolicy) -> bool:
     """Does the sequence enter the sizing? In the breakdown policy for inference (KV cache) and LoRA/QLoRA
     (activations); in the headroom policy only for inference once a context or a batch is named (seed 004).
     A KV cache only counts where the model's attention shape is known (not FLUX, not DeepSeek V4)."""
@@ -39,20 +39,22 @@ def sequence_matters(request: SizeRequest, shape: ModelShape, workload: str, pol
     return not training and shape.kv_known and (request.context_tokens is not None or request.batch is not None)
 
 
-def resolve_sequence(request: SizeRequest, shape: ModelShape, workload: str, policy: SizingPolicy,
+def resolve_sequence(request: AskedSequence, shape: ModelShape, workload: str, policy: SizingPolicy,
                      matters: bool, notes: list[Note]) -> tuple[int, int]:
     """Context tokens and batch, the policy's defaults where not given (noted where they enter the sizing); a
-    default context longer than the model's window is the window, where the sequence enters the sizing."""
+    default inference context longer than the model's window is the window (the decoder's 448 tokens for Whisper,
+    whose fine-tuning is sized with the training default)."""
     if request.context_tokens is not None:
         context_tokens = int(request.context_tokens)  # range-checked by engine.sizing
     else:
         default = policy.training_context_tokens if workload != "inference" else policy.default_context_tokens
-        window = shape.context_max
-        if matters and window and window < default:
-            context_tokens = window
-            notes.append(Note(f"context: {context_tokens:,} tokens ({shape.name}'s whole window; the default "
-                              f"{default:,} is beyond it)", "window_context", tokens=context_tokens,
-                              model=shape.name, default=default))
+        window = shape.context_max if workload == "inference" else None  # training has its own, shorter default
+        if window and window < default:
+            context_tokens = window  # also where it does not enter the sizing: the serving check starts vLLM at it
+            if matters:
+                notes.append(Note(f"context: {context_tokens:,} tokens ({shape.name}'s whole context window; the "
+                                  f"default {default:,} is beyond it)", "window_context", tokens=context_tokens,
+                                  model=shape.name, default=default))
         else:
             context_tokens = default
             if matters:
@@ -67,7 +69,7 @@ def resolve_sequence(request: SizeRequest, shape: ModelShape, workload: str, pol
     return context_tokens, batch
 
 
-def sequence_notes(request: SizeRequest, shape: ModelShape, workload: str, policy: SizingPolicy,
+def sequence_notes(request: AskedSequence, shape: ModelShape, workload: str, policy: SizingPolicy,
                    matters: bool, kv_precision: str, context_tokens: int) -> list[Note]:
     """The default KV precision where a KV cache is sized, and a named context that is too long or unused."""
     notes = []

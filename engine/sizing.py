@@ -284,9 +284,16 @@ def _resolve_model(request: SizeRequest, registry: Registry | None,
                    notes: list[Note]) -> tuple[ModelShape, float, str | None]:
     """The model's shape, its parameter count and registry id (None for a bare size)."""
     if request.model:
-        shape = (registry or default_registry()).get(request.model)
+        registry = registry or default_registry()
+        shape = registry.get(request.model)
         if shape is None:
             raise SizingError(f"unknown model {request.model!r}")
+        if request.context_tokens is not None and (wider := registry.wider_release(shape, request.context_tokens)):
+            # "phi-3 medium at 128k", "and at 128k?" after Phi-3 Medium: the release whose window holds it
+            notes.append(Note(f"sized as {wider.name}: {request.context_tokens:,} tokens is beyond {shape.name}'s "
+                              f"{shape.context_max:,}-token window", "model_window", model=wider.name,
+                              base=shape.name, tokens=request.context_tokens, max_tokens=shape.context_max))
+            shape = wider
         if request.params_b is not None and abs(request.params_b - shape.params_b) > 1e-9:
             notes.append(Note(f"{fmt_num(request.params_b)}B ignored: {shape.name} has {fmt_num(shape.params_b)}B",
                               "params_ignored", given=request.params_b, model=shape.name, params=shape.params_b))

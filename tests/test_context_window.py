@@ -6,6 +6,7 @@ import pytest
 
 from bot.render import plain, render_answer
 from engine.parse import default_vocabulary, parse
+from engine.registry import default_registry
 from tests.support.seedmath import ask
 
 
@@ -45,13 +46,15 @@ def test_a_default_within_the_window_and_a_named_context_are_as_before():
     assert named.resolved.context_tokens == 16384 and "beyond_context" in notes_of(named)
 
 
-def test_the_headroom_policy_and_models_without_a_kv_cache_keep_the_default():
-    """Where the sequence does not enter the sizing (seed 004's headroom rule without a named context; Whisper),
-    nothing is capped and nothing is noted."""
+def test_where_the_sequence_does_not_enter_the_sizing_the_cap_is_not_noted_but_holds_for_the_engine():
+    """Seed 004's headroom rule without a named context sizes no KV cache, but the serving check starts vLLM at
+    the context: at the window, not at 8,192 tokens it "would not start" with."""
     headroom = ask("gpuwithcrypto", model="llama-2-70b")
-    assert headroom.resolved.context_tokens == 8192 and "window_context" not in notes_of(headroom)
+    assert headroom.resolved.context_tokens == 4096 and "window_context" not in notes_of(headroom)
+    assert headroom.serving is not None and headroom.serving.starts
+    assert "8,192" not in plain(render_answer(headroom, "en"))
     whisper = ask("gpurenthub", model="whisper-large-v3")
-    assert whisper.resolved.context_tokens == 8192 and "window_context" not in notes_of(whisper)
+    assert whisper.resolved.context_tokens == 448 and "window_context" not in notes_of(whisper)
 
 
 def test_training_keeps_its_own_default_within_the_window():
@@ -59,7 +62,7 @@ def test_training_keeps_its_own_default_within_the_window():
     assert lora.resolved.context_tokens == 2048 and "window_context" not in notes_of(lora)
 
 
-# -- the release whose window holds the context ----------------------------------------------------------------
+# -- the release whose window holds the context (engine: Registry.wider_release) -----------------------------------
 
 def read(text: str):
     result = parse(text, default_vocabulary())
@@ -67,44 +70,69 @@ def read(text: str):
     return result
 
 
+def answer_to(text: str, catalog_name: str = "gpurenthub"):
+    from engine.answer import build_answer
+    from tests.support.seedmath import catalog
+
+    return build_answer(read(text).request, catalog(catalog_name))
+
+
 @pytest.mark.parametrize("text, model, tokens", [
     ("phi-3 medium at 128k", "phi-3-medium-128k", 131072),
     ("phi-3 medium with 16k tokens", "phi-3-medium-128k", 16384),
     ("phi 3 small 100k context", "phi-3-small-128k", 102400),
     ("Phi-3 Mini mit 32k Kontext", "phi-3-mini-128k", 32768),
-    ("phi-3 medium at 200k", "phi-3-medium-128k", 204800),  # none holds it: the widest, sized as asked
+    ("phi-3-medium-4k at 128k", "phi-3-medium-128k", 131072),  # the 4K release cannot hold it: said in the note
 ])
-def test_a_context_beyond_the_named_release_takes_the_release_that_holds_it(text, model, tokens):
-    result = read(text)
-    assert (result.request.model, result.request.context_tokens) == (model, tokens)
-    assert result.model_note is not None and result.model_note.code == "model_window"
-    assert result.model_note in result.request.assumed
+def test_a_context_beyond_the_release_is_sized_on_the_release_that_holds_it(text, model, tokens):
+    answer = answer_to(text)
+    assert (answer.resolved.model, answer.resolved.context_tokens) == (model, tokens)
+    assert "model_window" in notes_of(answer) and "beyond_context" not in notes_of(answer)
+    assert answer.serving is not None and answer.serving.starts
+
+
+def test_beyond_every_release_the_widest_is_sized_as_asked():
+    answer = answer_to("phi-3 medium at 200k")
+    assert answer.resolved.model == "phi-3-medium-128k"
+    assert notes_of(answer).count("model_window") == 1 and "beyond_context" in notes_of(answer)
 
 
 def test_the_release_note_reads_in_both_languages():
+    answer = answer_to("phi-3 medium at 128k")
+    assert "sized as Phi-3 Medium 128K: 131,072 tokens is beyond Phi-3 Medium 4K's 4,096-token window" in plain(
+        render_answer(answer, "en"))
+    assert ("gerechnet als Phi-3 Medium 128K: 131.072 Token liegen über dem Kontextfenster von Phi-3 Medium 4K "
+            "(4.096 Token)") in plain(render_answer(answer, "de"))
+
+
+def test_a_request_by_id_or_a_follow_up_gets_the_release_too():
+    """The engine decides, so `cardfit size --model phi-3-medium --context 131072`, a follow-up "and at 128k?"
+    and a context button answer as the typed question does."""
     from engine.answer import build_answer
+    from engine.followup import apply_followup, delta_of
     from tests.support.seedmath import catalog
 
-    request = read("phi-3 medium at 128k").request
-    answer = build_answer(request, catalog("gpurenthub"))
-    assert "Phi-3 Medium 128K: 131,072 tokens is beyond Phi-3 Medium 4K's 4,096-token window" in plain(
-        render_answer(answer, "en"))
-    assert "Phi-3 Medium 128K: 131.072 Token liegen über dem Kontextfenster von Phi-3 Medium 4K (4.096 Token)" in \
-        plain(render_answer(answer, "de"))
-    assert "beyond_context" not in notes_of(answer)
+    by_id = ask("gpurenthub", model="phi-3-medium-4k", context_tokens=131072)
+    assert by_id.resolved.model == "phi-3-medium-128k"
+    delta = delta_of(parse("and at 128k?", default_vocabulary()))
+    assert delta is not None
+    merged = apply_followup(read("phi-3 medium").request, delta).request
+    assert merged.model == "phi-3-medium-4k"  # the request as the user set it; the engine picks the release
+    assert build_answer(merged, catalog("gpurenthub")).resolved.model == "phi-3-medium-128k"
 
 
 @pytest.mark.parametrize("text, model, tokens", [
-    ("phi-3-medium-4k at 128k", "phi-3-medium-4k", 131072),  # the name says its window: kept, sized as asked
     ("phi-3 medium at 4k", "phi-3-medium-4k", 4096),  # within the window: nothing to change
-    ("phi-3 medium", "phi-3-medium-4k", None),
-    ("llama 2 70b at 16k", "llama-2-70b", 16384),  # no release of another window
+    ("phi-3 medium", "phi-3-medium-4k", 4096),
+    ("llama 2 70b at 16k", "llama-2-70b", 16384),  # no release of another window: sized as asked
 ])
-def test_a_release_that_holds_the_context_or_is_named_is_kept(text, model, tokens):
-    result = read(text)
-    assert (result.request.model, result.request.context_tokens) == (model, tokens)
-    assert result.model_note is None or result.model_note.code != "model_window"
+def test_a_release_that_holds_the_context_is_kept(text, model, tokens):
+    answer = answer_to(text)
+    assert (answer.resolved.model, answer.resolved.context_tokens) == (model, tokens)
+    assert "model_window" not in notes_of(answer)
 
+
+# -- the window in the name as the context (engine/parse/windows.py) ----------------------------------------------
 
 @pytest.mark.parametrize("text, model, tokens", [
     ("phi-3 medium 128k context", "phi-3-medium-128k", 131072),
@@ -122,19 +150,95 @@ def test_a_window_in_the_name_alone_is_no_context():
     assert read("phi-3 mini 128k").request.context_tokens is None
 
 
-def test_a_fuzzy_name_keeps_its_note_on_the_other_release():
-    result = read("phii-3 medium at 128k")
-    assert result.request.model == "phi-3-medium-128k"
-    assert result.model_note is not None and result.model_note.code == "model_fuzzy"
-    assert result.model_note.values == {"model": "Phi-3 Medium 128K", "span": "phii-3 medium"}
-    codes = [getattr(note, "code", None) for note in result.request.assumed]
-    assert codes.count("model_fuzzy") == 1 and "model_window" in codes
+def test_a_size_that_reads_like_a_context_is_no_context():
+    """Only the release's own window ("128k" of phi-3-mini-128k) is read: "gemma 3 270m context" is Gemma 3 270M at
+    the default context, never 270m = 283,115,520 tokens."""
+    result = read("gemma 3 270m context")
+    assert (result.request.model, result.request.context_tokens) == ("gemma-3-270m", None)
+
+
+def test_a_fuzzy_name_keeps_its_note_beside_the_release_note():
+    answer = answer_to("phii-3 medium at 128k")
+    assert answer.resolved.model == "phi-3-medium-128k"
+    assert "model_fuzzy" in [getattr(note, "code", None) for note in answer.request.assumed]
+    assert "model_window" in notes_of(answer)
 
 
 def test_only_releases_of_the_same_shape_are_siblings():
-    windows = default_vocabulary().models.windows
+    from engine.registry import releases_by_window
+
+    windows = releases_by_window(default_registry().models)
     assert {stem: sorted(model.id for model in models) for stem, models in windows.items()} == {
         "phi-3-mini": ["phi-3-mini-128k", "phi-3-mini-4k"],
         "phi-3-small": ["phi-3-small-128k", "phi-3-small-8k"],
         "phi-3-medium": ["phi-3-medium-128k", "phi-3-medium-4k"],
     }
+
+
+def test_a_short_window_is_a_context_button_of_its_own_and_the_ticked_one():
+    from bot.toggles import CONTEXT_TOGGLES, context_toggles
+
+    assert context_toggles(4096) == ((4096, "4k"), *CONTEXT_TOGGLES)
+    assert context_toggles(2048)[0] == (2048, "2k") and context_toggles(448)[0] == (448, "448")
+    assert context_toggles(131072) == CONTEXT_TOGGLES and context_toggles(None) == CONTEXT_TOGGLES
+
+
+# -- typos of a distinguishing word (engine/parse/models.py _exact_at) ---------------------------------------------
+
+@pytest.mark.parametrize("text, model", [
+    ("phi-3 medum 14b", "phi-3-medium-4k"),  # was Phi-3 Mini with "14B ignored" and "Not understood: 'medum'"
+    ("phi-3 mediun", "phi-3-medium-4k"),
+    ("phi-3 meduim", "phi-3-medium-4k"),
+    ("phi 3 smal", "phi-3-small-8k"),
+])
+def test_a_typo_in_the_name_word_after_an_exact_name_is_read_as_that_word(text, model):
+    result = read(text)
+    assert result.request.model == model
+    assert result.model_note is not None and result.model_note.code == "model_fuzzy"
+    assert not result.request.ignored
+
+
+@pytest.mark.parametrize("text, model", [
+    ("phi-3 mini", "phi-3-mini-4k"),
+    ("phi-3 medium", "phi-3-medium-4k"),
+    ("phi-3 model", "phi-3-mini-4k"),  # "model" is one letter from "medium"? no: two; and no name word
+])
+def test_a_right_name_or_an_ordinary_word_is_no_typo(text, model):
+    result = read(text)
+    assert result.request.model == model
+    assert result.model_note is None or result.model_note.code != "model_fuzzy"
+
+
+def test_training_sizes_with_its_own_default_whatever_the_window():
+    """Whisper's 448 is its decoder's window (max_target_positions); its LoRA is sized with the training default,
+    as before the cap."""
+    lora = ask("gpurenthub", model="whisper-large-v3", workload="lora")
+    assert lora.resolved.context_tokens == 2048
+    qlora = read("finetune phi-3 mini 128k context with qlora").request
+    assert (qlora.model, qlora.context_tokens) == ("phi-3-mini-128k", None)  # the release's name, no sequence
+
+
+def test_a_named_batch_under_the_headroom_rule_is_sized_at_the_window():
+    """Seed 004 counts the KV cache once a batch is named: at the context vLLM starts Llama 2 13B with."""
+    answer = ask("gpuwithcrypto", model="llama-2-13b", batch=4)
+    assert answer.resolved.context_tokens == 4096
+    assert answer.requirement.component("kv_cache").values["tokens"] == 4096
+
+
+def test_a_follow_up_to_the_context_already_shown_notes_no_change():
+    from engine.answer import build_answer
+    from engine.followup import apply_followup, delta_of, shown_of
+    from tests.support.seedmath import catalog
+
+    first = read("llama 2 70b").request
+    shown = shown_of(build_answer(first, catalog("gpurenthub")))
+    followup = apply_followup(first, delta_of(parse("and at 4k?", default_vocabulary())), shown)
+    assert followup.changes == [] and followup.request.context_tokens == 4096
+    changed = apply_followup(first, delta_of(parse("and at 8k?", default_vocabulary())), shown)
+    assert [note.code for note in changed.changes] == ["followup_changed"]
+
+
+def test_a_window_that_is_no_release_window_is_no_context():
+    """MiniMax-M1's "80k" is a thinking budget (its window is 1M): "MiniMax M1 80k tokens" sets no context."""
+    result = read("MiniMax M1 80k tokens")
+    assert result.request.context_tokens is None

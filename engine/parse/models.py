@@ -43,7 +43,7 @@ from engine.parse.cards import card_at
 from engine.parse.draft import Draft
 from engine.parse.errors import BadValue, UnknownName, moe_total_error, unknown_model_error
 from engine.parse.lexer import digits
-from engine.parse.names import EXPERTS_RE, FAMILY, NameWords, agrees, word_kind
+from engine.parse.names import EXPERTS_RE, FAMILY, NameWords, agrees, distinguishing_typo, word_kind
 from engine.parse.numbers import context_suffix_value, size_of
 from engine.parse.precision import precision_token
 from engine.parse.scan import Scan
@@ -206,7 +206,7 @@ class _Search:
             match = self._exact_at(i)
             if match is None:
                 continue
-            model, end, variant = match
+            model, end, variant, typo = match
             start, stop = self.names.begin(i), self.names.end(i, end)
             extra = self.models.variant_pieces.get(variant, frozenset()) if variant else frozenset()
             if not agrees(self.models, model, low[start:stop], extra):
@@ -225,31 +225,42 @@ class _Search:
                     found.append(fuzzy)
                     continue
             scan.use(start, stop - start)
-            found.append(Found(start, stop - start, scan.span(start, stop - 1), model, None, False, variant))
+            found.append(Found(start, stop - start, scan.span(start, stop - 1), model, None, typo, variant))
         return found
 
-    def _exact_at(self, i: int) -> tuple[ModelShape, int, str | None] | None:
+    def _exact_at(self, i: int) -> tuple[ModelShape, int, str | None, bool] | None:
         """The longest name (or same-shape release) starting at token i -> (model, the token after it, the
-        release's name); a size right after it that confirms it is included."""
+        release's name, whether a typo was read as a name word); a size right after it that confirms it is
+        included. A word one typo away from a distinguishing word ("mediun", "smal", "codr" is too short) that
+        continues the name ("phi 3" + "medium") is read as that word: "phi-3 mediun 14b" is Phi-3 Medium,
+        said in a note, never Phi-3 Mini with "14B ignored"."""
         scan, models = self.scan, self.models
         low, flat, n, used = scan.low, scan.flat, scan.n, scan.used
         joined = ""
-        best: tuple[ModelShape, int, str | None] | None = None
+        best: tuple[ModelShape, int, str | None, bool] | None = None
+        typo = False
         for j in range(i, min(n, i + MAX_WINDOW + 1)):
             if used[j]:
                 break
-            joined += flat[j]
+            corrected = None
+            if j > i and best is not None and flat[j] not in models.all_pieces:
+                corrected = distinguishing_typo(flat[j], joined, models.prefixes)
+            if corrected is not None:
+                joined += corrected
+                typo = True
+            else:
+                joined += flat[j]
             if joined not in models.prefixes:
                 break
             model = models.exact.get(joined)
             if model is not None:
-                best = (model, j + 1, None)
+                best = (model, j + 1, None, typo)
             elif joined in models.variants:
                 model, name = models.variants[joined]
-                best = (model, j + 1, name)
+                best = (model, j + 1, name, typo)
         if best is None:
             return None
-        model, end, variant = best
+        model, end, variant, typo = best
         if end < n and not used[end]:
             size = size_of(low[end])
             if size is not None:
@@ -258,7 +269,7 @@ class _Search:
                     return None  # "llama3 70b" must not stop at an alias "llama3" of an 8B model
                 if not experts_next:
                     end += 1  # "phi-4 14b": the size confirms the model
-        return model, end, variant
+        return model, end, variant, typo
 
     def fuzzy_names(self) -> list[Found]:
         """2. Fuzzy, from a token that looks like a family name (a bounded number of tries: O(n) on any input);

@@ -191,3 +191,30 @@ def _word_agrees(models: ModelNames, model: ModelShape, token: str, pieces: froz
         elif piece in DISTINGUISHING or piece in models.families:
             return False
     return True
+
+
+_TYPO_TARGETS = tuple(sorted(word for word in DISTINGUISHING if len(word) >= 5))  # "mini", "vl": too short to guess
+
+
+def distinguishing_typo(token: str, joined: str, prefixes: frozenset[str] | set[str]) -> str | None:
+    """The distinguishing word ("medium", "small", "vision") one typo away from `token` (a letter changed, added,
+    dropped or two swapped; the same first letter) with which the name read so far (`joined`, flat) still
+    continues a registry name; None when there is none or more than one."""
+    if len(token) < 4 or not token.isalpha():
+        return None
+    hits = [word for word in _TYPO_TARGETS
+            if word[0] == token[0] and word != token and _one_edit(token, word) and joined + word in prefixes]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Damerau-Levenshtein distance exactly 1 (an adjacent swap counts as one)."""
+    if abs(len(a) - len(b)) > 1 or a == b:
+        return False
+    if len(a) == len(b):
+        diffs = [k for k in range(len(a)) if a[k] != b[k]]
+        return len(diffs) == 1 or (len(diffs) == 2 and diffs[1] == diffs[0] + 1
+                                   and a[diffs[0]] == b[diffs[1]] and a[diffs[1]] == b[diffs[0]])
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    k = next((k for k in range(len(short)) if short[k] != long[k]), len(short))
+    return short[k:] == long[k + 1:]

@@ -23,7 +23,7 @@ from engine.parse.regions import find_region_ids
 from engine.parse.scan import Scan
 from engine.parse.talk import decide_intent, find_billing_and_coin
 from engine.parse.vocabulary import Vocabulary
-from engine.parse.windows import fit_window
+from engine.parse.windows import window_as_context
 from engine.parse.words import DE_MARKERS, EN_MARKERS, QUIET
 from engine.sizing import SizeRequest
 
@@ -76,8 +76,8 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
             resolve_ambiguous(draft, vocabulary.models)
         if draft.unknown is not None:
             resolve_unknown(draft, vocabulary.models)
-        if draft.model is not None and vocabulary.models.windows:
-            fit_window(scan, draft, vocabulary.models.windows, name_at)
+        if draft.model is not None:
+            window_as_context(scan, draft, name_at)
         decide_intent(scan, draft)
         find_capacity_intent(scan, draft)
     except BadValue as bad:

@@ -16,7 +16,6 @@ from catalog.names import normalize_name
 from catalog.schema import Card, Catalog, Region
 from engine.parse.lexer import TOKEN_RE, flat, words_of
 from engine.parse.numbers import context_suffix_value, size_of
-from engine.parse.windows import releases_by_window
 from engine.parse.words import DISTINGUISHING, KEYWORDS, STOP_WORDS, UNLISTED_FAMILIES
 from engine.registry import ModelShape, Registry, bundled_index, default_registry
 
@@ -71,6 +70,7 @@ class ModelNames:
         # What each model's names are made of ("qwen", "2.5", "coder", "32b"): a typed name must agree with it
         self.pieces: Mapping[str, frozenset[str]] = {
             model.id: name_pieces((*_names(model), model.family)) for model in registry.models}
+        self.all_pieces: frozenset[str] = frozenset().union(*self.pieces.values())  # a word some name is made of
         # Other releases of the same shape without an entry of their own: flat key -> (model, the release's name)
         self.variants: Mapping[str, tuple[ModelShape, str]] = _variant_names(registry)
         self.variant_pieces: Mapping[str, frozenset[str]] = {
@@ -79,8 +79,6 @@ class ModelNames:
         # The same names without their sizes ("llama 3.1 70b" -> "llama31"), for a window that names no size:
         # "llama 3.1" is then equally close to 8B, 70B and 405B, and so ambiguous.
         self.sizeless_index: Mapping[str, list[ModelShape]] = _sizeless_names(registry)
-        # Releases that differ only in their context window ("phi-3-medium-4k" / "-128k"): engine.parse.windows
-        self.windows: Mapping[str, tuple[ModelShape, ...]] = releases_by_window(registry)
         self.sizeless_choices: list[str] = list(self.sizeless_index)
         self.sizeless_models: list[list[ModelShape]] = [self.sizeless_index[key] for key in self.sizeless_choices]
 
