@@ -111,6 +111,10 @@ def launch_reply(answer: Answer, lang: str) -> str:
 
 
 def _value(lang: str, value: float | None, unit: str) -> str:
+    if unit == "tokens":  # no context fits: the weights alone are too big ("none tokens" before)
+        if value is None:
+            return t(lang, "capacity.no_context")
+        return t(lang, "capacity.tokens", tokens=fmt_number(lang, value, 0))
     if value is None:
         return t(lang, "capacity.none")
     return fmt_number(lang, value, None if unit == "b" else 0) + ("B" if unit == "b" else "")
@@ -126,6 +130,8 @@ def capacity_lines(answer: Answer, lang: str) -> list[str]:
     engine = ENGINE_NAMES.get(capacity.engine, capacity.engine)
     context = short_context(lang, capacity.context_tokens) if capacity.context_tokens else ""
     if capacity.kind == "max_context":
+        if capacity.rule_value is None and capacity.serving_value is None:
+            return [t(lang, "capacity.max_context_none", layout=layout)]
         line = t(lang, "capacity.max_context", layout=layout, engine=engine,
                  rule=_value(lang, capacity.rule_value, "tokens"),
                  serving=_value(lang, capacity.serving_value, "tokens"))

@@ -86,3 +86,16 @@ def test_biggest_model_on_a_card_or_in_a_budget(text, label):
 
 def test_a_size_question_has_no_capacity():
     assert ask("70B at 4-bit, 32k").to_json()["capacity"] is None
+
+
+def test_no_context_fits_when_the_weights_alone_do_not():
+    """Llama 2 70B in BF16 (140 GB) on one H100: no context at all fits. It read "none tokens by the rule · none
+    tokens under vLLM" (German "keins Tokens")."""
+    answer = ask("max context on an H100 for llama 2 70b")
+    capacity = answer.to_json()["capacity"]
+    assert capacity["rule_value"] is None and capacity["serving_value"] is None
+    english = plain(render_answer(answer, "en"))
+    assert "📏 Longest context on 1x H100 SXM: none — the model itself does not fit" in english
+    german = plain(render_answer(answer, "de"))
+    assert "📏 Längster Kontext auf 1x H100 SXM: keiner — das Modell selbst passt nicht" in german
+    assert "Tokens" not in german.split("📏")[1].split("\n")[0]
