@@ -242,3 +242,17 @@ def test_a_window_that_is_no_release_window_is_no_context():
     """MiniMax-M1's "80k" is a thinking budget (its window is 1M): "MiniMax M1 80k tokens" sets no context."""
     result = read("MiniMax M1 80k tokens")
     assert result.request.context_tokens is None
+
+
+@pytest.mark.parametrize("text, model, tokens", [
+    ("llama 2 70b 4096 context", "llama-2-70b", 4096),  # was "I don't know llama 2 70b 4096", a generic 70B
+    ("llama 2 13b 4096 tokens", "llama-2-13b", 4096),
+    ("Llama 3.1 8B 8192 Token Kontext", "llama-3.1-8b", 8192),
+])
+def test_a_number_after_the_size_and_before_a_context_word_is_the_context(text, model, tokens):
+    result = read(text)
+    assert (result.request.model, result.request.context_tokens) == (model, tokens)
+
+
+def test_a_release_date_after_the_size_stays_part_of_the_name():
+    assert read("deepseek r1 0528 128k context").request.model == "deepseek-r1-0528"

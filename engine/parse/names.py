@@ -20,7 +20,15 @@ from engine.parse.numbers import context_suffix_value, size_of
 from engine.parse.precision import precision_token
 from engine.parse.scan import Scan
 from engine.parse.vocabulary import ALPHA_PREFIX_RE, ModelNames, Vocabulary
-from engine.parse.words import AFTER_NUMBER, BIT_WORDS, DISTINGUISHING, KEYWORDS, STOP_WORDS
+from engine.parse.words import (
+    AFTER_NUMBER,
+    BIT_WORDS,
+    CONTEXT_UNIT_WORDS,
+    CONTEXT_WORDS,
+    DISTINGUISHING,
+    KEYWORDS,
+    STOP_WORDS,
+)
 from engine.registry import ModelShape
 
 EXPERTS_RE = re.compile(r"([0-9]{1,3})e")  # "16e" in "17b-16e": the number of experts
@@ -34,6 +42,7 @@ NEUTRAL_WORDS = frozenset({"instruct", "chat", "hf", "base", "it", "pt", "previe
 MAX_NAME = 8  # tokens in one typed name
 MAX_ORG = 3  # tokens in an organisation before a "/" ("deepseek-ai", "meta-llama")
 SIZE_TOLERANCE = 0.1
+_CONTEXT_NEXT = CONTEXT_WORDS | CONTEXT_UNIT_WORDS  # words after a number that make it a context
 
 SIZE, EXPERTS, ACTIVE, DATE, DISTINCT, NEUTRAL, FAMILY, VERSION, BARE, LETTER = (
     "size", "experts", "active", "date", "distinct", "neutral", "family", "version", "bare", "letter")
@@ -114,6 +123,8 @@ class NameWords:
                 break
             if kind == BARE and j + 1 < scan.n and (low[j + 1] in AFTER_NUMBER or low[j + 1] in BIT_WORDS):
                 break  # "llama 70 b", "plus 4 bit", "guard 2 gpus": a value, read by the fields pass
+            if kind == DATE and j + 1 < scan.n and low[j + 1] in _CONTEXT_NEXT:
+                break  # "llama 2 70b 4096 context": a context, not a release date like "0528"
             if kind == FAMILY and previous != DISTINCT:
                 break
             if kind in (EXPERTS, ACTIVE) and not seen_size:
