@@ -227,8 +227,8 @@ class Conversation:
                 current = resolved.precision if resolved.quant is None else None  # a named format is no toggle
                 rows.append(_toggle_row(request, "precision", PRECISION_TOGGLES, current, details, lang))
             if resolved.workload == "inference":
-                rows.append(_toggle_row(request, "context_tokens", context_toggles(resolved.shape.context_max),
-                                        resolved.context_tokens, details, lang))
+                rows.append(_toggle_row(request, "context_tokens", context_toggles(resolved.shape.context_max, resolved
+                                                        .sequence_matters), resolved.context_tokens, details, lang))
             rows = [[b for b in row if b.data] for row in rows]
             rows = [row for row in rows if row]
         if answer.topup_url and answer.topup_amount_usd is not None:

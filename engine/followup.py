@@ -68,8 +68,11 @@ def shown_of(answer: Answer) -> Shown:
     values: dict[str, object] = {"billing": answer.billing, "coin": answer.coin or answer.request.coin}
     resolved = answer.resolved
     if resolved is not None:
+        # the context and batch only where the answer used them (the headroom rule without them sizes no KV cache)
+        sequence = resolved.sequence_matters
         values.update(precision=resolved.precision, kv_precision=resolved.kv_precision,
-                      context_tokens=resolved.context_tokens, batch=resolved.batch, workload=resolved.workload,
+                      context_tokens=resolved.context_tokens if sequence else None,
+                      batch=resolved.batch if sequence else None, workload=resolved.workload,
                       memory_budget_gb=resolved.memory_budget_gb, region=resolved.region,
                       model=resolved.shape.name if not resolved.shape.typical else f"{resolved.params_b:g}B")
     fit = answer.fit

@@ -53,6 +53,12 @@ async def test_private_question_gets_the_answer_with_keyboard(bot):
     assert all(len(b["callback_data"].encode()) <= 64 for b in buttons(reply) if "callback_data" in b)
 
 
+async def test_a_short_window_model_gets_its_window_as_the_ticked_context_button(bot):
+    await bot.send(1, "llama 2 70b")
+    labels = [b["text"] for b in buttons(bot.replies(1)[-1])]
+    assert ["✓ 4k", "8k", "32k", "128k"] == [label for label in labels if label.lstrip("✓ ").endswith("k")]
+
+
 async def test_german_user_gets_german(bot):
     await bot.send(2, "Wie viel VRAM brauche ich für Llama 3.1 70B in 4 Bit?", language_code="de-DE")
     text = bot.last_text(2)

@@ -181,6 +181,7 @@ def test_a_short_window_is_a_context_button_of_its_own_and_the_ticked_one():
     assert context_toggles(4096) == ((4096, "4k"), *CONTEXT_TOGGLES)
     assert context_toggles(2048)[0] == (2048, "2k") and context_toggles(448)[0] == (448, "448")
     assert context_toggles(131072) == CONTEXT_TOGGLES and context_toggles(None) == CONTEXT_TOGGLES
+    assert context_toggles(448, sized=False) == CONTEXT_TOGGLES  # Whisper: no KV cache, no "448" button
 
 
 # -- typos of a distinguishing word (engine/parse/models.py _exact_at) ---------------------------------------------
@@ -201,7 +202,10 @@ def test_a_typo_in_the_name_word_after_an_exact_name_is_read_as_that_word(text, 
 @pytest.mark.parametrize("text, model", [
     ("phi-3 mini", "phi-3-mini-4k"),
     ("phi-3 medium", "phi-3-medium-4k"),
-    ("phi-3 model", "phi-3-mini-4k"),  # "model" is one letter from "medium"? no: two; and no name word
+    ("phi3 shall i use fp8 or int4?", "phi-3-mini-4k"),  # "shall" is one edit from "small", and a stop word
+    ("phi-3, smal or medium?", "phi-3-mini-4k"),  # not across a comma
+    ("Phi-3: shall I rent an A100?", "phi-3-mini-4k"),
+    ("devstral, shall I quantize it?", "devstral-small"),
 ])
 def test_a_right_name_or_an_ordinary_word_is_no_typo(text, model):
     result = read(text)
@@ -256,3 +260,16 @@ def test_a_number_after_the_size_and_before_a_context_word_is_the_context(text, 
 
 def test_a_release_date_after_the_size_stays_part_of_the_name():
     assert read("deepseek r1 0528 128k context").request.model == "deepseek-r1-0528"
+
+
+def test_a_follow_up_under_the_headroom_rule_names_the_context_it_adds():
+    """GPUwithCrypto's answer to "llama 2 70b" shows no context (no KV cache sized): "and at 4k?" adds one, and
+    says so, although the engine's context was already 4,096."""
+    from engine.answer import build_answer
+    from engine.followup import apply_followup, delta_of, shown_of
+    from tests.support.seedmath import catalog
+
+    first = read("llama 2 70b").request
+    shown = shown_of(build_answer(first, catalog("gpuwithcrypto")))
+    followup = apply_followup(first, delta_of(parse("and at 4k?", default_vocabulary())), shown)
+    assert [note.code for note in followup.changes] == ["followup_changed"]

@@ -48,7 +48,7 @@ from engine.parse.numbers import context_suffix_value, size_of
 from engine.parse.precision import precision_token
 from engine.parse.scan import Scan
 from engine.parse.vocabulary import ALPHA_PREFIX_RE, ModelNames, Vocabulary
-from engine.parse.words import KEYWORDS, STOP_WORDS, UNLISTED_FAMILIES
+from engine.parse.words import KEYWORDS, QUIET, STOP_WORDS, UNLISTED_FAMILIES
 from engine.registry import ModelShape
 
 if TYPE_CHECKING:
@@ -64,6 +64,7 @@ MAX_WINDOW = 5
 MAX_FUZZY_TRIES = 6  # fuzzy windows tried per text: a question names one or two models, not hundreds
 MIN_FUZZY_CHARS = 4
 MAX_NAME_TOKEN = 24  # no model name has a longer word; longer tokens are never compared
+_JOINS = frozenset({" ", "-", "_", ""})  # what may stand between two words of one typed name
 
 
 @dataclass(slots=True)
@@ -231,9 +232,9 @@ class _Search:
     def _exact_at(self, i: int) -> tuple[ModelShape, int, str | None, bool] | None:
         """The longest name (or same-shape release) starting at token i -> (model, the token after it, the
         release's name, whether a typo was read as a name word); a size right after it that confirms it is
-        included. A word one typo away from a distinguishing word ("mediun", "smal", "codr" is too short) that
-        continues the name ("phi 3" + "medium") is read as that word: "phi-3 mediun 14b" is Phi-3 Medium,
-        said in a note, never Phi-3 Mini with "14B ignored"."""
+        included. A word one typo away from a distinguishing word of five letters or more ("mediun", "smal"; not a
+        stop word such as "shall", not after a comma) that continues the name ("phi 3" + "medium") is read as that
+        word: "phi-3 mediun 14b" is Phi-3 Medium, said in a note, never Phi-3 Mini with "14B ignored"."""
         scan, models = self.scan, self.models
         low, flat, n, used = scan.low, scan.flat, scan.n, scan.used
         joined = ""
@@ -243,7 +244,8 @@ class _Search:
             if used[j]:
                 break
             corrected = None
-            if j > i and best is not None and flat[j] not in models.all_pieces:
+            if j > i and best is not None and flat[j] not in models.all_pieces and low[j] not in QUIET \
+                    and low[j] not in KEYWORDS and scan.text[scan.tokens.end[j - 1]:scan.tokens.start[j]] in _JOINS:
                 corrected = distinguishing_typo(flat[j], joined, models.prefixes)
             if corrected is not None:
                 joined += corrected
