@@ -294,6 +294,13 @@ def _resolve_model(request: SizeRequest, registry: Registry | None,
                               f"{shape.context_max:,}-token window", "model_window", model=wider.name,
                               base=shape.name, tokens=request.context_tokens, max_tokens=shape.context_max))
             shape = wider
+        elif request.intent == "max_context" and request.context_tokens is None \
+                and (wider := registry.wider_release(shape, MAX_CONTEXT_TOKENS)):
+            # "max context for phi-3 medium on an H100": the same weights as the release with the longest window
+            notes.append(Note(f"sized as {wider.name}, the release with the longest window "
+                              f"({wider.context_max:,} tokens)", "model_window_longest", model=wider.name,
+                              tokens=wider.context_max))
+            shape = wider
         if request.params_b is not None and abs(request.params_b - shape.params_b) > 1e-9:
             notes.append(Note(f"{fmt_num(request.params_b)}B ignored: {shape.name} has {fmt_num(shape.params_b)}B",
                               "params_ignored", given=request.params_b, model=shape.name, params=shape.params_b))

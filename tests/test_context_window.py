@@ -273,3 +273,24 @@ def test_a_follow_up_under_the_headroom_rule_names_the_context_it_adds():
     shown = shown_of(build_answer(first, catalog("gpuwithcrypto")))
     followup = apply_followup(first, delta_of(parse("and at 4k?", default_vocabulary())), shown)
     assert [note.code for note in followup.changes] == ["followup_changed"]
+
+
+def test_a_longest_context_question_is_answered_for_the_release_with_the_longest_window():
+    """"max context for phi-3 medium on an H100" named the 4K release's alias and answered 4,096 tokens ("capped
+    at the model's maximum"); the same weights as Phi-3 Medium 128K hold 131,072 there."""
+    from bot.cli import ask_answer
+    from catalog.loader import load_catalog
+    from engine.parse import Vocabulary
+
+    hub = load_catalog("gpurenthub").catalog
+    answer, error, _ = ask_answer("max context for phi-3 medium on an h100", hub, Vocabulary.of_catalog(hub))
+    assert answer is not None and error is None
+    assert (answer.capacity.card, answer.capacity.count) == ("H100 SXM", 1)
+    assert answer.resolved.model == "phi-3-medium-128k" and "model_window_longest" in notes_of(answer)
+    assert answer.capacity is not None and answer.capacity.rule_value == 131072
+    assert "gerechnet als Phi-3 Medium 128K, die Version mit dem längsten Kontextfenster (131.072 Token)" in plain(
+        render_answer(answer, "de"))
+    named = answer_to("max context for phi-3 medium on an h100 at 4k")  # a context named: the engine's usual rule
+    assert "model_window_longest" not in notes_of(named)
+    plain_question = answer_to("phi-3 medium on an h100")
+    assert plain_question.resolved.model == "phi-3-medium-4k"
