@@ -228,7 +228,7 @@ class Conversation:
                 rows.append(_toggle_row(request, "precision", PRECISION_TOGGLES, current, details, lang))
             if resolved.workload == "inference":
                 rows.append(_toggle_row(request, "context_tokens", context_toggles(resolved.shape.context_max, resolved
-                                                        .sequence_matters), resolved.context_tokens, details, lang))
+                                                        .shape.kv_known), resolved.context_tokens, details, lang))
             rows = [[b for b in row if b.data] for row in rows]
             rows = [row for row in rows if row]
         if answer.topup_url and answer.topup_amount_usd is not None:

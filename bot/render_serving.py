@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from bot.i18n import fmt_gb, fmt_number, fmt_tokens, fmt_usd, t
 from engine.answer import Answer
+from engine.capacity import Capacity
 from engine.fit import Layout
 from engine.notes import Note
 from engine.serving import ServingCheck
@@ -111,13 +112,30 @@ def launch_reply(answer: Answer, lang: str) -> str:
 
 
 def _value(lang: str, value: float | None, unit: str) -> str:
-    if unit == "tokens":  # no context fits: the weights alone are too big ("none tokens" before)
-        if value is None:
-            return t(lang, "capacity.no_context")
+    if unit == "tokens":
+        if value is None:  # the engine's check found no layout or had no shape to check
+            return t(lang, "capacity.not_checked")
         return t(lang, "capacity.tokens", tokens=fmt_number(lang, value, 0))
     if value is None:
         return t(lang, "capacity.none")
     return fmt_number(lang, value, None if unit == "b" else 0) + ("B" if unit == "b" else "")
+
+
+def _max_context_line(capacity: Capacity, lang: str, layout: str, engine: str) -> str:
+    """The rule's longest context and the engine's; "none" only where the weights alone do not fit ("none tokens"
+    was said before also where the rule sizes no KV cache: the headroom rule, a model without an attention
+    shape)."""
+    if capacity.rule_value is None and not capacity.weights_fit:
+        return t(lang, "capacity.max_context_none", layout=layout)
+    serving = _value(lang, capacity.serving_value, "tokens")
+    capped = t(lang, "capacity.capped", tokens=fmt_tokens(lang, int(capacity.serving_value))) \
+        if capacity.capped and capacity.serving_value is not None else ""
+    if capacity.rule_value is not None:
+        return t(lang, "capacity.max_context", layout=layout, engine=engine, serving=serving,
+                 rule=_value(lang, capacity.rule_value, "tokens")) + capped
+    if capacity.serving_value is None:
+        return t(lang, "capacity.max_context_unknown", layout=layout)
+    return t(lang, "capacity.max_context_serving", layout=layout, engine=engine, serving=serving + capped)
 
 
 def capacity_lines(answer: Answer, lang: str) -> list[str]:
@@ -130,14 +148,7 @@ def capacity_lines(answer: Answer, lang: str) -> list[str]:
     engine = ENGINE_NAMES.get(capacity.engine, capacity.engine)
     context = short_context(lang, capacity.context_tokens) if capacity.context_tokens else ""
     if capacity.kind == "max_context":
-        if capacity.rule_value is None and capacity.serving_value is None:
-            return [t(lang, "capacity.max_context_none", layout=layout)]
-        line = t(lang, "capacity.max_context", layout=layout, engine=engine,
-                 rule=_value(lang, capacity.rule_value, "tokens"),
-                 serving=_value(lang, capacity.serving_value, "tokens"))
-        if capacity.capped and capacity.serving_value is not None:
-            line += t(lang, "capacity.capped", tokens=fmt_tokens(lang, int(capacity.serving_value)))
-        return [line]
+        return [_max_context_line(capacity, lang, layout, engine)]
     if capacity.kind == "max_batch":
         return [t(lang, "capacity.max_batch", layout=layout, engine=engine, context=context,
                   rule=_value(lang, capacity.rule_value, "n"), serving=_value(lang, capacity.serving_value, "n"))]

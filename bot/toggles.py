@@ -8,7 +8,7 @@ CONTEXT_TOGGLES = ((8192, "8k"), (32768, "32k"), (131072, "128k"))
 def context_toggles(window: int | None, sized: bool = True) -> tuple[tuple[int, str], ...]:
     """The context row for a model whose window is `window` tokens: a window shorter than the first choice is a
     choice of its own, first (Llama 2 is answered at its 4,096 tokens: that button is the ticked one). Not `sized`
-    (no KV cache sized: Whisper, the headroom rule without a named context): the plain row."""
+    (a model with no KV cache to size: Whisper, CLIP): the plain row."""
     if not sized or not window or window >= CONTEXT_TOGGLES[0][0]:
         return CONTEXT_TOGGLES
     label = f"{window // 1024}k" if window % 1024 == 0 else f"{window:,}"

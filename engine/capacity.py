@@ -42,6 +42,7 @@ class Capacity:
     engine: str
     models: tuple[str, ...] = ()
     capped: bool = False
+    weights_fit: bool = True  # max_context/max_batch: the weights and overhead alone fit the layout by the rule
     precision: str | None = None  # biggest_model: the precision the sizes are for (the user's or the default)
     budget_gb: float | None = None  # biggest_model "in 48 GB": a memory budget, no card
 
@@ -89,7 +90,7 @@ def sequence_capacity(kind: str, resolved: ResolvedRequest, requirement: Require
         if check is not None and check.max_concurrency is not None:
             serving = float(math.floor(check.max_concurrency))
     return Capacity(kind, card.name, count, context, batch if kind == "max_context" else None, rule, serving,
-                    engine, capped=capped)
+                    engine, capped=capped, weights_fit=room > 0)
 
 
 MAX_TOKENS = 10_000_000  # engine.sequence.MAX_CONTEXT_TOKENS: a model without a published maximum

@@ -288,13 +288,15 @@ def _resolve_model(request: SizeRequest, registry: Registry | None,
         shape = registry.get(request.model)
         if shape is None:
             raise SizingError(f"unknown model {request.model!r}")
-        if request.context_tokens is not None and (wider := registry.wider_release(shape, request.context_tokens)):
+        inference = request.workload in (None, "inference")  # training sizes no window (same shape either way)
+        if inference and request.context_tokens is not None \
+                and (wider := registry.wider_release(shape, request.context_tokens)):
             # "phi-3 medium at 128k", "and at 128k?" after Phi-3 Medium: the release whose window holds it
             notes.append(Note(f"sized as {wider.name}: {request.context_tokens:,} tokens is beyond {shape.name}'s "
                               f"{shape.context_max:,}-token window", "model_window", model=wider.name,
                               base=shape.name, tokens=request.context_tokens, max_tokens=shape.context_max))
             shape = wider
-        elif request.intent == "max_context" and request.context_tokens is None \
+        elif inference and request.intent == "max_context" and request.context_tokens is None \
                 and (wider := registry.wider_release(shape, MAX_CONTEXT_TOKENS)):
             # "max context for phi-3 medium on an H100": the same weights as the release with the longest window
             notes.append(Note(f"sized as {wider.name}, the release with the longest window "

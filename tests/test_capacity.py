@@ -99,3 +99,20 @@ def test_no_context_fits_when_the_weights_alone_do_not():
     german = plain(render_answer(answer, "de"))
     assert "📏 Längster Kontext auf 1x H100 SXM: keiner — das Modell selbst passt nicht" in german
     assert "Tokens" not in german.split("📏")[1].split("\n")[0]
+
+
+@pytest.mark.parametrize("catalog_name, text, expected", [
+    # no attention shape to size a KV cache with: not "none", the model fits
+    ("gpurenthub", "max context for llama 3.2 11b vision on an A100",
+     "📏 Longest context on 1x A100 SXM: not known — no KV cache is sized for this model"),
+    # the headroom rule counts no context: the engine's figure alone, and why
+    ("gpuwithcrypto", "max context for llama 3.1 8b on an h100",
+     "📏 Longest context on 1x H100 80GB: 131,072 tokens (capped at the model's maximum, 131,072) under vLLM "
+     "(this provider's rule does not count the context)"),
+])
+def test_a_longest_context_the_rule_cannot_count_is_never_called_none(catalog_name, text, expected):
+    hub = load_catalog(catalog_name).catalog
+    answer, error, _ = ask_answer(text, hub, Vocabulary.of_catalog(hub))
+    assert answer is not None and error is None
+    rendered = plain(render_answer(answer, "en"))
+    assert expected in rendered and "does not fit" not in rendered.split("📏")[1].split("\n")[0]

@@ -294,3 +294,37 @@ def test_a_longest_context_question_is_answered_for_the_release_with_the_longest
     assert "model_window_longest" not in notes_of(named)
     plain_question = answer_to("phi-3 medium on an h100")
     assert plain_question.resolved.model == "phi-3-medium-4k"
+
+
+def test_training_is_never_switched_to_another_release():
+    answer = answer_to("fine-tune phi-3 mini with 16k context")
+    assert answer.resolved.model == "phi-3-mini-4k" and "model_window" not in notes_of(answer)
+
+
+def test_the_window_read_as_the_context_is_said():
+    result = read("phi-3 mini 128k context int4 on a 4090")
+    assert result.request.context_tokens == 131072 and result.request.card is not None
+    codes = [getattr(note, "code", None) for note in result.request.assumed]
+    assert "window_as_context" in codes
+
+
+def test_a_card_number_before_a_context_word_is_not_taken_for_a_context():
+    """"llama 3.1 8b 4090 context" is ambiguous (RTX 4090, or 4,090 tokens): it is not silently 4,090 tokens."""
+    from catalog.loader import load_catalog
+    from engine.parse import Vocabulary
+
+    vocabulary = Vocabulary.of_catalog(load_catalog("gpurenthub").catalog)
+    assert parse("llama 3.1 8b 4090 context", vocabulary).request.context_tokens != 4090
+    assert parse("llama 2 70b 4096 context", vocabulary).request.context_tokens == 4096
+
+
+async def test_the_headroom_answer_ticks_the_window_button_too(tmp_path):
+    from bot.config import load_settings
+    from tests.support.botharness import TOKEN, Harness
+
+    settings = load_settings(bot_token=TOKEN, db=str(tmp_path / "c.sqlite3"), catalog="gpuwithcrypto")
+    async with Harness(settings) as bot:
+        await bot.send(1, "llama 2 70b")
+        reply = bot.replies(1)[-1]
+        labels = [b["text"] for row in reply["reply_markup"]["inline_keyboard"] for b in row]
+        assert "✓ 4k" in labels

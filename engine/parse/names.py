@@ -103,6 +103,10 @@ class NameWords:
             return True
         return scan.flat[j] in self.vocabulary.card_prefixes and card_at(scan, self.vocabulary, j) is not None
 
+    def _card(self, j: int) -> bool:
+        """Token j starts a card's name ("4090"), whatever follows it (card_at says no card before "context")."""
+        return self.scan.flat[j] in self.vocabulary.card_prefixes
+
     def end(self, start: int, stop: int) -> int:
         """The typed name that begins at `start` and was matched up to `stop` runs on to the returned token.
 
@@ -123,8 +127,8 @@ class NameWords:
                 break
             if kind == BARE and j + 1 < scan.n and (low[j + 1] in AFTER_NUMBER or low[j + 1] in BIT_WORDS):
                 break  # "llama 70 b", "plus 4 bit", "guard 2 gpus": a value, read by the fields pass
-            if kind == DATE and j + 1 < scan.n and low[j + 1] in _CONTEXT_NEXT:
-                break  # "llama 2 70b 4096 context": a context, not a release date like "0528"
+            if kind == DATE and j + 1 < scan.n and low[j + 1] in _CONTEXT_NEXT and not self._card(j):
+                break  # "llama 2 70b 4096 context": a context, not a release date like "0528" (nor "4090", a card)
             if kind == FAMILY and previous != DISTINCT:
                 break
             if kind in (EXPERTS, ACTIVE) and not seen_size:

@@ -8,6 +8,7 @@ context the user named is the engine's part (Registry.wider_release: "phi-3 medi
 """
 from __future__ import annotations
 
+from engine.notes import Note
 from engine.parse.draft import Draft
 from engine.parse.numbers import context_suffix_value
 from engine.parse.scan import Scan
@@ -28,5 +29,9 @@ def window_as_context(scan: Scan, draft: Draft, name_at: tuple[int, int] | None)
     # like one ("gemma 3 270m context") or another number in a name
     suffix = context_suffix_value(token) if token.endswith("k") and model.id.endswith(f"-{token}") else None
     if suffix is not None and suffix == model.context_max and scan.next_free(last + 1) in _CONTEXT_AFTER_NAME:
-        draft.set_context(suffix, scan.raw(last))
+        written = scan.raw(last)
+        draft.set_context(suffix, written)
         scan.use(last + 1, 1)
+        tokens = int(suffix)
+        draft.assumed.append(Note(f"'{written}' read as {model.name} and as a {tokens:,}-token context",
+                                  "window_as_context", written=written, model=model.name, tokens=tokens))
