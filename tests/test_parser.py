@@ -1009,3 +1009,9 @@ def test_ordinary_words_after_a_family_word_are_no_model(bundled_vocabulary):
 def test_format_and_precision_first_one_wins(text, precision, quant, ignored, bundled_vocabulary):
     request = parse(text, bundled_vocabulary).request
     assert (request.precision, request.quant, request.ignored) == (precision, quant, ignored)
+
+
+def test_feintuning_is_german():
+    """"qlora feintuning llama 2 70b" was answered in English (found by QA, 2026-12-01)."""
+    result = parse("qlora feintuning llama 2 70b", default_vocabulary())
+    assert (result.language, result.language_confident) == ("de", True)

@@ -54,7 +54,7 @@ braucht benötigt soll sollte können würde nutzern gleichzeitigen parallelen a
 guten morgen abend modelle grafikkarten
 ich brauche brauchen benötige benoetige wie viel viele für fuer mit auf einer einem und oder der die das den dem
 ein eine einen ist sind kann reichen reicht passt genauigkeit nutzer nutzern benutzer konversationen
-konversation gleichzeitige gleichzeitigen milliarden mrd trainieren feintunen ausführen ausfuehren betreiben
+konversation gleichzeitige gleichzeitigen milliarden mrd trainieren feintunen feintuning ausführen ausfuehren betreiben
 hosten inferenz kontext zwei drei vier fünf fuenf sechs sieben acht neun zehn elf zwölf zwoelf karte karten
 grafikkarte speicher welche welcher welches danke hallo bitte volle voller volles halbe halber anfragen
 gespräche modell mir genug wieviel laufen läuft lassen mich noch ohne nicht gibt kostet preis billionen eins
