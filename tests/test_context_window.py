@@ -328,3 +328,23 @@ async def test_the_headroom_answer_ticks_the_window_button_too(tmp_path):
         reply = bot.replies(1)[-1]
         labels = [b["text"] for row in reply["reply_markup"]["inline_keyboard"] for b in row]
         assert "✓ 4k" in labels
+
+
+@pytest.mark.parametrize("text, tokens", [
+    ("70B at 4096", 4096), ("llama 2 70b with 2048", 2048), ("Qwen3 8B mit 32768", 32768),
+])
+def test_a_power_of_two_after_at_or_with_is_a_context(text, tokens):
+    assert read(text).request.context_tokens == tokens
+
+
+@pytest.mark.parametrize("text", ["and at 4096?", "und bei 8192?"])
+def test_a_bare_context_is_a_follow_up(text):
+    from engine.followup import delta_of
+
+    delta = delta_of(parse(text, default_vocabulary()))
+    assert delta is not None and delta.context_tokens in (4096, 8192)
+
+
+@pytest.mark.parametrize("text", ["70B at 8", "70B at 4090", "70B at 1000"])
+def test_other_bare_numbers_after_at_are_no_context(text):
+    assert read(text).request.context_tokens is None

@@ -66,6 +66,15 @@ MAX_THOUSANDS_GROUPS = 4  # "1 000 000 000 000" at most
 MAX_KEYWORD_FILLERS = 3  # "batch size of 8", "context length is up to 32k"
 
 
+_CONTEXT_PREPOSITIONS = frozenset({"at", "bei", "with", "mit"})
+
+
+def _power_of_two_tokens(value: float) -> bool:
+    """1,024 to 1,048,576 and a power of two: how context lengths are written without a unit ("at 4096")."""
+    count = int(value) if value == int(value) else 0
+    return 1024 <= count <= 1 << 20 and count & (count - 1) == 0
+
+
 def read_fields(scan: Scan, draft: Draft, vocabulary: Vocabulary) -> None:
     """Everything the earlier passes left, left to right; a token that starts a value uses the tokens it reads."""
     fields = _Fields(scan, draft, vocabulary)
@@ -210,6 +219,9 @@ class _Fields:
         if nxt is None or nxt not in AFTER_NUMBER:
             if nxt is not None and len(nxt) == 3 and len(token) <= 3 and digits(nxt) and digits(token):
                 return self._grouped_context(i, False)  # "32 000 tokens"
+            if not sign and i > 0 and scan.low[i - 1] in _CONTEXT_PREPOSITIONS and _power_of_two_tokens(plain):
+                draft.set_context(plain, token)  # "70B at 4096", "und bei 8192?": a context length
+                return 1
             return 0
         if nxt in SIZE_UNITS:
             draft.set_size(plain, sign + token, nxt)
