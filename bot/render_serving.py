@@ -27,7 +27,9 @@ def engine_name(check: ServingCheck) -> str:
 
 def short_context(lang: str, tokens: int) -> str:
     """32k for 32,768: how people write a context that is a whole number of 1,024 tokens."""
-    return f"{tokens // 1024}k" if tokens >= 1024 and tokens % 1024 == 0 else fmt_tokens(lang, tokens)
+    if tokens >= 1024 and tokens % 1024 == 0:
+        return f"{tokens // 1024}k"
+    return t(lang, "capacity.tokens", tokens=fmt_tokens(lang, tokens))  # "448 tokens", not a bare "448"
 
 
 def _layout_label(count: int, name: str) -> str:
@@ -150,6 +152,13 @@ def capacity_lines(answer: Answer, lang: str) -> list[str]:
     if capacity.kind == "max_context":
         return [_max_context_line(capacity, lang, layout, engine)]
     if capacity.kind == "max_batch":
+        if capacity.rule_value is None and not capacity.weights_fit:
+            return [t(lang, "capacity.max_batch_none", layout=layout, context=context)]
+        if capacity.rule_value is None and capacity.serving_value is None:
+            return [t(lang, "capacity.max_batch_unknown", layout=layout, context=context)]
+        if capacity.rule_value is None:  # the headroom rule sizes no KV cache without a named context
+            return [t(lang, "capacity.max_batch_serving", layout=layout, engine=engine, context=context,
+                      serving=_value(lang, capacity.serving_value, "n"))]
         return [t(lang, "capacity.max_batch", layout=layout, engine=engine, context=context,
                   rule=_value(lang, capacity.rule_value, "n"), serving=_value(lang, capacity.serving_value, "n"))]
     line = t(lang, "capacity.biggest", layout=layout, engine=engine, context=context,

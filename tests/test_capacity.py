@@ -116,3 +116,20 @@ def test_a_longest_context_the_rule_cannot_count_is_never_called_none(catalog_na
     assert answer is not None and error is None
     rendered = plain(render_answer(answer, "en"))
     assert expected in rendered and "does not fit" not in rendered.split("📏")[1].split("\n")[0]
+
+
+@pytest.mark.parametrize("catalog_name, text, expected", [
+    ("gpurenthub", "how many users whisper large v3 on a 4090",
+     "👥 Requests at once at 448 tokens on 1x RTX 4090: not known — no KV cache is sized for this model"),
+    ("gpurenthub", "how many users for llama 2 70b on a 4090",
+     "👥 Requests at once at 4k on 1x RTX 4090: none — the model itself does not fit"),
+    ("gpuwithcrypto", "how many users for llama 3.1 8b on a 4090",
+     "👥 Requests at once at 8k on 1x RTX 4090: 5 under vLLM (this provider's rule does not count the context)"),
+])
+def test_requests_at_once_the_rule_cannot_count_are_never_called_none(catalog_name, text, expected):
+    """They read "none by the rule · none under vLLM" (Whisper: "at 448", no unit) and, under the headroom rule,
+    "none by the rule · 5 under vLLM" for a model that fits."""
+    hub = load_catalog(catalog_name).catalog
+    answer, error, _ = ask_answer(text, hub, Vocabulary.of_catalog(hub))
+    assert answer is not None and error is None
+    assert expected in plain(render_answer(answer, "en"))
