@@ -71,8 +71,8 @@ _CONTEXT_PREPOSITIONS = frozenset({"at", "bei", "with", "mit"})
 
 def _power_of_two_tokens(value: float) -> bool:
     """1,024 to 1,048,576 and a power of two: how context lengths are written without a unit ("at 4096")."""
-    count = int(value) if value == int(value) else 0
-    return 1024 <= count <= 1 << 20 and count & (count - 1) == 0
+    count = whole(value)  # None for a fraction or an overflow ("at 999…9", 400 digits, is inf)
+    return count is not None and 1024 <= count <= 1 << 20 and count & (count - 1) == 0
 
 
 def read_fields(scan: Scan, draft: Draft, vocabulary: Vocabulary) -> None:
