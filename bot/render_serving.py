@@ -11,6 +11,7 @@ from engine.answer import Answer
 from engine.capacity import Capacity
 from engine.fit import Layout
 from engine.notes import Note
+from engine.sequence import k_label
 from engine.serving import ServingCheck
 
 esc = html.escape
@@ -27,9 +28,7 @@ def engine_name(check: ServingCheck) -> str:
 
 def short_context(lang: str, tokens: int) -> str:
     """32k for 32,768: how people write a context that is a whole number of 1,024 tokens."""
-    if tokens >= 1024 and tokens % 1024 == 0:
-        return f"{tokens // 1024}k"
-    return t(lang, "capacity.tokens", tokens=fmt_tokens(lang, tokens))  # "448 tokens", not a bare "448"
+    return k_label(tokens) or t(lang, "capacity.tokens", tokens=fmt_tokens(lang, tokens))  # "448 tokens", not "448"
 
 
 def _layout_label(count: int, name: str) -> str:
@@ -123,21 +122,22 @@ def _value(lang: str, value: float | None, unit: str) -> str:
     return fmt_number(lang, value, None if unit == "b" else 0) + ("B" if unit == "b" else "")
 
 
-def _max_context_line(capacity: Capacity, lang: str, layout: str, engine: str) -> str:
-    """The rule's longest context and the engine's; "none" only where the weights alone do not fit ("none tokens"
-    was said before also where the rule sizes no KV cache: the headroom rule, a model without an attention
-    shape)."""
+def _sequence_line(capacity: Capacity, lang: str, unit: str, **values: str) -> str:
+    """max_context / max_batch: the rule's value and the engine's. "none" only where the weights alone do not fit
+    (capacity.<kind>_none); where the rule sizes no KV cache (the headroom rule without a named context) the
+    engine's value alone and why (_serving), or, with no engine value either (no attention shape), "not known"
+    (_unknown). "none tokens" was said in all three cases before."""
+    key = f"capacity.{capacity.kind}"
     if capacity.rule_value is None and not capacity.weights_fit:
-        return t(lang, "capacity.max_context_none", layout=layout)
-    serving = _value(lang, capacity.serving_value, "tokens")
+        return t(lang, f"{key}_none", **values)
+    serving = _value(lang, capacity.serving_value, unit)
     capped = t(lang, "capacity.capped", tokens=fmt_tokens(lang, int(capacity.serving_value))) \
         if capacity.capped and capacity.serving_value is not None else ""
     if capacity.rule_value is not None:
-        return t(lang, "capacity.max_context", layout=layout, engine=engine, serving=serving,
-                 rule=_value(lang, capacity.rule_value, "tokens")) + capped
+        return t(lang, key, serving=serving, rule=_value(lang, capacity.rule_value, unit), **values) + capped
     if capacity.serving_value is None:
-        return t(lang, "capacity.max_context_unknown", layout=layout)
-    return t(lang, "capacity.max_context_serving", layout=layout, engine=engine, serving=serving + capped)
+        return t(lang, f"{key}_unknown", **values)
+    return t(lang, f"{key}_serving", serving=serving + capped, **values)
 
 
 def capacity_lines(answer: Answer, lang: str) -> list[str]:
@@ -149,18 +149,9 @@ def capacity_lines(answer: Answer, lang: str) -> list[str]:
                                                                                              capacity.card)
     engine = ENGINE_NAMES.get(capacity.engine, capacity.engine)
     context = short_context(lang, capacity.context_tokens) if capacity.context_tokens else ""
-    if capacity.kind == "max_context":
-        return [_max_context_line(capacity, lang, layout, engine)]
-    if capacity.kind == "max_batch":
-        if capacity.rule_value is None and not capacity.weights_fit:
-            return [t(lang, "capacity.max_batch_none", layout=layout, context=context)]
-        if capacity.rule_value is None and capacity.serving_value is None:
-            return [t(lang, "capacity.max_batch_unknown", layout=layout, context=context)]
-        if capacity.rule_value is None:  # the headroom rule sizes no KV cache without a named context
-            return [t(lang, "capacity.max_batch_serving", layout=layout, engine=engine, context=context,
-                      serving=_value(lang, capacity.serving_value, "n"))]
-        return [t(lang, "capacity.max_batch", layout=layout, engine=engine, context=context,
-                  rule=_value(lang, capacity.rule_value, "n"), serving=_value(lang, capacity.serving_value, "n"))]
+    if capacity.kind in ("max_context", "max_batch"):
+        unit = "tokens" if capacity.kind == "max_context" else "n"
+        return [_sequence_line(capacity, lang, unit, layout=layout, engine=engine, context=context)]
     line = t(lang, "capacity.biggest", layout=layout, engine=engine, context=context,
              precision=esc((capacity.precision or "").upper()),
              rule=_value(lang, capacity.rule_value, "b"), serving=_value(lang, capacity.serving_value, "b"))

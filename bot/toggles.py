@@ -1,6 +1,8 @@
 """The choices of an answer's toggle rows (bot/conversation.py builds the buttons): precisions and contexts."""
 from __future__ import annotations
 
+from engine.sequence import k_label
+
 PRECISION_TOGGLES = (("bf16", "BF16"), ("fp8", "FP8"), ("int4", "INT4"))
 CONTEXT_TOGGLES = ((8192, "8k"), (32768, "32k"), (131072, "128k"))
 
@@ -11,5 +13,4 @@ def context_toggles(window: int | None, sized: bool = True) -> tuple[tuple[int, 
     (a model with no KV cache to size: Whisper, CLIP): the plain row."""
     if not sized or not window or window >= CONTEXT_TOGGLES[0][0]:
         return CONTEXT_TOGGLES
-    label = f"{window // 1024}k" if window % 1024 == 0 else f"{window:,}"
-    return ((window, label), *CONTEXT_TOGGLES)
+    return ((window, k_label(window) or f"{window:,}"), *CONTEXT_TOGGLES)

@@ -28,7 +28,7 @@ from engine.answer import Answer
 from engine.notes import Note
 from engine.parse import ParseResult
 from engine.registry import Registry, default_registry
-from engine.sequence import MAX_BATCH, MAX_CONTEXT_TOKENS
+from engine.sequence import MAX_BATCH, MAX_CONTEXT_TOKENS, k_label
 from engine.sizing import MAX_PARAMS_B, WORKLOADS, SizeRequest
 
 # The fields a follow-up replaces one by one, in the order the changes are listed.
@@ -154,7 +154,7 @@ def _value(name: str, value: object) -> Note:
         return Note(f"per {value}", f"followup_per_{value}")
     if name == "context_tokens" and isinstance(value, int):
         # k = 1,024 tokens, as the parser reads them (engine.parse): 131,072 is "128k"
-        text = f"{value // 1024}k" if value % 1024 == 0 else f"{value:,}"
+        text = k_label(value) or f"{value:,}"
     elif name in ("precision", "kv_precision", "coin") and isinstance(value, str):
         text = value.upper()
     elif name == "memory_budget_gb" and isinstance(value, (int, float)):

@@ -5,7 +5,7 @@ import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
@@ -271,8 +271,6 @@ class Registry:
     quantized_by_key: dict[str, tuple[ModelShape, QuantizedRepo]] = field(default_factory=dict, repr=False)
     # get() by the name as written: every answer looks its model up twice (resolve, hf_repo), issue #14
     _found: dict[str, ModelShape | None] = field(default_factory=dict, repr=False, compare=False)
-    # releases_by_window(models), built at the first wider_release()
-    _windows: dict[str, tuple[ModelShape, ...]] = field(default_factory=dict, repr=False, compare=False)
 
     def wider_release(self, model: ModelShape, tokens: int) -> ModelShape | None:
         """The release of the same shape whose context window holds `tokens` (the narrowest such; the widest
@@ -280,16 +278,20 @@ class Registry:
         carry it in their ids (Phi-3 Mini 4K / 128K, Small 8K / 128K, Medium 4K / 128K: max_position_embeddings
         4096 or 8192 against 131072, the same layers and heads)."""
         window = model.context_max
-        if not window or tokens <= window or not _WINDOW_ID_RE.search(model.id):
+        if not window or tokens <= window or id_window(model.id) is None:
             return None
-        if not self._windows:
-            self._windows.update(releases_by_window(self.models))
         wider = [other for other in self._windows.get(_WINDOW_ID_RE.sub("", model.id), ())
                  if (other.context_max or 0) > window]
         if not wider:
             return None
         holding = [other for other in wider if (other.context_max or 0) >= tokens]
         return min(holding, key=_window) if holding else max(wider, key=_window)
+
+    @cached_property
+    def _windows(self) -> dict[str, tuple[ModelShape, ...]]:
+        """releases_by_window(models), built at the first wider_release() (cached_property writes the instance's
+        __dict__ directly, so the frozen dataclass allows it)."""
+        return releases_by_window(self.models)
 
     def get(self, model_id: str) -> ModelShape | None:
         """Exact lookup by id, name, alias or Hugging Face repo id, a published quantized repo's giving its base
@@ -538,6 +540,12 @@ def find_hf_repo(registry: Registry, repo_id: str) -> ModelShape | None:
 _WINDOW_ID_RE = re.compile(r"-\d+k$")  # "phi-3-medium-128k": the release's window, in its registry id
 
 
+def id_window(model_id: str) -> str | None:
+    """The window a release carries in its id ("128k" of "phi-3-medium-128k"), None when it carries none."""
+    found = _WINDOW_ID_RE.search(model_id)
+    return found.group()[1:] if found else None
+
+
 def _window(model: ModelShape) -> int:
     return model.context_max or 0
 
@@ -547,7 +555,7 @@ def releases_by_window(models: tuple[ModelShape, ...]) -> dict[str, tuple[ModelS
     suffix (groups of two or more only)."""
     groups: dict[str, list[ModelShape]] = {}
     for model in models:
-        if _WINDOW_ID_RE.search(model.id):
+        if id_window(model.id) is not None:
             groups.setdefault(_WINDOW_ID_RE.sub("", model.id), []).append(model)
     return {stem: tuple(group) for stem, group in groups.items()
             if len(group) > 1 and len({_shape_key(model) for model in group}) == 1}

@@ -21,6 +21,12 @@ MAX_CONTEXT_TOKENS = 10_000_000
 MAX_BATCH = 4096
 
 
+def k_label(tokens: int) -> str | None:
+    """"32k" for 32,768 tokens, as people write a context that is a whole number of 1,024 tokens (the parser reads
+    k the same way); None for any other count."""
+    return f"{tokens // 1024}k" if tokens >= 1024 and tokens % 1024 == 0 else None
+
+
 class AskedSequence(Protocol):
     """What of engine.sizing.SizeRequest the sequence reads (a protocol: engine.sizing imports this module)."""
 

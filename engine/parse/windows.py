@@ -13,6 +13,7 @@ from engine.parse.draft import Draft
 from engine.parse.numbers import context_suffix_value
 from engine.parse.scan import Scan
 from engine.parse.words import CONTEXT_UNIT_WORDS, CONTEXT_WORDS
+from engine.registry import id_window
 
 _CONTEXT_AFTER_NAME = CONTEXT_WORDS | CONTEXT_UNIT_WORDS
 
@@ -27,7 +28,7 @@ def window_as_context(scan: Scan, draft: Draft, name_at: tuple[int, int] | None)
     token = scan.low[last]
     # only the release's own window ("128k" of phi-3-mini-128k, whose window is 131,072), never a size that reads
     # like one ("gemma 3 270m context") or another number in a name
-    suffix = context_suffix_value(token) if token.endswith("k") and model.id.endswith(f"-{token}") else None
+    suffix = context_suffix_value(token) if id_window(model.id) == token else None
     if suffix is not None and suffix == model.context_max and scan.next_free(last + 1) in _CONTEXT_AFTER_NAME:
         written = scan.raw(last)
         draft.set_context(suffix, written)
