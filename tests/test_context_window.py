@@ -181,7 +181,6 @@ def test_a_short_window_is_a_context_button_of_its_own_and_the_ticked_one():
     assert context_toggles(4096) == ((4096, "4k"), *CONTEXT_TOGGLES)
     assert context_toggles(2048)[0] == (2048, "2k") and context_toggles(448)[0] == (448, "448")
     assert context_toggles(131072) == CONTEXT_TOGGLES and context_toggles(None) == CONTEXT_TOGGLES
-    assert context_toggles(448, sized=False) == CONTEXT_TOGGLES  # Whisper: no KV cache, no "448" button
 
 
 # -- typos of a distinguishing word (engine/parse/models.py _exact_at) ---------------------------------------------
