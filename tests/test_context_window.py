@@ -350,3 +350,19 @@ def test_other_bare_numbers_after_at_are_no_context(text):
 
     result = _parse_strict(text, default_vocabulary())  # no safety net: a crash fails the test
     assert result.request is not None and result.request.context_tokens is None
+
+
+# -- the longest context a question may ask for -------------------------------------------------------------------
+
+def test_every_published_window_can_be_asked_for():
+    from engine.sequence import MAX_CONTEXT_TOKENS
+
+    longest = max(model.context_max or 0 for model in default_registry().models)
+    assert longest == 10_485_760 and longest <= MAX_CONTEXT_TOKENS  # Llama 4 Scout's window
+
+
+@pytest.mark.parametrize("text", ["llama-4-scout 10M context vram", "Llama 4 Scout mit 10M Kontext"])
+def test_scout_at_its_whole_window_is_sized(text):
+    result = read(text)
+    assert result.error is None and result.request.context_tokens == 10_485_760
+    assert result.request.model == "llama-4-scout"
