@@ -226,9 +226,9 @@ class Conversation:
             if resolved.workload in ("inference", "lora"):
                 current = resolved.precision if resolved.quant is None else None  # a named format is no toggle
                 rows.append(_toggle_row(request, "precision", PRECISION_TOGGLES, current, details, lang))
-            if resolved.workload == "inference":
-                rows.append(_toggle_row(request, "context_tokens", context_toggles(resolved.shape.context_max, resolved
-                                                        .shape.kv_known), resolved.context_tokens, details, lang))
+            if resolved.workload == "inference" and resolved.shape.kv_known:  # no KV cache (Whisper, CLIP): no row
+                rows.append(_toggle_row(request, "context_tokens", context_toggles(resolved.shape.context_max),
+                                        resolved.context_tokens, details, lang))
             rows = [[b for b in row if b.data] for row in rows]
             rows = [row for row in rows if row]
         if answer.topup_url and answer.topup_amount_usd is not None:

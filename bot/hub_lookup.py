@@ -12,12 +12,14 @@ import asyncio
 import logging
 import os
 import re
+import time
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from pydantic import TypeAdapter
 
-from bot.store.hub_models import HubEntry, HubModelRepository
+from bot.store import DATABASE_ERRORS
+from bot.store.hub_models import HubEntry, HubModelRepository, hub_ttl_s
 from engine.hub import HubShape, shape_from_hub
 from engine.notes import Note
 from engine.parse import NOT_A_QUESTION, ParseResult, Vocabulary, parse
@@ -30,6 +32,7 @@ HubStatus = Literal["found", "gated", "missing", "unreadable", "offline", "disab
 # The Hub's repository ids: an owner and a name of letters, digits, "-", "_", "." (huggingface_hub's
 # validate_repo_id allows at most 96 characters).
 REPO_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
+KEPT_IN_MEMORY = 1_024  # Hub answers held in memory (each a config of a few KB)
 _TRUE = {"1", "on", "yes", "true"}
 
 
@@ -113,7 +116,9 @@ class HubLookup:
         self.enabled = enabled
         self.timeout_s = timeout_s
         self._in_flight: dict[str, asyncio.Future[HubResult]] = {}  # one fetch per repo at a time
-        self._kept: dict[str, HubEntry] = {}  # without a store (the CLI): what this process was told
+        # What this process was told, with when it expires: without a store (the CLI), or while the store cannot
+        # take it (bounded: the oldest go first).
+        self._kept: dict[str, tuple[HubEntry, float]] = {}
 
     @classmethod
     def from_env(cls, store: HubModelRepository | None = None) -> HubLookup:
@@ -132,7 +137,7 @@ class HubLookup:
             return HubResult("disabled", repo_id)
         if REPO_ID_RE.fullmatch(repo_id) is None or ".." in repo_id:
             return HubResult("missing", repo_id)
-        kept = await self.store.hub_entry(repo_id) if self.store is not None else self._kept.get(repo_id)
+        kept = await self._kept_entry(repo_id)
         if kept is not None:
             return _result(kept)
         if _offline():
@@ -160,11 +165,45 @@ class HubLookup:
         except Exception as error:  # timeout, no network, a 5xx: the Hub did not answer; ask again next time
             log.info("Hugging Face Hub lookup of %s failed: %s", repo_id, type(error).__name__)
             return HubResult("offline", repo_id)
-        if self.store is not None:
-            await self.store.keep_hub_entry(entry)
-        else:
-            self._kept[repo_id] = entry
+        await self._keep(entry)
         return _result(entry)
+
+    async def _kept_entry(self, repo_id: str) -> HubEntry | None:
+        """The kept answer: the store's, or this process's where the store has none or cannot be read (a store
+        that is down or busy must not fail a question the Hub can answer: it is asked again)."""
+        if self.store is not None:
+            try:
+                kept = await self.store.hub_entry(repo_id)
+            except DATABASE_ERRORS as error:
+                log.warning("could not read the kept Hub answer for %s (%s); asking the Hub", repo_id,
+                            type(error).__name__)
+            else:
+                if kept is not None:
+                    return kept
+        held = self._kept.get(repo_id)
+        if held is None:
+            return None
+        if held[1] <= time.time():
+            del self._kept[repo_id]
+            return None
+        return held[0]
+
+    async def _keep(self, entry: HubEntry) -> None:
+        """Keep the Hub's answer in the store; where the store cannot take it, in this process until the store
+        can (the answer is given either way: the store is a cache here, not a record)."""
+        if self.store is not None:
+            try:
+                await self.store.keep_hub_entry(entry)
+            except DATABASE_ERRORS as error:
+                log.warning("could not keep the Hub answer for %s (%s); kept in memory", entry.repo_id,
+                            type(error).__name__)
+            else:
+                self._kept.pop(entry.repo_id, None)
+                return
+        self._kept.pop(entry.repo_id, None)
+        if len(self._kept) >= KEPT_IN_MEMORY:
+            del self._kept[next(iter(self._kept))]
+        self._kept[entry.repo_id] = (entry, time.time() + hub_ttl_s(entry.status))
 
 
 def hub_note(hub: HubResult) -> Note | None:

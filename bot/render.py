@@ -5,7 +5,7 @@ import html
 import re
 
 from bot.i18n import fmt_gb, fmt_number, fmt_tokens, fmt_usd, localize_digits, t
-from bot.render_serving import alternative_mark, capacity_lines, fit_serving_lines
+from bot.render_serving import alternative_mark, capacity_lines, fit_serving_lines, instead_mark
 from catalog.schema import Card, Catalog
 from engine.advice import PrecisionHint
 from engine.answer import Answer
@@ -246,7 +246,7 @@ def _render_size(answer: Answer, lang: str, details: bool, max_alternatives: int
         if recommended is not None and (shown is None or recommended.monthly_usd < shown.monthly_usd):
             lines.append(t(lang, "answer.instead", layout=_layout_name(recommended), vram=_vram(lang, recommended),
                            monthly=fmt_usd(lang, recommended.monthly_usd),
-                           hourly=fmt_usd(lang, recommended.hourly_usd)))
+                           hourly=fmt_usd(lang, recommended.hourly_usd)) + instead_mark(answer, recommended, lang))
     elif fit is not None:
         lines.extend(_fit_lines(answer, fit, lang, details))
         lines.extend(_serving_lines(answer, fit, lang, details))

@@ -99,6 +99,17 @@ def alternative_mark(answer: Answer, layout: Layout, lang: str) -> str:
     return t(lang, "serving.mark_yes" if check.starts else "serving.mark_no", engine=engine_name(check))
 
 
+def instead_mark(answer: Answer, layout: Layout, lang: str) -> str:
+    """alternative_mark after the "Instead:" line, and where the engine would not start there, what it starts on:
+    the rule's cheapest card is not a recommendation the renter could start (an AWQ 72B on one A40)."""
+    mark = alternative_mark(answer, layout, lang)
+    passing = answer.review.passing(layout) if answer.review is not None else None
+    if passing is None:
+        return mark
+    return mark + t(lang, "serving.runs_on", layout=_layout_label(passing.count, passing.card.name),
+                    monthly=fmt_usd(lang, passing.monthly_usd))
+
+
 def launch_reply(answer: Answer, lang: str) -> str:
     """The launch command of the answer's layout as a code block (the 🚀 Launch button)."""
     check, where = answer.serving, answer.serving_layout

@@ -38,7 +38,7 @@ LIMITS: dict[str, tuple[float, float]] = {
     "discount_percent": (0, 90),            # exclusive of 0; no volume discount gives away 90 %+
     "hours_per_month": (1, 744),            # 31 x 24
     "minimum_term_hours": (0, 8_784),       # a leap year
-    "context_tokens": (1, 10_000_000),      # engine.sequence.MAX_CONTEXT_TOKENS
+    "context_tokens": (1, 16_777_216),      # engine.sequence.MAX_CONTEXT_TOKENS
     "batch": (1, 4_096),                    # engine.sequence.MAX_BATCH
     "set_size": (1, 64),                    # engine.parse.errors.MAX_GPU_COUNT
 }

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from catalog.schema import Card, Catalog
 from engine.registry import Registry, default_registry
+from engine.sequence import MAX_CONTEXT_TOKENS
 from engine.serving import Gpu, biggest_model_params_b, max_context_for_layout
 from engine.serving.constants import MIB
 from engine.serving_answer import ServingOptions, ServingReview, engine_for
@@ -93,7 +94,7 @@ def sequence_capacity(kind: str, resolved: ResolvedRequest, requirement: Require
                     engine, capped=capped, weights_fit=room > 0)
 
 
-MAX_TOKENS = 10_000_000  # engine.sequence.MAX_CONTEXT_TOKENS: a model without a published maximum
+MAX_TOKENS = MAX_CONTEXT_TOKENS  # a model without a published maximum
 
 
 def _fits_rule(params_b: float, request: SizeRequest, catalog: Catalog, vram_gb: float) -> bool:

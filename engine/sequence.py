@@ -17,7 +17,10 @@ if TYPE_CHECKING:
     from catalog.schema import SizingPolicy
     from engine.registry import ModelShape
 
-MAX_CONTEXT_TOKENS = 10_000_000
+# The longest context any question may ask for: 16M (2^24) holds the longest published window, Llama 4 Scout's
+# 10,485,760 tokens (its config.json max_position_embeddings; engine/data/models/llama.yaml), so "scout 10M context"
+# is sized, not refused (tests/test_context_window.py checks every registry window against it).
+MAX_CONTEXT_TOKENS = 16 * 1024 * 1024
 MAX_BATCH = 4096
 
 

@@ -59,6 +59,14 @@ async def test_a_short_window_model_gets_its_window_as_the_ticked_context_button
     assert ["✓ 4k", "8k", "32k", "128k"] == [label for label in labels if label.lstrip("✓ ").endswith("k")]
 
 
+@pytest.mark.parametrize("question", ["whisper large v3", "clip vit-l/14", "Whisper large-v3 auf einer 4090"])
+async def test_a_model_without_a_kv_cache_gets_no_context_row(bot, question):
+    """Its answer does not depend on a context (no KV cache is sized): a 32k button changed nothing but a note."""
+    await bot.send(1, question)
+    labels = [b["text"] for b in buttons(bot.replies(1)[-1])]
+    assert "✓ BF16" in labels and not [label for label in labels if label.lstrip("✓ ").endswith("k")]
+
+
 async def test_german_user_gets_german(bot):
     await bot.send(2, "Wie viel VRAM brauche ich für Llama 3.1 70B in 4 Bit?", language_code="de-DE")
     text = bot.last_text(2)

@@ -56,7 +56,7 @@ def test_card_and_count_layout(capsys):
     (["--params", "0"], "params 0B"),
     (["--params", "100001"], "out of range"),
     (["--params", "7", "--context", "0"], "context 0"),
-    (["--params", "7", "--context", "10000001"], "context"),
+    (["--params", "7", "--context", "16777217"], "context"),
     (["--params", "7", "--batch", "0"], "batch 0"),
     (["--params", "7", "--batch", "5000"], "batch"),
     (["--model", "gpt-9"], "unknown model"),

@@ -181,7 +181,6 @@ def test_a_short_window_is_a_context_button_of_its_own_and_the_ticked_one():
     assert context_toggles(4096) == ((4096, "4k"), *CONTEXT_TOGGLES)
     assert context_toggles(2048)[0] == (2048, "2k") and context_toggles(448)[0] == (448, "448")
     assert context_toggles(131072) == CONTEXT_TOGGLES and context_toggles(None) == CONTEXT_TOGGLES
-    assert context_toggles(448, sized=False) == CONTEXT_TOGGLES  # Whisper: no KV cache, no "448" button
 
 
 # -- typos of a distinguishing word (engine/parse/models.py _exact_at) ---------------------------------------------
@@ -351,3 +350,19 @@ def test_other_bare_numbers_after_at_are_no_context(text):
 
     result = _parse_strict(text, default_vocabulary())  # no safety net: a crash fails the test
     assert result.request is not None and result.request.context_tokens is None
+
+
+# -- the longest context a question may ask for -------------------------------------------------------------------
+
+def test_every_published_window_can_be_asked_for():
+    from engine.sequence import MAX_CONTEXT_TOKENS
+
+    longest = max(model.context_max or 0 for model in default_registry().models)
+    assert longest == 10_485_760 and longest <= MAX_CONTEXT_TOKENS  # Llama 4 Scout's window
+
+
+@pytest.mark.parametrize("text", ["llama-4-scout 10M context vram", "Llama 4 Scout mit 10M Kontext"])
+def test_scout_at_its_whole_window_is_sized(text):
+    result = read(text)
+    assert result.error is None and result.request.context_tokens == 10_485_760
+    assert result.request.model == "llama-4-scout"

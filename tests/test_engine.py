@@ -129,7 +129,7 @@ def test_bare_size_uses_nearest_typical_shape_and_says_so():
 
 @pytest.mark.parametrize("fields,message", [
     ({"params_b": 0}, "params 0B"), ({"params_b": -3}, "params -3B"), ({"params_b": 100_001}, "params 100,001B"),
-    ({"params_b": 7, "context_tokens": 0}, "context 0"), ({"params_b": 7, "context_tokens": 10_000_001}, "context"),
+    ({"params_b": 7, "context_tokens": 0}, "context 0"), ({"params_b": 7, "context_tokens": 16_777_217}, "context"),
     ({"params_b": 7, "batch": 0}, "batch 0"), ({"params_b": 7, "batch": 4097}, "batch 4,097"),
     ({"model": "llama-9000"}, "unknown model"), ({"params_b": 7, "precision": "fp5"}, "unknown precision"),
     ({"params_b": 7, "kv_precision": "int4"}, "unknown KV cache precision"),
@@ -141,7 +141,7 @@ def test_bad_values_are_named(fields, message):
 
 
 def test_limits_are_inclusive():
-    resolve(SizeRequest(params_b=100_000, context_tokens=10_000_000, batch=4096), RH.sizing)
+    resolve(SizeRequest(params_b=100_000, context_tokens=16_777_216, batch=4096), RH.sizing)
 
 
 # -- properties -----------------------------------------------------------------------------------------------

@@ -268,3 +268,51 @@ def test_deepseek_style_fp8_repo_found(threaded_hub):
     result = HubLookup(None).lookup_sync("acme/DeepSeek-Like")
     assert result.hub is not None and result.hub.format == "FP8"
     assert result.hub.shape.params_b * 1e9 == embeddings + 7_168 * 2_048
+
+
+# -- a store that cannot serve the kept answers ------------------------------------------------------------------
+
+def _drop_kept_answers(path: Path) -> None:
+    """What a damaged or half-migrated database does: every read and write of the table fails (OperationalError)."""
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE hub_models")
+
+
+async def test_a_store_that_cannot_keep_the_answer_does_not_fail_the_question(hub, store, tmp_path, caplog):
+    _drop_kept_answers(tmp_path / "cardfit.sqlite3")
+    lookup = HubLookup(store)
+    first = await lookup.lookup(SMOL)
+    second = await lookup.lookup(SMOL)  # held in memory meanwhile: the Hub is not asked again
+    assert first.status == second.status == "found" and first.hub is not None
+    assert first.hub.shape.params_b * 1e9 == pytest.approx(SMOL_PARAMS)
+    assert hub.asked(SMOL) == 1
+    assert "could not keep the Hub answer for HuggingFaceTB/SmolLM2-1.7B (OperationalError)" in caplog.text
+    assert "could not read the kept Hub answer" in caplog.text
+
+
+async def test_answers_held_in_memory_expire_and_are_bounded(hub, monkeypatch):
+    lookup = HubLookup(None)  # the CLI's case: no store, the same memory
+    assert (await lookup.lookup("acme/Nothing-7B")).status == "missing"
+    now = time.time()
+    monkeypatch.setattr(time, "time", lambda: now + HUB_ERROR_TTL_S + 1)  # an hour later the owner may publish it
+    assert (await lookup.lookup("acme/Nothing-7B")).status == "missing"
+    assert hub.asked("acme/Nothing-7B") == 2
+    monkeypatch.setattr("bot.hub_lookup.KEPT_IN_MEMORY", 2)
+    for repo in ("acme/Secret-13B", "acme/Private-7B", "acme/NoWeights-3B"):
+        await lookup.lookup(repo)
+    await lookup.lookup("acme/Nothing-7B")  # the oldest went first: asked again
+    assert hub.asked("acme/Nothing-7B") == 3 and len(lookup._kept) == 2
+
+
+async def test_bot_answers_a_hub_model_while_the_store_cannot_keep_it(hub, settings):
+    async with Harness(settings) as bot:
+        _drop_kept_answers(Path(settings.db))
+        await bot.send(USER, f"{SMOL} in bf16 with 8k context")
+        first = bot.last_text(USER)
+        await bot.send(USER, "and in fp8?")
+        followup = bot.last_text(USER)
+    assert "looked up on the Hugging Face Hub: HuggingFaceTB/SmolLM2-1.7B (1.7B params, BF16)" in first
+    assert "SmolLM2-1.7B" in followup and "FP8" in followup
+    assert hub.asked(SMOL) == 1

@@ -415,7 +415,7 @@ def test_non_text_input_is_not_a_question(value, bundled_vocabulary):
 
 def test_errors_name_the_value(bundled_vocabulary):
     assert parse("0B", bundled_vocabulary).error == "0B is not a model size"
-    assert parse("70b context 0", bundled_vocabulary).error == "context 0 is out of range (1 to 10,000,000 tokens)"
+    assert parse("70b context 0", bundled_vocabulary).error == "context 0 is out of range (1 to 16,777,216 tokens)"
     assert parse("70b batch 0", bundled_vocabulary).error.startswith("batch 0 is out of range")
     assert parse("70b batch 100000", bundled_vocabulary).error.startswith("batch 100000 is out of range")
     assert parse("1" * 5000 + "B", bundled_vocabulary).error.endswith("B is not a model size")
@@ -492,10 +492,10 @@ def test_german_article_before_gpu_is_no_count(bundled_vocabulary):
     ("70B batch -4", "batch -4 is out of range (1 to 4,096)"),
     ("70B bs=-4", "batch -4 is out of range (1 to 4,096)"),
     ("70B for -2 users", "batch -2 is out of range (1 to 4,096)"),
-    ("70B with -32k context", "context -32k is out of range (1 to 10,000,000 tokens)"),
-    ("70B context -32768", "context -32768 is out of range (1 to 10,000,000 tokens)"),
-    ("70B with -1M context", "context -1M is out of range (1 to 10,000,000 tokens)"),
-    ("70B with -32 000 tokens", "context -32 000 is out of range (1 to 10,000,000 tokens)"),
+    ("70B with -32k context", "context -32k is out of range (1 to 16,777,216 tokens)"),
+    ("70B context -32768", "context -32768 is out of range (1 to 16,777,216 tokens)"),
+    ("70B with -1M context", "context -1M is out of range (1 to 16,777,216 tokens)"),
+    ("70B with -32 000 tokens", "context -32 000 is out of range (1 to 16,777,216 tokens)"),
     ("70B on -2 H100", "GPU count -2 is out of range (1 to 64)"),
     ("70B on -4 GPUs", "GPU count -4 is out of range (1 to 64)"),
     ("70B in -24GB", "memory budget -24GB is out of range"),
@@ -545,8 +545,8 @@ def test_a_range_uses_the_first_value_and_lists_the_second(bundled_vocabulary):
     ("2.5e6B", "2.5e6B is not a model size"),
     ("10^999 B", "10^999B is not a model size"),
     ("0^-1 B", "0^-1B is not a model size"),
-    ("70B with 1e9 tokens", "context 1e9 (1,000,000,000 tokens) is out of range: at most 10,000,000 tokens"),
-    ("70B context 1e400", "context 1e400 is out of range (1 to 10,000,000 tokens)"),
+    ("70B with 1e9 tokens", "context 1e9 (1,000,000,000 tokens) is out of range: at most 16,777,216 tokens"),
+    ("70B context 1e400", "context 1e400 is out of range (1 to 16,777,216 tokens)"),
     ("70B batch 1e6", "batch 1e6 is out of range (1 to 4,096)"),
     ("70B batch 10^9", "batch 10^9 is out of range (1 to 4,096)"),
 ])
@@ -627,12 +627,13 @@ def test_the_same_value_twice_is_not_ignored(bundled_vocabulary):
 # -- context limit messages ------------------------------------------------------------------------------------
 
 def test_context_limit_says_what_was_written_and_the_limit(bundled_vocabulary):
-    error = parse("70B 10M context", bundled_vocabulary).error
-    assert error == "context 10M (10,485,760 tokens) is out of range: at most 10,000,000 tokens"
+    error = parse("70B 20M context", bundled_vocabulary).error
+    assert error == "context 20M (20,971,520 tokens) is out of range: at most 16,777,216 tokens"
     assert (error.code, error.values) == (
-        "parse_context_too_long", {"written": "10M", "tokens": 10_485_760, "max_tokens": 10_000_000}
+        "parse_context_too_long", {"written": "20M", "tokens": 20_971_520, "max_tokens": 16_777_216}
     )
-    assert parse("70B with 10,000,000 tokens", bundled_vocabulary).request.context_tokens == 10_000_000
+    assert parse("70B 10M context", bundled_vocabulary).request.context_tokens == 10_485_760  # Llama 4 Scout's window
+    assert parse("70B with 16,777,216 tokens", bundled_vocabulary).request.context_tokens == 16_777_216
     assert parse("70B 9M context", bundled_vocabulary).request.context_tokens == 9 * 1024 * 1024
 
 
@@ -721,8 +722,8 @@ def test_region_names_can_be_given():
     ("0x7b", "parse_bad_size", {"written": "0x7b"}),
     ("llama 3.1", "parse_ambiguous",
      {"span": "llama 3.1", "models": ["Llama 3.1 8B", "Llama 3.1 70B", "Llama 3.1 405B"]}),
-    ("70B with 0 context", "parse_context_range", {"written": "0", "max_tokens": 10_000_000}),
-    ("70B 20M", "parse_context_too_long", {"written": "20M", "tokens": 20_971_520, "max_tokens": 10_000_000}),
+    ("70B with 0 context", "parse_context_range", {"written": "0", "max_tokens": 16_777_216}),
+    ("70B 20M", "parse_context_too_long", {"written": "20M", "tokens": 20_971_520, "max_tokens": 16_777_216}),
     ("70b batch 100000", "parse_batch_range", {"written": "100000", "max_batch": 4096}),
     ("70B für 0 Nutzer", "parse_batch_range", {"written": "0", "max_batch": 4096}),
     ("70B on 0x H100", "parse_gpu_count_range", {"written": "0", "max_count": 64}),

@@ -20,10 +20,15 @@ class HubEntry:
     counts: dict[str, int] | None
 
 
+def hub_ttl_s(status: str) -> float:
+    """How long an answer of the Hub is kept."""
+    return HUB_FOUND_TTL_S if status == "found" else HUB_ERROR_TTL_S
+
+
 class HubModelRepository(Repository):
     async def keep_hub_entry(self, entry: HubEntry, *, now: float | None = None) -> None:
         now = time.time() if now is None else now
-        ttl = HUB_FOUND_TTL_S if entry.status == "found" else HUB_ERROR_TTL_S
+        ttl = hub_ttl_s(entry.status)
         await self._database.write_one(
             """
             INSERT INTO hub_models (repo_id, status, config_json, counts_json, fetched_at, expires_at)

@@ -7,13 +7,14 @@ from dataclasses import dataclass
 from catalog.schema import Card
 from engine.notes import Note
 from engine.registry import ModelShape
+from engine.sequence import MAX_CONTEXT_TOKENS
 from engine.serving.constants import GIB
 from engine.serving.kv import ServingShapeError
 from engine.serving.memory import ModelDims
 from engine.serving.weights import ResidentWeights
 
 # The reverse questions search up to this context when the model publishes no maximum (engine.sizing's limit).
-UNCAPPED_CONTEXT_TOKENS = 10_000_000
+UNCAPPED_CONTEXT_TOKENS = MAX_CONTEXT_TOKENS
 
 
 @dataclass(frozen=True, slots=True)
