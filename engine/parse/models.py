@@ -208,7 +208,7 @@ class _Search:
             if match is None:
                 continue
             model, end, variant, typo = match
-            start, stop = self.names.begin(i), self.names.end(i, end)
+            start, stop = self._begin(i, model), self.names.end(i, end)
             extra = self.models.variant_pieces.get(variant, frozenset()) if variant else frozenset()
             if not agrees(self.models, model, low[start:stop], extra):
                 if not self.is_head(low[start]) and stop - start > end - i:
@@ -229,12 +229,26 @@ class _Search:
             found.append(Found(start, stop - start, scan.span(start, stop - 1), model, None, typo, variant))
         return found
 
+    def _begin(self, i: int, model: ModelShape) -> int:
+        """Where the typed name of a match at token i begins. A match from a version ('v3', 'r1') after another
+        family's word ('whisper larg v3', 'glm foo v3') begins at that word: the whole name is then checked against
+        the model and, saying more than 'v3', is no match, never DeepSeek-V3 with 'whisper' not understood."""
+        start = self.names.begin(i)
+        if start < i or word_kind(self.scan.low[i], self.models) == FAMILY:
+            return start
+        family = self.names.family_before(i)
+        if family is None or agrees(self.models, model, self.scan.low[family:family + 1]):
+            return start  # no family word before it, or the model's own ('deepseek chat v3')
+        return family
+
     def _exact_at(self, i: int) -> tuple[ModelShape, int, str | None, bool] | None:
         """The longest name (or same-shape release) starting at token i -> (model, the token after it, the
         release's name, whether a typo was read as a name word); a size right after it that confirms it is
         included. A word one typo away from a distinguishing word of five letters or more ("mediun", "smal"; not a
         stop word such as "shall", not after a comma) that continues the name ("phi 3" + "medium") is read as that
-        word: "phi-3 mediun 14b" is Phi-3 Medium, said in a note, never Phi-3 Mini with "14B ignored"."""
+        word: "phi-3 mediun 14b" is Phi-3 Medium, said in a note, never Phi-3 Mini with "14B ignored". So is one
+        that makes a prefix several models share one name ("whisper" + "large" + "v3", "llama 4" + "scout"):
+        "whisper larg v3" is Whisper large-v3, "llama 4 scot" Llama 4 Scout, each said in a note."""
         scan, models = self.scan, self.models
         low, flat, n, used = scan.low, scan.flat, scan.n, scan.used
         joined = ""
@@ -244,7 +258,7 @@ class _Search:
             if used[j]:
                 break
             corrected = None
-            if j > i and best is not None and flat[j] not in models.all_pieces and low[j] not in QUIET \
+            if j > i and flat[j] not in models.all_pieces and low[j] not in QUIET \
                     and low[j] not in KEYWORDS and scan.text[scan.tokens.end[j - 1]:scan.tokens.start[j]] in _JOINS:
                 corrected = distinguishing_typo(flat[j], joined, models.prefixes)
             if corrected is not None:
