@@ -82,3 +82,57 @@ def test_family_before_stops_at_a_break_and_names_the_family_word() -> None:
     assert names.family_before(2) == 0
     assert NameWords(Scan("whisper and v3", 0), vocabulary).family_before(2) is None  # 'and' breaks a name
     assert NameWords(Scan("v3 on 8x h200", 0), vocabulary).family_before(0) is None
+
+
+# -- a number in millions right after a name is its parameter count, not a context --------------------------------
+
+@pytest.mark.parametrize(("text", "params_b"), [
+    ("smollm2 360m", 0.36), ("SmolLM2 360M", 0.36), ("smollm2-360m", 0.36), ("smollm2 360m instruct", 0.36),
+    ("smollm2 135m", 0.135), ("gpt2 124m", 0.124), ("gpt2 124m on a t4", 0.124), ("bert 110m", 0.11),
+    ("smollm2 360m auf einer 4090", 0.36), ("HuggingFaceTB/SmolLM2-360M-Instruct", 0.36), ("124m", 0.124),
+    ("360m params", 0.36), ("360 m", 0.36), ("smollm2 360 M", 0.36), ("SmolLM2 mit 360M Parametern", 0.36),
+])
+def test_a_number_in_millions_with_no_context_cue_is_a_parameter_count(text: str, params_b: float) -> None:
+    result = _parse_strict(text)
+    assert result.error is None and result.request is not None, (text, result.error)
+    assert result.request.model is None and result.request.params_b == pytest.approx(params_b), text
+    assert result.request.context_tokens is None, text
+
+
+@pytest.mark.parametrize(("text", "context"), [
+    ("SmolLM2 360M mit 8k Kontext", 8192), ("SmolLM2 360M bei 2k", 2048), ("smollm2 360m at 1m", 1 << 20),
+])
+def test_the_parameter_count_leaves_the_context_to_its_own_words(text: str, context: int) -> None:
+    result = _parse_strict(text)
+    assert result.request is not None and result.request.params_b == pytest.approx(0.36), text
+    assert result.request.context_tokens == context, text
+
+
+@pytest.mark.parametrize(("text", "model"), [
+    ("1m context", None), ("70b 1m", None), ("70b with 1m", None), ("70b at 1m", None), ("8b mit 1m kontext", None),
+    ("qwen2.5 7b 1m", "qwen2.5-7b"), ("qwen2.5-7b-instruct-1m", "qwen2.5-7b"), ("llama 3.1 8b 1m", "llama-3.1-8b"),
+    ("und mit 1m?", None), ("bei 1m", None),
+])
+def test_a_million_tokens_where_a_context_is_cued_or_a_size_is_known_stays_a_context(text: str,
+                                                                                       model: str | None) -> None:
+    result = _parse_strict(text)
+    request = result.request if result.request is not None else result.partial
+    assert request is not None and request.context_tokens == 1 << 20, text
+    assert request.model == model, text
+
+
+@pytest.mark.parametrize("text", ["mixtral 360m", "llama 3.1 124m", "smollm2 1.7b 360m", "100m 70b"])
+def test_millions_never_become_a_size_no_model_of_the_name_has_or_a_second_size(text: str) -> None:
+    result = _parse_strict(text)
+    assert result.request is None and getattr(result.error, "code", None) == "parse_context_too_long", text
+
+
+def test_millions_that_a_model_of_an_ambiguous_name_has_choose_it() -> None:
+    assert _parse_strict("qwen2.5 500m").matched_model == "qwen2.5-0.5b"
+    assert _parse_strict("gemma 3 270m").matched_model == "gemma-3-270m"  # the registry's own name, as before
+
+
+def test_a_second_size_in_millions_is_listed_as_written() -> None:
+    result = _parse_strict("gpt2 124m 360m params")
+    assert result.request is not None and result.request.params_b == pytest.approx(0.124)
+    assert "360m" in result.request.ignored
