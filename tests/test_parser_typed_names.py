@@ -7,6 +7,7 @@ import pytest
 from engine.parse import _parse_strict, default_vocabulary
 from engine.parse.names import NameWords
 from engine.parse.scan import Scan
+from engine.registry import default_registry
 
 
 def _read(text: str) -> tuple[str | None, str | None, list[str]]:
@@ -136,3 +137,41 @@ def test_a_second_size_in_millions_is_listed_as_written() -> None:
     result = _parse_strict("gpt2 124m 360m params")
     assert result.request is not None and result.request.params_b == pytest.approx(0.124)
     assert "360m" in result.request.ignored
+
+
+# -- dated releases: the Qwen3 2507 checkpoints are entries of their own ------------------------------------------
+
+@pytest.mark.parametrize(("text", "model"), [
+    ("qwen3 235b 2507", "qwen3-235b-a22b-2507"), ("Qwen/Qwen3-235B-A22B-Instruct-2507", "qwen3-235b-a22b-2507"),
+    ("Qwen3-235B-A22B-Thinking-2507", "qwen3-235b-a22b-2507"), ("qwen3 235b instruct 2507", "qwen3-235b-a22b-2507"),
+    ("Qwen3 235B 2507 mit 32k Kontext", "qwen3-235b-a22b-2507"), ("qwen3 30b 2507", "qwen3-30b-a3b-2507"),
+    ("qwen3-30b-a3b-thinking-2507", "qwen3-30b-a3b-2507"), ("wie viel VRAM für Qwen3 30B 2507", "qwen3-30b-a3b-2507"),
+    ("qwen3 4b 2507", "qwen3-4b-2507"), ("Qwen/Qwen3-4B-Instruct-2507", "qwen3-4b-2507"),
+    ("deepseek r1 0528", "deepseek-r1-0528"),
+    # the 2504 names keep their model
+    ("qwen3 235b", "qwen3-235b-a22b"), ("qwen 235b", "qwen3-235b-a22b"), ("qwen3 30b", "qwen3-30b-a3b"),
+    ("qwen 4b", "qwen3-4b"), ("Qwen3 235B A22B", "qwen3-235b-a22b"),
+])
+def test_a_dated_release_is_its_own_entry_and_the_undated_name_the_first_release(text: str, model: str) -> None:
+    result = _parse_strict(text)
+    assert result.matched_model == model, text
+    assert result.request is not None and result.request.params_b is None and result.request.ignored == []
+
+
+def test_the_2507_releases_have_the_2504_shapes_and_their_own_window() -> None:
+    registry = default_registry()
+    for old, new in (("qwen3-4b", "qwen3-4b-2507"), ("qwen3-30b-a3b", "qwen3-30b-a3b-2507"),
+                     ("qwen3-235b-a22b", "qwen3-235b-a22b-2507")):
+        first, second = registry.get(old), registry.get(new)
+        assert first is not None and second is not None
+        assert second.summary() == first.summary() and second.params_b == first.params_b
+        assert (second.experts_total, second.active_params_b) == (first.experts_total, first.active_params_b)
+        assert first.context_max == 40960 and second.context_max == 262144
+
+
+@pytest.mark.parametrize("text", ["qwen3 32b 2507", "qwen3 8b 2507", "llama 3.1 70b 2507"])
+def test_a_release_tag_a_model_has_no_entry_for_is_an_unknown_model_never_another_size(text: str) -> None:
+    result = _parse_strict(text)
+    assert result.matched_model is None, text  # "qwen3 32b 2507" is not the 30B-A3B 2507 (32 ~ 30.5)
+    assert result.request is not None and [note.code for note in result.request.assumed
+                                           if hasattr(note, "code")][:1] == ["unknown_model_sized"]
