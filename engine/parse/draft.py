@@ -117,7 +117,8 @@ class Draft:
     def set_size(self, value: float, digits: str, unit: str) -> None:
         factor = SIZE_UNITS[unit]
         params = value * factor
-        label = "T" if factor == 1000 else "" if " " in digits else "B"  # "500 million" carries its own unit
+        # "500 million" and "360M" carry their own unit
+        label = "T" if factor == 1000 else "" if " " in digits or not digits[-1:].isdigit() else "B"
         if not MIN_PARAMS_B <= params <= MAX_PARAMS_B:  # also NaN: only then is the error's text written
             _check_size(params, f"{shown(digits)}{label}")
         if self.params_b is None:

@@ -27,6 +27,7 @@ from engine.parse.numbers import (
     number,
     plain_number,
     shown,
+    size_of,
     whole,
 )
 from engine.parse.precision import BITS_RE, precision_at, read_kv, read_precision
@@ -58,6 +59,7 @@ from engine.parse.words import (
     WORKLOAD_PHRASES,
     WORKLOAD_WORDS,
 )
+from engine.sizing import MIN_PARAMS_B
 
 _BS_RE = re.compile(r"bs([0-9]+)")
 # Spaces that separate groups of three digits: "32 000", "1 000 000" (also the no-break and thin spaces)
@@ -67,6 +69,8 @@ MAX_KEYWORD_FILLERS = 3  # "batch size of 8", "context length is up to 32k"
 
 
 _CONTEXT_PREPOSITIONS = frozenset({"at", "bei", "with", "mit"})
+_CONTEXT_BEFORE = _CONTEXT_PREPOSITIONS | CONTEXT_WORDS  # words before a number that make it a context
+_CONTEXT_AFTER = CONTEXT_WORDS | CONTEXT_UNIT_WORDS  # words after one that do
 
 
 def _power_of_two_tokens(value: float) -> bool:
@@ -91,12 +95,13 @@ def read_fields(scan: Scan, draft: Draft, vocabulary: Vocabulary) -> None:
 
 
 class _Fields:
-    __slots__ = ("scan", "draft", "vocabulary")
+    __slots__ = ("scan", "draft", "vocabulary", "_last_size")
 
     def __init__(self, scan: Scan, draft: Draft, vocabulary: Vocabulary) -> None:
         self.scan = scan
         self.draft = draft
         self.vocabulary = vocabulary
+        self._last_size: int | None = None  # the last token written as a size ('8b'), -1 for none; found once
 
     def read_at(self, i: int) -> int:
         """Read what starts at token i; the number of tokens read (0: nothing starts here)."""
@@ -201,6 +206,9 @@ class _Fields:
         if unit in SIZE_UNITS:
             draft.set_size(value, sign + written, unit)
             return 1 + scan.swallow(i + 1, PARAM_WORDS)
+        if unit == "m" and self._millions_of_params(i, i + 1, value):  # "smollm2 360m", "gpt2 124M"
+            draft.set_size(value / 1000, sign + scan.raw(i), "b")
+            return 1 + scan.swallow(i + 1, PARAM_WORDS)
         if unit in CONTEXT_SUFFIX:  # "10M" as written ("10m" reads as metres); "k" and "K" read alike
             shown_as = scan.raw(i) if unit == "m" else token
             return self._context_from(i, value * CONTEXT_SUFFIX[unit], sign + shown_as, 1)
@@ -229,9 +237,9 @@ class _Fields:
         if nxt == "k":
             return self._context_from(i, plain * TOKENS_PER_K, f"{sign}{token}k", 2)
         if nxt in MILLION_WORDS or nxt == "m":
-            if nxt in MILLION_WORDS and scan.next_free(i + 2) in PARAM_WORDS:  # "500 million parameters"
-                draft.set_size(plain / 1000, f"{sign}{token} {nxt}", "b")
-                return 3
+            if self._millions_of_params(i, i + 2, plain):  # "500 million parameters", "smollm2 360 M"
+                draft.set_size(plain / 1000, f"{sign}{token} {scan.raw(i + 1)}", "b")
+                return 2 + scan.swallow(i + 2, PARAM_WORDS)
             factor = 1_000_000 if nxt in MILLION_WORDS else TOKENS_PER_M
             return self._context_from(i, plain * factor, f"{sign}{scan.raw(i)} {scan.raw(i + 1)}", 2)
         if nxt in CONTEXT_UNIT_WORDS:
@@ -243,6 +251,30 @@ class _Fields:
         if nxt == "x":
             return self._read_multiplier_x(i, plain)
         return self._read_counted(i, sign + token, plain)
+
+    def _millions_of_params(self, i: int, after: int, millions: float) -> bool:
+        """Is the number at token i, in millions ('360m', '360 M', '500 million'; `after`: the token after it), a
+        parameter count? Yes before 'params'; else only when nothing cues a context -- no context word after it
+        ('1m context', '1m tokens'), no 'at'/'with'/'bei'/'mit' or context word before it -- and no size is known
+        or written after it: 'smollm2 360m' is a 360M model, 'qwen2.5 7b 1m' and '70b 1m' a million-token
+        context; after a name several models share only when one of them has that size ('qwen2.5 500m', not
+        'mixtral 360m'). The two never overlap: a count the engine sizes (from MIN_PARAMS_B, 10M) is a context of
+        more than MAX_CONTEXT_TOKENS."""
+        scan = self.scan
+        nxt = scan.next_free(after)
+        if nxt in PARAM_WORDS:
+            return True
+        if nxt in _CONTEXT_AFTER or (i > 0 and scan.low[i - 1] in _CONTEXT_BEFORE):
+            return False
+        draft = self.draft
+        if draft.params_b is not None or draft.model is not None or millions < MIN_PARAMS_B * 1000:
+            return False
+        if self._last_size is None:
+            self._last_size = next((j for j in range(scan.n - 1, -1, -1) if size_of(scan.low[j]) is not None), -1)
+        if self._last_size > i:
+            return False  # '405m 8B mit LoRA': the size is written as one
+        agrees = self.vocabulary.models.agrees
+        return not draft.ambiguous or any(agrees(model, millions / 1000) for model in draft.ambiguous)
 
     def _read_counted(self, i: int, written: str, plain: float) -> int:
         """'8 users', '32 concurrent', '4 GPUs'."""

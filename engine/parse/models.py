@@ -19,7 +19,9 @@ Model matching (registry ids, names and aliases, compared the way `catalog.names
    Every fuzzy match is reported: model_note "Llama 3.1 70B (assumed from 'lama 3.1 70b')", also in `assumed`.
 Both only ever match a model whose names agree with the whole name as typed (`engine.parse.names`): "deepseek r1"
 in "deepseek r1 distill qwen 7b", "v3" in "whisper large v3", "phi-3" in "phi-3 medium" are no match; a family
-word ("mistral") with a distinguishing word ("large") is the model of that family that has it.
+word ("mistral") with a distinguishing word ("large") is the model of that family that has it. A name that says
+more than an exact one only by a release tag ("qwen3 32b 2507": Qwen3 32B has no 2507 release) is read fuzzily
+among models of the exact one's size only, so never as a release of another size ("Qwen3 30B-A3B 2507", 32 ~ 30.5).
 3. Same-shape releases: a registry entry's `variants` (releases without an entry of their own, e.g. "DeepSeek-V3.1"
    in a registry that lists only DeepSeek-V3) match like names and are sized as the entry, with the note
    model_variant "DeepSeek-V3.1 sized as DeepSeek-V3 (same architecture)".
@@ -43,7 +45,7 @@ from engine.parse.cards import card_at
 from engine.parse.draft import Draft
 from engine.parse.errors import BadValue, UnknownName, moe_total_error, unknown_model_error
 from engine.parse.lexer import digits
-from engine.parse.names import EXPERTS_RE, FAMILY, NameWords, agrees, distinguishing_typo, word_kind
+from engine.parse.names import DATE, EXPERTS_RE, FAMILY, NameWords, agrees, distinguishing_typo, word_kind
 from engine.parse.numbers import context_suffix_value, size_of
 from engine.parse.precision import precision_token
 from engine.parse.scan import Scan
@@ -63,6 +65,7 @@ SIZELESS_MARGIN = 3.0  # window without a size (compared with size-free names): 
 MAX_WINDOW = 5
 MAX_FUZZY_TRIES = 6  # fuzzy windows tried per text: a question names one or two models, not hundreds
 MIN_FUZZY_CHARS = 4
+SAME_SIZE = 0.03  # headline counts this close are one size (as registry tests compare exact and headline counts)
 MAX_NAME_TOKEN = 24  # no model name has a longer word; longer tokens are never compared
 _JOINS = frozenset({" ", "-", "_", ""})  # what may stand between two words of one typed name
 
@@ -128,6 +131,12 @@ def find_model(scan: Scan, draft: Draft, vocabulary: Vocabulary) -> tuple[int, i
     return first.start, first.length
 
 
+def _same_size(one: ModelShape, other: ModelShape) -> bool:
+    """Releases of one size (the headline counts within 3 %): 'mistral small 24b 2501' may be another 24B release
+    than the one 'mistral small 24b' names, never a 22B one."""
+    return abs(one.params_b - other.params_b) <= SAME_SIZE * other.params_b
+
+
 def _model_note(found: Found, model: ModelShape) -> Note | None:
     if found.variant is not None:
         return Note(f"{found.variant} sized as {model.name} (same architecture)", "model_variant",
@@ -178,7 +187,7 @@ _LETTER_FIRST_RE = re.compile(r"[^0-9]")  # no head starts with a digit (ModelNa
 class _Search:
     """The model names of one text. Marks the tokens of each name it finds as used."""
 
-    __slots__ = ("scan", "vocabulary", "models", "names", "_heads")
+    __slots__ = ("scan", "vocabulary", "models", "names", "_heads", "_said_more")
 
     def __init__(self, scan: Scan, vocabulary: Vocabulary) -> None:
         self.scan = scan
@@ -186,6 +195,8 @@ class _Search:
         self.models = vocabulary.models
         self.names = NameWords(scan, vocabulary)
         self._heads: dict[str, bool] = {}  # is_head per word of this text: a long text repeats its words
+        # first token -> the model whose exact name the typed name begins with and says more than ('qwen3 32b 2507')
+        self._said_more: dict[int, ModelShape] = {}
 
     def is_head(self, token: str) -> bool:
         known = self._heads.get(token)
@@ -208,9 +219,11 @@ class _Search:
             if match is None:
                 continue
             model, end, variant, typo = match
-            start, stop = self.names.begin(i), self.names.end(i, end)
+            start, stop = self._begin(i, model), self.names.end(i, end)
             extra = self.models.variant_pieces.get(variant, frozenset()) if variant else frozenset()
             if not agrees(self.models, model, low[start:stop], extra):
+                if start == i < end < stop and all(word_kind(word, self.models) == DATE for word in low[end:stop]):
+                    self._said_more.setdefault(start, model)  # a release tag the model does not have
                 if not self.is_head(low[start]) and stop - start > end - i:
                     # "r1 distill qwen 1.5b", "whisper large v3": a name that says more than 'r1' or 'v3'
                     unknown = self._unknown(start, stop)
@@ -229,12 +242,26 @@ class _Search:
             found.append(Found(start, stop - start, scan.span(start, stop - 1), model, None, typo, variant))
         return found
 
+    def _begin(self, i: int, model: ModelShape) -> int:
+        """Where the typed name of a match at token i begins. A match from a version ('v3', 'r1') after another
+        family's word ('whisper larg v3', 'glm foo v3') begins at that word: the whole name is then checked against
+        the model and, saying more than 'v3', is no match, never DeepSeek-V3 with 'whisper' not understood."""
+        start = self.names.begin(i)
+        if start < i or word_kind(self.scan.low[i], self.models) == FAMILY:
+            return start
+        family = self.names.family_before(i)
+        if family is None or agrees(self.models, model, self.scan.low[family:family + 1]):
+            return start  # no family word before it, or the model's own ('deepseek chat v3')
+        return family
+
     def _exact_at(self, i: int) -> tuple[ModelShape, int, str | None, bool] | None:
         """The longest name (or same-shape release) starting at token i -> (model, the token after it, the
         release's name, whether a typo was read as a name word); a size right after it that confirms it is
         included. A word one typo away from a distinguishing word of five letters or more ("mediun", "smal"; not a
         stop word such as "shall", not after a comma) that continues the name ("phi 3" + "medium") is read as that
-        word: "phi-3 mediun 14b" is Phi-3 Medium, said in a note, never Phi-3 Mini with "14B ignored"."""
+        word: "phi-3 mediun 14b" is Phi-3 Medium, said in a note, never Phi-3 Mini with "14B ignored". So is one
+        that makes a prefix several models share one name ("whisper" + "large" + "v3", "llama 4" + "scout"):
+        "whisper larg v3" is Whisper large-v3, "llama 4 scot" Llama 4 Scout, each said in a note."""
         scan, models = self.scan, self.models
         low, flat, n, used = scan.low, scan.flat, scan.n, scan.used
         joined = ""
@@ -244,7 +271,7 @@ class _Search:
             if used[j]:
                 break
             corrected = None
-            if j > i and best is not None and flat[j] not in models.all_pieces and low[j] not in QUIET \
+            if j > i and flat[j] not in models.all_pieces and low[j] not in QUIET \
                     and low[j] not in KEYWORDS and scan.text[scan.tokens.end[j - 1]:scan.tokens.start[j]] in _JOINS:
                 corrected = distinguishing_typo(flat[j], joined, models.prefixes)
             if corrected is not None:
@@ -382,6 +409,9 @@ class _Search:
             if rescored:
                 ranked, size = rescored, typed_size
         ranked = [(model, score) for model, score in ranked if agrees(self.models, model, typed)]
+        named = self._said_more.get(i)
+        if named is not None:  # "qwen3 32b 2507" is Qwen3 32B with a tag, never the 30B-A3B 2507 (32 ~ 30.5)
+            ranked = [(model, score) for model, score in ranked if _same_size(model, named)]
         head = self.models.head_of(typed[0]) if typed else None
         if head is not None:  # "mistral" or "mistrall" is no typo of another name word ("magistral")
             ranked = [(model, score) for model, score in ranked if head in self.models.name_heads[model.id]]

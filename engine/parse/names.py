@@ -165,6 +165,25 @@ class NameWords:
         return self.org(i)
 
 
+    def family_before(self, start: int) -> int | None:
+        """The family word that a name matched from a version ('v3', 'r1', 'k2') belongs to: the nearest family
+        word before `start` with only words of a name or words no name is made of ('larg', 'xyz') between, never
+        across a break ('and', 'or', a card, a precision); None when there is none ('v3 on 8x h200')."""
+        low = self.scan.low
+        i = start - 1
+        while i >= 0 and start - i <= MAX_NAME and not self._breaks(i):
+            kind = word_kind(low[i], self.models)
+            if kind == FAMILY:
+                return i
+            if kind not in _BETWEEN_FAMILY_AND_VERSION:
+                return None
+            i -= 1
+        return None
+
+
+_BETWEEN_FAMILY_AND_VERSION = frozenset({None, DISTINCT, NEUTRAL, VERSION, LETTER})  # "whisper larg v3"
+
+
 def agrees(models: ModelNames, model: ModelShape, tokens: Sequence[str], extra: frozenset[str] = frozenset()) -> bool:
     """Does the model agree with every word of the typed name? `extra`: pieces of a variant's name."""
     pieces = models.pieces.get(model.id, frozenset()) | extra
