@@ -22,7 +22,7 @@ from engine.serving import (
     VllmSettings,
     serving_check,
 )
-from engine.serving.checkpoint import Checkpoint, card_notes, checkpoint_for
+from engine.serving.checkpoint import Checkpoint, UnservedFormat, card_notes, checkpoint_for
 from engine.serving.constants import GPU_MEMORY_UTILIZATION, MIB
 from engine.serving.memory import ModelDims
 from engine.sizing import GB, PRECISION_BYTES, Requirement, ResolvedRequest
@@ -33,6 +33,7 @@ ENGINES = ("vllm", "llama.cpp")
 VLLM_KV_DTYPE = {"fp32": "auto", "fp16": "auto", "bf16": "auto", "fp8": "fp8", "int8": "fp8"}
 # A failing check with one of these notes fails on every layout: no search for one that passes.
 NOWHERE = ("serving_context_over_max", "serving_v_cache_needs_fa")
+UNAVAILABLE = ("serving_unavailable", "serving_format_unserved")  # why an answer has no serving check, said once
 LLAMA_CPP_KV_TYPE = {"fp32": "f16", "fp16": "f16", "bf16": "f16", "fp8": "q8_0", "int8": "q8_0"}
 
 
@@ -233,8 +234,9 @@ class ServingReview:
         except (ServingShapeError, ValueError) as exc:
             # A model without a published KV shape already carries sizing's kv_unknown note: said once.
             said = isinstance(exc, ServingShapeError) and any(n.code == "kv_unknown" for n in self.requirement.notes)
-            if not said and not any(note.code == "serving_unavailable" for note in self.notes):
-                self.notes.append(Note(f"no serving check: {exc}", "serving_unavailable", reason=str(exc)))
+            if not said and not any(note.code in UNAVAILABLE for note in self.notes):
+                self.notes.append(exc.note if isinstance(exc, UnservedFormat) else
+                                  Note(f"no serving check: {exc}", "serving_unavailable", reason=str(exc)))
             return None
 
     def _on_card(self, check: ServingCheck, card: Card) -> ServingCheck:

@@ -234,3 +234,12 @@ def test_the_registry_has_the_repos_these_tests_name():
     shape = REGISTRY.get("llama-3.1-70b")
     assert shape is not None and {repo.quant for repo in shape.quantized} >= {"awq", "gguf_q4_k_m", "w4a16"}
     assert REGISTRY.get("yi-34b").quantized == ()
+
+
+def test_exl2_has_no_serving_check_rather_than_a_vllm_command_that_cannot_load_it():
+    answer = ask("Llama 3.1 70B EXL2 4.65bpw")
+    assert answer.serving is None and answer.fit is not None and answer.fit.valid  # the rule's answer stays
+    assert "serving_format_unserved" in {note.code for note in answer.review.notes}
+    assert "neither vLLM nor llama.cpp loads EXL2 4.65bpw checkpoints (they run on exllamav2)" in plain(
+        render_answer(answer, "en"))
+    assert "weder vLLM noch llama.cpp lädt EXL2 4.65bpw-Checkpoints" in plain(render_answer(answer, "de"))

@@ -50,6 +50,16 @@ NO_FP8_KERNEL = ("Pascal", "Volta", "Turing", "CDNA", "CDNA 2")
 FP8_MARLIN = ("Ampere",)  # compute capability 8.0 / 8.6: weight-only FP8 Marlin
 
 
+class UnservedFormat(ValueError):
+    """A format neither engine of the check loads; `note` says so (the answer's "no serving check")."""
+
+    def __init__(self, fmt: WeightFormat) -> None:
+        engines = ", ".join(fmt.engines)
+        self.note = Note(f"no serving check: neither vLLM nor llama.cpp loads {fmt.label} checkpoints (they run on "
+                         f"{engines})", "serving_format_unserved", format=fmt.label, engines=engines)
+        super().__init__(str(self.note))
+
+
 @dataclass(frozen=True, slots=True)
 class Checkpoint:
     """What a launch command loads: a repo (or a placeholder), how the engine gets the answer's format from it, and
@@ -76,12 +86,15 @@ def placeholder_name(what: str, shape: ModelShape) -> str:
 
 
 def checkpoint_for(resolved: ResolvedRequest, engine: str) -> Checkpoint:
-    """The checkpoint of an inference answer's weights as `engine` loads it."""
+    """The checkpoint of an inference answer's weights as `engine` loads it; a ValueError (the answer says "no
+    serving check" with it) for a format neither engine loads (EXL2: exllamav2 and TabbyAPI, formats.yaml)."""
     shape = resolved.shape
     if resolved.weight_bytes is None:  # the release itself is in the format sized (FP8, MXFP4 ...)
         published = shape.published_weights
         return Checkpoint(shape.hf_id, label=published.format.upper() if published is not None else "")
     fmt = resolved.quant
+    if fmt is not None and not fmt.is_gguf and "vllm" not in fmt.engines:
+        raise UnservedFormat(fmt)
     if engine == "llama.cpp":
         return _gguf(shape, fmt, resolved.precision)
     if fmt is not None:
