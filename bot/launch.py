@@ -5,6 +5,7 @@ from bot.callbacks import AnswerButton, LaunchButton, within_limit
 from bot.caller import Caller
 from bot.conversation import Button, CallbackResult, Conversation, Reply
 from bot.i18n import t
+from bot.render import localize
 from bot.render_serving import launch_reply
 from engine.payload import PayloadError, decode_request
 
@@ -23,4 +24,5 @@ async def press_launch(conversation: Conversation, caller: Caller, button: Launc
         return CallbackResult(None, t(caller.language, "error.stale"))
     back = within_limit(AnswerButton(False, lang, button.payload).encode())
     buttons = [[Button(t(lang, "serving.back"), data=back)]] if back else []
-    return CallbackResult(Reply(launch_reply(answer, lang), buttons))
+    text = launch_reply(answer, lang, lambda note: localize(lang, note, resolved=answer.resolved))
+    return CallbackResult(Reply(text, buttons))

@@ -19,7 +19,10 @@ ENGINE_NAMES = {"vllm": "vLLM", "llama.cpp": "llama.cpp"}
 # The flag that sets the context, as each engine spells it (engine/serving/command.py).
 CONTEXT_FLAGS = {"vllm": "--max-model-len", "llama.cpp": "-c"}
 # Notes that say why the engine refuses a layout at any memory: the line names the reason, not a shortfall.
-REFUSALS = ("serving_tp_heads", "serving_tp_kv_heads", "serving_context_over_max", "serving_v_cache_needs_fa")
+REFUSALS = ("serving_tp_heads", "serving_tp_kv_heads", "serving_context_over_max", "serving_v_cache_needs_fa",
+            "serving_fp8_no_kernel", "serving_bnb_no_kernel")
+# vLLM starts, but runs FP8 weights weight-only on a card without FP8 hardware (engine/serving/checkpoint.py).
+WEIGHT_ONLY = "serving_fp8_weight_only"
 
 
 def engine_name(check: ServingCheck) -> str:
@@ -45,7 +48,10 @@ def serving_line(answer: Answer, check: ServingCheck | None, label: str, lang: s
     if check.starts:
         concurrency = check.max_concurrency or 0.0
         users = math.floor(concurrency)
-        return t(lang, "serving.starts_one" if users == 1 else "serving.starts", engine=engine, layout=label,
+        key = "serving.starts_one" if users == 1 else "serving.starts"
+        if any(note.code == WEIGHT_ONLY for note in check.notes):  # the rule's "no FP8 hardware" stays true
+            key += "_weight_only"
+        return t(lang, key, engine=engine, layout=label,
                  tokens=fmt_tokens(lang, int(concurrency * context)), users=users,
                  context=short_context(lang, context))
     refusal = next((note for note in check.notes if note.code in REFUSALS), None)
@@ -110,17 +116,31 @@ def instead_mark(answer: Answer, layout: Layout, lang: str) -> str:
                     monthly=fmt_usd(lang, passing.monthly_usd))
 
 
-def launch_reply(answer: Answer, lang: str) -> str:
-    """The launch command of the answer's layout as a code block (the 🚀 Launch button)."""
+def launch_reply(answer: Answer, lang: str, note_text: Callable[[Note], str] | None = None) -> str:
+    """The launch command of the answer's layout as a code block (the 🚀 Launch button), with what the command
+    cannot say itself: a placeholder to fill in, the quantization vLLM makes while loading, FP8 run weight-only,
+    why the card is refused."""
     check, where = answer.serving, answer.serving_layout
     if check is None or where is None:
         return t(lang, "serving.launch_none")
     card, count = where
-    text = t(lang, "serving.launch", engine=engine_name(check), layout=_layout_label(count, card.name),
-             command=esc(check.command))
-    if not check.starts:
-        text += "\n" + t(lang, "serving.launch_reduced")
-    return text
+    lines = [t(lang, "serving.launch", engine=engine_name(check), layout=_layout_label(count, card.name),
+               command=esc(check.command))]
+    checkpoint = answer.review.checkpoint() if answer.review is not None else None
+    if checkpoint is not None and checkpoint.placeholder and checkpoint.repo:
+        lines.append(t(lang, "serving.launch_placeholder", placeholder=esc(checkpoint.repo),
+                       label=esc(checkpoint.label)))
+    if checkpoint is not None and checkpoint.quantization and check.engine == "vllm":
+        lines.append(t(lang, f"serving.launch_inflight_{checkpoint.quantization}"))
+    if any(note.code == WEIGHT_ONLY for note in check.notes):
+        lines.append(t(lang, "serving.launch_weight_only", card=esc(card.name)))
+    refusal = next((note for note in check.notes if note.code in REFUSALS), None)
+    if refusal is not None:
+        reason = note_text(refusal) if note_text is not None else esc(str(refusal))
+        lines.append(t(lang, "serving.launch_refused", reason=reason))
+    elif not check.starts:
+        lines.append(t(lang, "serving.launch_reduced"))
+    return "\n".join(lines)
 
 
 def _value(lang: str, value: float | None, unit: str) -> str:

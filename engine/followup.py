@@ -4,6 +4,9 @@ change is applied, and the notes that say what changed ("changed: precision BF16
 The delta rule, one field at a time:
 * a field the follow-up sets replaces the kept one; a field it does not set is kept (precision, context, batch,
   workload, memory budget, region, billing period, coin);
+* the weight format is one field: a precision or a named format ("and in awq?") replaces the kept precision and
+  format together, so "and in fp8?" after an AWQ answer is FP8 (not AWQ), and a follow-up that names neither keeps
+  the AWQ;
 * a new model or size replaces the model and the size together and keeps everything else ("what about Qwen 72B?"
   keeps FP8 and 128k); after a price question it turns the question into sizing that model on the card;
 * a card replaces the card with its count, memory and the card compared with it ("on 2x H100", "und auf einer
@@ -27,12 +30,14 @@ from catalog.schema import Catalog
 from engine.answer import Answer
 from engine.notes import Note
 from engine.parse import ParseResult
+from engine.quant import UnknownFormat, canonical_quant, find_format, quant_name
 from engine.registry import Registry, default_registry
 from engine.sequence import MAX_BATCH, MAX_CONTEXT_TOKENS, k_label
 from engine.sizing import MAX_PARAMS_B, WORKLOADS, SizeRequest
 
-# The fields a follow-up replaces one by one, in the order the changes are listed.
-REPLACED = ("precision", "kv_precision", "context_tokens", "batch", "workload", "memory_budget_gb", "region",
+# The fields a follow-up replaces one by one, in the order the changes are listed (the weight format, precision
+# and named format together, first: _apply_format).
+REPLACED = ("kv_precision", "context_tokens", "batch", "workload", "memory_budget_gb", "region",
             "billing", "coin")
 WORKLOAD_LABELS = {"inference": "inference", "full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA"}
 
@@ -70,7 +75,8 @@ def shown_of(answer: Answer) -> Shown:
     if resolved is not None:
         # the context and batch only where the answer used them (the headroom rule without them sizes no KV cache)
         sequence = resolved.sequence_matters
-        values.update(precision=resolved.precision, kv_precision=resolved.kv_precision,
+        quant = quant_name(resolved.quant) if resolved.quant else None
+        values.update(precision=_format_label(resolved.precision, quant), kv_precision=resolved.kv_precision,
                       context_tokens=resolved.context_tokens if sequence else None,
                       batch=resolved.batch if sequence else None, workload=resolved.workload,
                       memory_budget_gb=resolved.memory_budget_gb, region=resolved.region,
@@ -93,6 +99,7 @@ def apply_followup(previous: SizeRequest, delta: SizeRequest, shown: Shown | Non
         _note(changes, "model", before, _model_label(delta, registry))
         if merged.intent == "price":
             merged.intent = None
+    _apply_format(previous, delta, merged, shown, changes)
     for name in REPLACED:
         value = getattr(delta, name)
         if value is not None and value != getattr(previous, name):
@@ -105,6 +112,31 @@ def apply_followup(previous: SizeRequest, delta: SizeRequest, shown: Shown | Non
     merged.cheapest = previous.cheapest or delta.cheapest
     merged.assumed = [*changes, *delta.assumed]
     return Followup(merged, changes, needs_card)
+
+
+def _apply_format(previous: SizeRequest, delta: SizeRequest, merged: SizeRequest, shown: Shown,
+                  changes: list[Note]) -> None:
+    """Precision and named format replaced together: the parser reads "awq" as INT4 + AWQ, "fp8" as FP8 alone, and
+    keeping the other half would size the AWQ again after "and in fp8?" (or drop it after "and in awq?")."""
+    if delta.precision is None and delta.quant is None:
+        return
+    merged.precision, merged.quant = delta.precision, delta.quant
+    before = _format_label(previous.precision, previous.quant) if previous.precision or previous.quant \
+        else shown.values.get("precision")
+    after = _format_label(delta.precision, delta.quant)
+    if before != after:  # "and in awq?" on an AWQ answer changes nothing to say
+        _note(changes, "precision", before, after)
+
+
+def _format_label(precision: str | None, quant: str | None) -> str | None:
+    """How a weight format is named in a change note: the named format's label ("AWQ", "Q4_K_M"), else the
+    precision upper-cased ("FP8")."""
+    if quant is None:
+        return precision.upper() if precision is not None else None
+    try:
+        return find_format(quant).label
+    except UnknownFormat:  # a kept request read back with a format the table no longer knows
+        return quant
 
 
 def _apply_card(previous: SizeRequest, delta: SizeRequest, merged: SizeRequest, shown: Shown,
@@ -155,8 +187,8 @@ def _value(name: str, value: object) -> Note:
     if name == "context_tokens" and isinstance(value, int):
         # k = 1,024 tokens, as the parser reads them (engine.parse): 131,072 is "128k"
         text = k_label(value) or f"{value:,}"
-    elif name in ("precision", "kv_precision", "coin") and isinstance(value, str):
-        text = value.upper()
+    elif name in ("kv_precision", "coin") and isinstance(value, str):
+        text = value.upper()  # the precision comes named already (_format_label)
     elif name == "memory_budget_gb" and isinstance(value, (int, float)):
         text = f"{value:g} GB"
     else:
@@ -181,10 +213,10 @@ def _model_label(request: SizeRequest, registry: Registry | None) -> str | None:
 # -- a kept request as JSON -------------------------------------------------------------------------------------
 
 _KEPT: dict[str, type | tuple[type, ...]] = {
-    "model": str, "params_b": (int, float), "precision": str, "kv_precision": str, "context_tokens": int,
-    "batch": int, "workload": str, "card": str, "gpu_count": int, "memory_budget_gb": (int, float), "region": str,
-    "intent": str, "billing": str, "coin": str, "cheapest": bool, "count_implied": bool, "compare_card": str,
-    "card_vram_gb": (int, float),
+    "model": str, "params_b": (int, float), "precision": str, "quant": str, "kv_precision": str,
+    "context_tokens": int, "batch": int, "workload": str, "card": str, "gpu_count": int,
+    "memory_budget_gb": (int, float), "region": str, "intent": str, "billing": str, "coin": str, "cheapest": bool,
+    "count_implied": bool, "compare_card": str, "card_vram_gb": (int, float),
 }
 
 
@@ -224,4 +256,5 @@ def _in_range(request: SizeRequest) -> bool:
             and (request.context_tokens is None or 0 < request.context_tokens <= MAX_CONTEXT_TOKENS)
             and (request.batch is None or 0 < request.batch <= MAX_BATCH)
             and (request.gpu_count is None or 0 < request.gpu_count <= 64)
-            and (request.workload is None or request.workload in WORKLOADS))
+            and (request.workload is None or request.workload in WORKLOADS)
+            and (request.quant is None or canonical_quant(request.quant) == request.quant))

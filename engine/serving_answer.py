@@ -2,6 +2,7 @@
 layout cached within the answer, and the cheapest layout that passes both the rule and the engine."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -21,6 +22,7 @@ from engine.serving import (
     VllmSettings,
     serving_check,
 )
+from engine.serving.checkpoint import Checkpoint, UnservedFormat, card_notes, checkpoint_for
 from engine.serving.constants import GPU_MEMORY_UTILIZATION, MIB
 from engine.serving.memory import ModelDims
 from engine.sizing import GB, PRECISION_BYTES, Requirement, ResolvedRequest
@@ -31,6 +33,7 @@ ENGINES = ("vllm", "llama.cpp")
 VLLM_KV_DTYPE = {"fp32": "auto", "fp16": "auto", "bf16": "auto", "fp8": "fp8", "int8": "fp8"}
 # A failing check with one of these notes fails on every layout: no search for one that passes.
 NOWHERE = ("serving_context_over_max", "serving_v_cache_needs_fa")
+UNAVAILABLE = ("serving_unavailable", "serving_format_unserved")  # why an answer has no serving check, said once
 LLAMA_CPP_KV_TYPE = {"fp32": "f16", "fp16": "f16", "bf16": "f16", "fp8": "q8_0", "int8": "q8_0"}
 
 
@@ -61,14 +64,17 @@ def _format(precision: str) -> WeightFormat | None:
 
 
 def engine_for(resolved: ResolvedRequest, options: ServingOptions | None = None) -> str:
-    """The engine asked for, else llama.cpp for a GGUF type and vLLM for every safetensors format."""
+    """The engine asked for, else llama.cpp for a GGUF type and vLLM for every safetensors format (the named
+    format first: the parser reads "q4_k_m" as precision INT4 with the format Q4_K_M)."""
     if options is not None and options.engine is not None:
         return options.engine
-    fmt = _format(resolved.precision)
+    fmt = resolved.quant or _format(resolved.precision)
     return "llama.cpp" if fmt is not None and fmt.is_gguf else "vllm"
 
 
-def _bytes_per_param(resolved: ResolvedRequest) -> float | None:
+def _bytes_per_param(resolved: ResolvedRequest, checkpoint: Checkpoint) -> float | None:
+    if checkpoint.fmt is not None:  # the checkpoint's own format (bnb NF4 for vLLM's in-flight 4-bit of "INT4")
+        return checkpoint.fmt.bits_per_weight / 8
     if resolved.weight_bytes is not None:
         return resolved.weight_bytes
     if resolved.precision in PRECISION_BYTES:
@@ -77,64 +83,77 @@ def _bytes_per_param(resolved: ResolvedRequest) -> float | None:
     return fmt.bits_per_weight / 8 if fmt is not None else None
 
 
-_MODELS: dict[tuple[int, float | None, str, float], ServingModel] = {}
+_MODELS: dict[tuple[int, float | None, str, str | None, float, str], tuple[ServingModel, Checkpoint]] = {}
 
 
-def serving_model(resolved: ResolvedRequest) -> ServingModel:
-    """`_serving_model`, one object per shape and precision: it reads nothing else of the request."""
+def serving_model(resolved: ResolvedRequest, engine: str = "vllm") -> ServingModel:
+    """The model as `engine` loads it for this answer (serving_checkpoint)."""
+    return serving_checkpoint(resolved, engine)[0]
+
+
+def serving_checkpoint(resolved: ResolvedRequest, engine: str = "vllm") -> tuple[ServingModel, Checkpoint]:
+    """`_serving_model` and the checkpoint it is, one pair per shape, format and engine: it reads nothing else of
+    the request."""
     shape = resolved.shape
-    key = (id(shape), resolved.weight_bytes, resolved.precision, resolved.params_b)
+    quant = resolved.quant.name if resolved.quant is not None else None
+    key = (id(shape), resolved.weight_bytes, resolved.precision, quant, resolved.params_b, engine)
     found = _MODELS.get(key)
-    if found is not None and found.shape is shape:  # the entry keeps its shape alive: its id is not reused
+    if found is not None and found[0].shape is shape:  # the entry keeps its shape alive: its id is not reused
         return found
-    found = _serving_model(resolved)
+    checkpoint = checkpoint_for(resolved, engine)
+    found = (_serving_model(resolved, checkpoint), checkpoint)
     if len(_MODELS) >= 1024:
         _MODELS.clear()
     _MODELS[key] = found
     return found
 
 
-def _serving_model(resolved: ResolvedRequest) -> ServingModel:
+def _serving_model(resolved: ResolvedRequest, checkpoint: Checkpoint) -> ServingModel:
     """The model as the check reads it: the published checkpoint's size when the answer uses it, else every
-    parameter at the precision's bytes, with the embedding and output matrices at 16 bit where the registry
-    knows the vocabulary and hidden size (config.json; else the check notes its Llama-like assumption), and the
-    registry's Hugging Face repo for the launch command."""
+    parameter at the checkpoint's bytes (the answer's precision, or the format of the checkpoint the command names),
+    with the embedding and output matrices at 16 bit where the registry knows the vocabulary and hidden size
+    (config.json; else the check notes its Llama-like assumption) and the transformer body set to the registry's
+    size of that checkpoint where it gives one; and the repo the launch command names."""
     shape = resolved.shape
     published = shape.published_weights
     if resolved.weight_bytes is None and published is not None:
         weights = ResidentWeights(body_bytes=published.gb * GB)
     else:
-        per_param = _bytes_per_param(resolved)
+        per_param = _bytes_per_param(resolved, checkpoint)
         if per_param is None:
             raise ValueError(f"the serving check has no bytes per weight for {resolved.precision}")
         weights = ResidentWeights.from_precision(resolved.params_b, per_param, vocab_size=shape.vocab_size,
                                                  hidden_size=shape.hidden_size,
                                                  tied=bool(shape.tie_word_embeddings))
+        weights = _sized_as_published(weights, checkpoint)
     dims = None
     if shape.hidden_size and shape.intermediate_size and shape.vocab_size:
         dims = ModelDims(shape.hidden_size, shape.intermediate_size, shape.vocab_size,
                          moe=shape.experts_total is not None)
-    return ServingModel(shape=shape, weights=weights, dims=dims, repo=shape.hf_id)
+    return ServingModel(shape=shape, weights=weights, dims=dims, repo=checkpoint.repo)
 
 
-def _quantization(resolved: ResolvedRequest) -> str | None:
-    """--quantization fp8 only for an on-the-fly FP8 of a 16-bit checkpoint; quantized checkpoints declare
-    their method in config.json (engine.serving.vllm.VllmSettings)."""
-    return "fp8" if resolved.precision == "fp8" and resolved.shape.published_weights is None else None
+def _sized_as_published(weights: ResidentWeights, checkpoint: Checkpoint) -> ResidentWeights:
+    """The registry's size of the checkpoint named (AWQ, GPTQ, FP8 repos keep embeddings and lm_head in 16 bit,
+    engine/data/formats.yaml): the body is what the file holds beyond those. GGUF files quantize the vocabulary
+    matrices too, so their size is not split that way: the format's bits stay."""
+    if checkpoint.gb is None or checkpoint.fmt is None or checkpoint.fmt.is_gguf:
+        return weights
+    body = checkpoint.gb * GB - weights.embedding_bytes - weights.lm_head_bytes - weights.replicated_bytes
+    return dataclasses.replace(weights, body_bytes=body) if body > 0 else weights
 
 
 @lru_cache(maxsize=256)
-def _engine_settings(engine: str, kv: str, precision: str, quantization: str | None,
+def _engine_settings(engine: str, kv: str, tag: str | None, quantization: str | None, dtype: str | None,
                      options: ServingOptions) -> tuple[VllmSettings | None, LlamaCppSettings | None]:
-    """ServingReview.settings, one object per distinct choice (the checks of every answer share them)."""
+    """ServingReview.settings, one object per distinct choice (the checks of every answer share them); `tag`,
+    `quantization` and `dtype` are the checkpoint's (engine.serving.checkpoint.Checkpoint)."""
     if engine == "llama.cpp":
         cache = LLAMA_CPP_KV_TYPE.get(kv, "f16")
-        fmt = _format(precision)
-        quant = fmt.name.upper() if fmt is not None and fmt.is_gguf else None
-        return None, LlamaCppSettings(quant=quant, cache_type_k=cache, cache_type_v=cache)
+        return None, LlamaCppSettings(quant=tag, cache_type_k=cache, cache_type_v=cache)
     return VllmSettings(
         gpu_memory_utilization=options.gpu_memory_utilization or GPU_MEMORY_UTILIZATION,
-        kv_cache_dtype=VLLM_KV_DTYPE.get(kv, "auto"), quantization=quantization,
+        kv_cache_dtype=VLLM_KV_DTYPE.get(kv, "auto"), quantization=quantization, dtype=dtype,
         max_num_batched_tokens=options.max_num_batched_tokens), None
 
 
@@ -156,6 +175,7 @@ class ServingReview:
     engine: str = "vllm"
     notes: list[Note] = field(default_factory=list)
     _model: ServingModel | None = None
+    _checkpoint: Checkpoint | None = None
     _checks: dict[tuple[str, int], ServingCheck | None] = field(default_factory=dict)
     _passing: Layout | None = None
     _searched: bool = False
@@ -169,17 +189,25 @@ class ServingReview:
         options = options or ServingOptions()
         return cls(resolved, requirement, catalog, options, engine_for(resolved, options))
 
+    def checkpoint(self) -> Checkpoint:
+        """What the launch command loads (engine.serving.checkpoint): a repo in the answer's format, vLLM's own
+        quantization of the 16-bit release, or a placeholder for one."""
+        if self._checkpoint is None:
+            self._checkpoint = checkpoint_for(self.resolved, self.engine)
+        return self._checkpoint
+
     def settings(self) -> tuple[VllmSettings | None, LlamaCppSettings | None]:
-        """The engine's options for this answer: the user's, the KV precision mapped, the GGUF type named."""
-        resolved = self.resolved
-        return _engine_settings(self.engine, resolved.kv_precision, resolved.precision, _quantization(resolved),
-                                self.options)
+        """The engine's options for this answer: the user's, the KV precision mapped, the checkpoint's GGUF type,
+        --quantization and --dtype."""
+        checkpoint = self.checkpoint()
+        return _engine_settings(self.engine, self.resolved.kv_precision, checkpoint.tag, checkpoint.quantization,
+                                checkpoint.dtype, self.options)
 
     def model(self) -> ServingModel | None:
         """The model as the check reads it; None (noted once, by check()) when it cannot be read."""
         if self._model is None:
             try:
-                self._model = serving_model(self.resolved)
+                self._model, self._checkpoint = serving_checkpoint(self.resolved, self.engine)
             except ValueError:
                 return None
         return self._model
@@ -195,19 +223,32 @@ class ServingReview:
         return self.check(layout.card, layout.count) if layout is not None else None
 
     def _run(self, card: Card, count: int) -> ServingCheck | None:
-        vllm, llama_cpp = self.settings()
         try:
             if self._model is None:
-                self._model = serving_model(self.resolved)
-            return serving_check(self._model, _gpu(card), self.resolved.context_tokens,
-                                 engine=self.engine, tp=count, batch=self.resolved.batch, vllm=vllm,
-                                 llama_cpp=llama_cpp)
+                self._model, self._checkpoint = serving_checkpoint(self.resolved, self.engine)
+            vllm, llama_cpp = self.settings()
+            check = serving_check(self._model, _gpu(card), self.resolved.context_tokens,
+                                  engine=self.engine, tp=count, batch=self.resolved.batch, vllm=vllm,
+                                  llama_cpp=llama_cpp)
+            return self._on_card(check, card) if self.engine == "vllm" else check
         except (ServingShapeError, ValueError) as exc:
             # A model without a published KV shape already carries sizing's kv_unknown note: said once.
             said = isinstance(exc, ServingShapeError) and any(n.code == "kv_unknown" for n in self.requirement.notes)
-            if not said and not any(note.code == "serving_unavailable" for note in self.notes):
-                self.notes.append(Note(f"no serving check: {exc}", "serving_unavailable", reason=str(exc)))
+            if not said and not any(note.code in UNAVAILABLE for note in self.notes):
+                self.notes.append(exc.note if isinstance(exc, UnservedFormat) else
+                                  Note(f"no serving check: {exc}", "serving_unavailable", reason=str(exc)))
             return None
+
+    def _on_card(self, check: ServingCheck, card: Card) -> ServingCheck:
+        """What vLLM does with these weights on this card beyond memory: FP8 weights weight-only on a card without
+        FP8 hardware (said), no kernel at all (the check refuses the card)."""
+        said, refusal = card_notes(self.resolved, self.checkpoint(), card)
+        if said is not None:
+            return dataclasses.replace(check, notes=(*check.notes, said))
+        if refusal is not None:
+            return dataclasses.replace(check, starts=False, max_context_tokens=None, max_concurrency=None,
+                                       notes=(*check.notes, refusal))
+        return check
 
     def passing(self, failing: Layout | None) -> Layout | None:
         """When `failing`'s check says the engine would not start: the cheapest valid layout (price order) whose

@@ -9,7 +9,8 @@ UNKNOWN_REPO = "<your-model>"
 
 def vllm_command(repo: str | None, *, tp: int, max_model_len: int, gpu_memory_utilization: float,
                  kv_cache_dtype: str = "auto", quantization: str | None = None, max_num_seqs: int | None = None,
-                 max_num_batched_tokens: int | None = None, enforce_eager: bool = False) -> str:
+                 max_num_batched_tokens: int | None = None, enforce_eager: bool = False,
+                 dtype: str | None = None) -> str:
     """`vllm serve` with the layout's TP size, context and memory share; the optional flags only where they apply."""
     parts = ["vllm serve", repo or UNKNOWN_REPO, f"--tensor-parallel-size {tp}", f"--max-model-len {max_model_len}",
              f"--gpu-memory-utilization {gpu_memory_utilization:g}"]
@@ -17,6 +18,8 @@ def vllm_command(repo: str | None, *, tp: int, max_model_len: int, gpu_memory_ut
         parts.append(f"--kv-cache-dtype {kv_cache_dtype}")
     if quantization:
         parts.append(f"--quantization {quantization}")
+    if dtype:
+        parts.append(f"--dtype {dtype}")
     if max_num_seqs is not None:
         parts.append(f"--max-num-seqs {max_num_seqs}")
     if max_num_batched_tokens is not None:

@@ -36,9 +36,11 @@ class VllmSettings:
 
     gpu_memory_utilization: float = GPU_MEMORY_UTILIZATION
     kv_cache_dtype: str = "auto"
-    # --quantization for on-the-fly quantization (fp8 of a bf16 checkpoint); AWQ/GPTQ/FP8/MXFP4 checkpoints are
-    # detected from their config.json, and naming "awq" there would pick the slower kernel over awq_marlin.
+    # --quantization for a quantization made while loading a 16-bit checkpoint (fp8, bitsandbytes: see
+    # engine/serving/checkpoint.py); AWQ/GPTQ/FP8/MXFP4 checkpoints are detected from their config.json, and
+    # naming "awq" there would pick the slower kernel over awq_marlin.
     quantization: str | None = None
+    dtype: str | None = None  # --dtype where "auto" would load another precision (an FP32 answer)
     max_num_batched_tokens: int | None = None
     max_num_seqs: int | None = None
     enforce_eager: bool = False
@@ -258,7 +260,7 @@ def vllm_check(model: ServingModel, gpu: Gpu, context_tokens: int, *, batch: int
             gpu_memory_utilization=settings.gpu_memory_utilization,
             kv_cache_dtype=settings.kv_cache_dtype, quantization=settings.quantization,
             max_num_seqs=settings.max_num_seqs, max_num_batched_tokens=settings.max_num_batched_tokens,
-            enforce_eager=settings.enforce_eager),
+            enforce_eager=settings.enforce_eager, dtype=settings.dtype),
         notes=tuple(notes),
     )
 

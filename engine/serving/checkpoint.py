@@ -1,0 +1,186 @@
+"""Which checkpoint an answer's launch command names, in the format the answer sized: the registry's published
+quantized repo, a quantization vLLM does while it loads the 16-bit release, or a placeholder saying what to put
+there (never the 16-bit repo for 4-bit weights); and what vLLM does with FP8 or bitsandbytes weights on a card.
+
+What vLLM does, read in its source (vllm-project/vllm; the lines are the same in the releases around 0.33):
+* no AWQ or GPTQ quantization while loading: those formats are read from a checkpoint's quantization_config;
+* `--quantization bitsandbytes` on a 16-bit checkpoint quantizes every linear to NF4 as it loads it
+  (model_loader/bitsandbytes_loader.py `_unquantized_generator`: `quantize_4bit(..., compress_statistics=True,
+  quant_type="nf4")`, i.e. the double-quantized NF4 of engine/data/formats.yaml bnb_nf4); the load format follows
+  from the flag (engine/arg_utils.py create_load_config); 8-bit bitsandbytes loads only pre-quantized checkpoints
+  (`_quantized_8bit_generator`), and ROCm has no bitsandbytes on gfx9 cards (platforms/rocm.py: "bitsandbytes not
+  supported on gfx9 (warp size 64 limitation)");
+* `--quantization fp8` on a 16-bit checkpoint quantizes the linears to FP8 layer by layer while loading
+  (layers/quantization/online/fp8.py `_Fp8OnlineLinearBase`: weights "onto meta device and materializes them
+  just-in-time"), so the FP8 size is what the GPU holds;
+* FP8 weights -- an FP8 checkpoint or the on-the-fly FP8 -- on a GPU without FP8 hardware (compute capability
+  8.0-8.6: A100, A40, RTX A6000, RTX 3090, RTX A5000) run weight-only through the FP8 Marlin kernel
+  (layers/quantization/utils/marlin_utils_fp8.py `is_fp8_marlin_supported` = has_device_capability(80), "For GPUs
+  that lack FP8 hardware support, we can leverage the Marlin kernel for fast weight-only FP8 quantization";
+  fp8.py Fp8LinearMethod `use_marlin = not has_device_capability(89)`, Fp8Config.get_min_capability 80;
+  kernels/linear/scaled_mm/marlin.py MarlinFP8ScaledMMLinearKernel below capability 89; compressed-tensors FP8
+  checkpoints: compressed_tensors.py picks CompressedTensorsW8A16Fp8 where W8A8 FP8 is not supported). ROCm has no
+  FP8 Marlin (fp8.py: "Disable marlin for rocm"): an AMD card without FP8 (CDNA 2 and older) cannot run them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from catalog.schema import Card
+from engine.formats import WeightFormat
+from engine.notes import Note
+from engine.quant import find_format
+from engine.registry import ModelShape, QuantizedRepo
+from engine.sizing import ResolvedRequest
+
+# Registry quant names (engine/data/models/*.yaml `quantized`) per format name where they differ.
+REGISTRY_NAMES = {"fp8_dynamic": ("fp8_dynamic", "fp8_channel")}
+# A plain "INT4"/"4-bit" answer names a published 4-bit checkpoint in this order (vLLM's Marlin kernels load all
+# three), else vLLM's in-flight NF4 of the 16-bit release.
+FOUR_BIT = ("awq", "gptq", "w4a16")
+EIGHT_BIT = ("gptq_int8",)
+# Named formats vLLM makes itself from a 16-bit checkpoint while loading (--quantization).
+IN_FLIGHT = {"bnb_nf4": "bitsandbytes", "fp8": "fp8"}
+SIXTEEN_BIT = ("bf16", "fp16", "fp32")
+PRECISION_LABELS = {"fp32": "FP32", "bf16": "BF16", "fp16": "FP16", "fp8": "FP8", "int8": "INT8",
+                    "int4": "AWQ or GPTQ"}
+# Card architectures (catalog `architecture`) with no FP8 kernel in vLLM: NVIDIA below compute capability 8.0
+# (FP8 Marlin needs 8.0) and AMD without FP8 hardware (ROCm has no FP8 Marlin).
+NO_FP8_KERNEL = ("Pascal", "Volta", "Turing", "CDNA", "CDNA 2")
+FP8_MARLIN = ("Ampere",)  # compute capability 8.0 / 8.6: weight-only FP8 Marlin
+
+
+class UnservedFormat(ValueError):
+    """A format neither engine of the check loads; `note` says so (the answer's "no serving check")."""
+
+    def __init__(self, fmt: WeightFormat) -> None:
+        engines = ", ".join(fmt.engines)
+        self.note = Note(f"no serving check: neither vLLM nor llama.cpp loads {fmt.label} checkpoints (they run on "
+                         f"{engines})", "serving_format_unserved", format=fmt.label, engines=engines)
+        super().__init__(str(self.note))
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """What a launch command loads: a repo (or a placeholder), how the engine gets the answer's format from it, and
+    its size where the registry gives it."""
+
+    repo: str | None  # a Hugging Face repo id; None: no model known (a bare size at 16 bit: "<your-model>")
+    placeholder: bool = False  # `repo` says what to put there: the registry knows no checkpoint in that format
+    tag: str | None = None  # llama.cpp's -hf quant tag ("Q4_K_M")
+    quantization: str | None = None  # vLLM --quantization: made while loading the 16-bit release
+    gb: float | None = None  # the checkpoint's size (registry, decimal GB); None: sized by the format's bits
+    fmt: WeightFormat | None = None  # the format it is in when that is not the answer's own precision
+    dtype: str | None = None  # vLLM --dtype where "auto" would not load the answer's precision
+    label: str = ""  # the format as said in a note ("AWQ", "BF16")
+
+    @property
+    def fp8(self) -> bool:
+        return self.quantization == "fp8" or (self.fmt is not None and self.fmt.family == "fp8")
+
+
+def placeholder_name(what: str, shape: ModelShape) -> str:
+    """`<AWQ checkpoint of Yi 34B>`; a bare size is "a 70B model"."""
+    model = f"a {shape.name} model" if shape.typical else shape.name
+    return f"<{what} of {model}>"
+
+
+def checkpoint_for(resolved: ResolvedRequest, engine: str) -> Checkpoint:
+    """The checkpoint of an inference answer's weights as `engine` loads it; a ValueError (the answer says "no
+    serving check" with it) for a format neither engine loads (EXL2: exllamav2 and TabbyAPI, formats.yaml)."""
+    shape = resolved.shape
+    if resolved.weight_bytes is None:  # the release itself is in the format sized (FP8, MXFP4 ...)
+        published = shape.published_weights
+        return Checkpoint(shape.hf_id, label=published.format.upper() if published is not None else "")
+    fmt = resolved.quant
+    if fmt is not None and not fmt.is_gguf and "vllm" not in fmt.engines:
+        raise UnservedFormat(fmt)
+    if engine == "llama.cpp":
+        return _gguf(shape, fmt, resolved.precision)
+    if fmt is not None:
+        return _named(shape, fmt)
+    return _plain(shape, resolved.precision)
+
+
+def _repo(shape: ModelShape, names: tuple[str, ...]) -> QuantizedRepo | None:
+    """The first registry repo in one of `names`, in the order of `names` (then the registry's)."""
+    return next((repo for name in names for repo in shape.quantized if repo.quant == name), None)
+
+
+def _sixteen_bit_release(shape: ModelShape) -> bool:
+    return shape.hf_id is not None and not shape.published_format
+
+
+def _gguf(shape: ModelShape, fmt: WeightFormat | None, precision: str) -> Checkpoint:
+    """llama-server -hf <repo>:<type>: the registry's GGUF repo of that type, else a placeholder for one."""
+    if fmt is not None and fmt.is_gguf:
+        tag = fmt.name.upper()
+        repo = _repo(shape, (f"gguf_{fmt.name}",))
+        if repo is not None:
+            return Checkpoint(repo.repo, tag=tag, fmt=fmt, label=fmt.label)
+        return Checkpoint(placeholder_name("GGUF repo", shape), placeholder=True, tag=tag, fmt=fmt, label=fmt.label)
+    label = fmt.label if fmt is not None else precision.upper()  # llama.cpp loads no AWQ: a GGUF of the precision
+    return Checkpoint(placeholder_name(f"{label} GGUF repo", shape), placeholder=True, fmt=fmt, label=label)
+
+
+def _named(shape: ModelShape, fmt: WeightFormat) -> Checkpoint:
+    """A named format under vLLM: the registry's repo in it, vLLM's own quantization of the 16-bit release where
+    it makes that format while loading, else a placeholder."""
+    if fmt.is_gguf:  # vLLM loads a GGUF from a local file (--tokenizer from the 16-bit repo)
+        return Checkpoint(placeholder_name(f"{fmt.label} GGUF file", shape), placeholder=True, fmt=fmt,
+                          label=fmt.label)
+    repo = _repo(shape, REGISTRY_NAMES.get(fmt.name, (fmt.name,)))
+    if repo is not None:
+        return Checkpoint(repo.hf_id, gb=repo.gb, fmt=fmt, label=fmt.label)
+    flag = IN_FLIGHT.get(fmt.name)
+    if flag is not None and _sixteen_bit_release(shape):
+        return Checkpoint(shape.hf_id, quantization=flag, fmt=fmt, label=fmt.label)
+    return Checkpoint(placeholder_name(f"{fmt.label} checkpoint", shape), placeholder=True, fmt=fmt,
+                      label=fmt.label)
+
+
+def _plain(shape: ModelShape, precision: str) -> Checkpoint:
+    """A plain precision under vLLM (the seed's BF16/FP8/INT8/INT4)."""
+    label = PRECISION_LABELS.get(precision, precision.upper())
+    native = (shape.published_format or "").lower()
+    if native:  # FP8/INT4 release: the repo is in that format only
+        if precision == native:
+            return Checkpoint(shape.hf_id, label=label)
+        return Checkpoint(placeholder_name(f"{label} checkpoint", shape), placeholder=True, label=label)
+    if precision in SIXTEEN_BIT:  # "auto" loads an FP32 config in 16 bit (config/model.py _resolve_auto_dtype)
+        return Checkpoint(shape.hf_id, label=label, dtype="float32" if precision == "fp32" else None)
+    if precision == "fp8":
+        return Checkpoint(shape.hf_id, quantization="fp8", label=label)
+    repo = _repo(shape, FOUR_BIT if precision == "int4" else EIGHT_BIT if precision == "int8" else ())
+    if repo is not None:
+        fmt = find_format(repo.quant)
+        return Checkpoint(repo.hf_id, gb=repo.gb, fmt=fmt, label=fmt.label)
+    if precision == "int4" and shape.hf_id is not None:
+        return Checkpoint(shape.hf_id, quantization="bitsandbytes", fmt=find_format("bnb_nf4"), label="bnb NF4")
+    return Checkpoint(placeholder_name(f"{label} checkpoint", shape), placeholder=True, label=label)
+
+
+def fp8_weights(resolved: ResolvedRequest, checkpoint: Checkpoint) -> bool:
+    """Whether vLLM runs FP8 weights (an FP8 checkpoint, a release in FP8, or its FP8 made while loading)."""
+    if checkpoint.fp8:
+        return True
+    if resolved.weight_bytes is None:
+        published = resolved.shape.published_weights
+        return published is not None and published.format.lower() == "fp8"
+    return resolved.precision == "fp8" and resolved.quant is None
+
+
+def card_notes(resolved: ResolvedRequest, checkpoint: Checkpoint, card: Card) -> tuple[Note | None, Note | None]:
+    """(what the check should say, why vLLM would refuse the card) for these weights on `card`."""
+    if checkpoint.quantization == "bitsandbytes" and card.architecture.startswith("CDNA"):
+        return None, Note(f"vLLM has no bitsandbytes kernel for {card.name} (ROCm gfx9, warp size 64): use an "
+                          "AWQ or GPTQ checkpoint", "serving_bnb_no_kernel", card=card.name)
+    if card.fp8 or not fp8_weights(resolved, checkpoint):
+        return None, None
+    if card.architecture in FP8_MARLIN:
+        return Note(f"{card.name} has no FP8 hardware: vLLM runs the FP8 weights weight-only through its FP8 "
+                    "Marlin kernel (no FP8 compute)", "serving_fp8_weight_only", card=card.name), None
+    if card.architecture in NO_FP8_KERNEL:
+        return None, Note(f"vLLM has no FP8 kernel for {card.name} (FP8 Marlin needs compute capability 8.0, "
+                          "ROCm has none)", "serving_fp8_no_kernel", card=card.name)
+    return None, None
