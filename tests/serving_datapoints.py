@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from engine.registry import ModelShape, default_registry
 from engine.serving import kv, memory, weights
-from engine.serving.constants import GIB, MIB
+from engine.serving.constants import ACTIVATION_ERROR_PERCENT, GIB, MIB
 from engine.serving.memory import ModelDims
 from engine.serving.outcome import Gpu, ServingCheck, ServingModel
 from engine.serving.reverse import typical_model
@@ -256,6 +256,45 @@ def gpt_oss_rows() -> list[Row]:
     ]
 
 
+# -- the activation peak of MoE models and the sampler term it rests on ------------------------------------------
+
+GPT_OSS_DIMS = ModelDims(hidden_size=2880, intermediate_size=2880, vocab_size=201088, moe=True, experts_active=4)
+# v0.11.0 on one H100 (79.18 GiB), `vllm serve` defaults for the >= 70 GiB tier: 8192 tokens / 1024 sequences;
+# "torch peak memory increase" per model (VLLM_LOGGING_LEVEL=DEBUG).
+H100_TABLE = "code index 27349653019 (vLLM 0.11.0, H100)"
+# The sampler term alone against dense models of the same table (their forward passes are smaller); vocabularies
+# from config.json (Qwen3 151 936, Llama 3 128 256). The dense estimate itself does not use this term.
+SAMPLER_ROWS = (("qwen3-0.6b", 151936, 5.56, 1024), ("qwen3-32b-tp1", 151936, 5.64, 1024),
+                ("qwen3-32b-tp2", 151936, 5.64, 1024), ("llama-3.1-8b-h100", 128256, 4.76, 1024),
+                ("llama-3.3-70b-fp8-tp2", 128256, 4.84, 1024))
+
+
+def moe_activation_rows() -> list[Row]:
+    """gpt-oss-20b and -120b measured the same 7.38 GiB: the sampler over 1024 x 201 088 logits, not the experts."""
+    estimate = memory.activation_peak_bytes(GPT_OSS_DIMS, 8192, 1024, 1) / GIB
+    tolerance = float(ACTIVATION_ERROR_PERCENT)
+    rows = [Row("gpt-oss-120b-marlin", "https://github.com/vllm-project/vllm/issues/23278",
+                "activation + non-torch GiB (8192 / 1024)", 7.44, estimate + memory.non_torch_bytes(1) / GIB,
+                tolerance, "MoE estimate (anchor)")]
+    rows += [Row(row_id, H100_TABLE, "activation GiB (8192 / 1024)", 7.38, estimate, tolerance, "MoE estimate")
+             for row_id in ("gpt-oss-20b-h100", "gpt-oss-120b-h100")]
+    # 0.9 x 79.18 - 13.47 weights - activation - non-torch (0.11.0 does not subtract CUDA graphs) = 50.28 logged.
+    budget = VllmBudget(requested=0.9 * 79.18 * GIB, weights=_gib(13.47), activation=estimate * GIB,
+                        non_torch=memory.non_torch_bytes(1), cudagraph=0.0)
+    rows.append(Row("gpt-oss-20b-h100", H100_TABLE, "available KV GiB", 50.28, budget.available_kv / GIB,
+                    tolerance * 7.38 / 50.28, "logged weights, MoE estimate"))
+    for row_id, vocab, logged, seqs in SAMPLER_ROWS:
+        dims = ModelDims(hidden_size=4096, intermediate_size=14336, vocab_size=vocab)
+        rows.append(Row(row_id, H100_TABLE, "activation GiB (sampler term)", logged,
+                        memory.sampler_peak_bytes(dims, seqs) / GIB, tolerance, "S x V x 38.3 B"))
+    # V0 on an RTX 4060 at 4096 tokens / 256 sequences: 1.42 GiB, the forward pass only ~0.55 GiB.
+    qwen25 = ModelDims(hidden_size=3584, intermediate_size=18944, vocab_size=152064)
+    rows.append(Row("qwen2.5-7b-rtx4060", "https://github.com/vllm-project/vllm/issues/13882",
+                    "activation GiB (sampler term)", 1.42, memory.sampler_peak_bytes(qwen25, 256) / GIB, tolerance,
+                    "S x V x 38.3 B"))
+    return rows
+
+
 def qwen25_7b_rtx4060_rows() -> list[Row]:
     """V0: 0.7 x 8.00 GiB - 5.20 weights - 0.03 non-torch - 1.42 activation = -1.05 GiB: does not start."""
     budget = VllmBudget(requested=memory.requested_bytes(8 * 1024, 0.7), weights=_gib(5.20), activation=_gib(1.42),
@@ -289,7 +328,7 @@ def all_rows() -> list[Row]:
     return [*llama_31_8b_a100_rows(), *gemma_3_1b_rows(), *deepseek_v2_lite_rows(), *deepseek_v2_lite_needed_rows(),
             *qwen3_14b_rows(), *qwen3_235b_tp4_rows(), *fp8_kv_rows(), *llava_mistral_rows(),
             *qwen25_72b_awq_rows(), *llama_31_8b_3090_rows(), *llama_31_8b_3090_kv_rows(), *gpt_oss_rows(),
-            *qwen25_7b_rtx4060_rows(), *llama_cpp_rows()]
+            *moe_activation_rows(), *qwen25_7b_rtx4060_rows(), *llama_cpp_rows()]
 
 
 # -- the issue's own figures (no log: what the check says) ------------------------------------------------------
