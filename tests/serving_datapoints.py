@@ -262,15 +262,22 @@ GPT_OSS_DIMS = ModelDims(hidden_size=2880, intermediate_size=2880, vocab_size=20
 # v0.11.0 on one H100 (79.18 GiB), `vllm serve` defaults for the >= 70 GiB tier: 8192 tokens / 1024 sequences;
 # "torch peak memory increase" per model (VLLM_LOGGING_LEVEL=DEBUG).
 H100_TABLE = "code index 27349653019 (vLLM 0.11.0, H100)"
-# The sampler term alone against dense models of the same table (their forward passes are smaller); vocabularies
-# from config.json (Qwen3 151 936, Llama 3 128 256). The dense estimate itself does not use this term.
-SAMPLER_ROWS = (("qwen3-0.6b", 151936, 5.56, 1024), ("qwen3-32b-tp1", 151936, 5.64, 1024),
-                ("qwen3-32b-tp2", 151936, 5.64, 1024), ("llama-3.1-8b-h100", 128256, 4.76, 1024),
-                ("llama-3.3-70b-fp8-tp2", 128256, 4.84, 1024))
+# Dense models of the same table, the whole estimate from the registry's config.json sizes (engine/data/models):
+# at 1024 sequences the sampler term is their peak too (the forward passes are 0.1-1.5 GiB).
+DENSE_H100_ROWS = (("qwen3-0.6b", "qwen3-0.6b", 1, 5.56), ("qwen3-32b-tp1", "qwen3-32b", 1, 5.64),
+                   ("qwen3-32b-tp2", "qwen3-32b", 2, 5.64), ("llama-3.1-8b-h100", "llama-3.1-8b", 1, 4.76),
+                   ("llama-3.3-70b-fp8-tp2", "llama-3.3-70b", 2, 4.84))
+
+
+def _registry_dims(model_id: str) -> ModelDims:
+    shape = _shape(model_id)
+    assert shape.hidden_size and shape.intermediate_size and shape.vocab_size, model_id
+    return ModelDims(shape.hidden_size, shape.intermediate_size, shape.vocab_size)
 
 
 def moe_activation_rows() -> list[Row]:
-    """gpt-oss-20b and -120b measured the same 7.38 GiB: the sampler over 1024 x 201 088 logits, not the experts."""
+    """gpt-oss-20b and -120b measured the same 7.38 GiB: the sampler over 1024 x 201 088 logits, not the experts;
+    the dense models of the same table and #13882 follow the same sampler term."""
     estimate = memory.activation_peak_bytes(GPT_OSS_DIMS, 8192, 1024, 1) / GIB
     tolerance = float(ACTIVATION_ERROR_PERCENT)
     rows = [Row("gpt-oss-120b-marlin", "https://github.com/vllm-project/vllm/issues/23278",
@@ -283,15 +290,14 @@ def moe_activation_rows() -> list[Row]:
                         non_torch=memory.non_torch_bytes(1), cudagraph=0.0)
     rows.append(Row("gpt-oss-20b-h100", H100_TABLE, "available KV GiB", 50.28, budget.available_kv / GIB,
                     tolerance * 7.38 / 50.28, "logged weights, MoE estimate"))
-    for row_id, vocab, logged, seqs in SAMPLER_ROWS:
-        dims = ModelDims(hidden_size=4096, intermediate_size=14336, vocab_size=vocab)
-        rows.append(Row(row_id, H100_TABLE, "activation GiB (sampler term)", logged,
-                        memory.sampler_peak_bytes(dims, seqs) / GIB, tolerance, "S x V x 38.3 B"))
+    for row_id, model_id, tp, logged in DENSE_H100_ROWS:
+        rows.append(Row(row_id, H100_TABLE, "activation GiB (8192 / 1024)", logged,
+                        memory.activation_peak_bytes(_registry_dims(model_id), 8192, 1024, tp) / GIB, tolerance,
+                        "estimate (sampler term)"))
     # V0 on an RTX 4060 at 4096 tokens / 256 sequences: 1.42 GiB, the forward pass only ~0.55 GiB.
-    qwen25 = ModelDims(hidden_size=3584, intermediate_size=18944, vocab_size=152064)
-    rows.append(Row("qwen2.5-7b-rtx4060", "https://github.com/vllm-project/vllm/issues/13882",
-                    "activation GiB (sampler term)", 1.42, memory.sampler_peak_bytes(qwen25, 256) / GIB, tolerance,
-                    "S x V x 38.3 B"))
+    rows.append(Row("qwen2.5-7b-rtx4060", "https://github.com/vllm-project/vllm/issues/13882", "activation GiB",
+                    1.42, memory.activation_peak_bytes(_registry_dims("qwen2.5-7b"), 4096, 256, 1) / GIB, tolerance,
+                    "estimate (sampler term)"))
     return rows
 
 

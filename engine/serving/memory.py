@@ -23,7 +23,6 @@ from engine.serving.constants import (
     SAMPLER_BYTES_PER_LOGIT,
     SERVE_BATCH_TIERS,
 )
-from engine.serving.weights import padded_vocab
 
 # Dimensions assumed when the registry does not publish them (a bare size): Llama 3's vocabulary and its
 # intermediate / hidden ratio (meta-llama/Llama-3.1-8B config.json: 14336 / 4096, vocab 128256).
@@ -79,14 +78,11 @@ def requested_bytes(memory_mib: int, gpu_memory_utilization: float) -> int:
 def activation_peak_bytes(dims: ModelDims, max_num_batched_tokens: int, max_num_seqs: int, tp: int) -> float:
     """Estimate of the profile run's transient peak (constants.py "Estimates"; vLLM measures it, no formula exists).
 
-    Dense (research §5): mnbt x (4 hidden + 3 intermediate / tp) x 2 B + S x padded vocab x 4 B x 3 for
-    S = min(max_num_seqs, mnbt) requests. MoE: the larger of the forward pass (its fused_moe caches in place of
-    the MLP term) and the sampler run that follows it once the forward's transients are freed.
+    The larger of the forward pass over mnbt tokens and the sampler run over S = min(max_num_seqs, mnbt) requests
+    that follows it once the forward's transients are freed: the same profile_run for dense and MoE models.
     """
     sequences = min(max_num_seqs, max_num_batched_tokens)
-    if dims.moe:
-        return max(forward_peak_bytes(dims, max_num_batched_tokens, tp), sampler_peak_bytes(dims, sequences))
-    return forward_peak_bytes(dims, max_num_batched_tokens, tp) + sequences * padded_vocab(dims.vocab_size) * 4 * 3
+    return max(forward_peak_bytes(dims, max_num_batched_tokens, tp), sampler_peak_bytes(dims, sequences))
 
 
 def forward_peak_bytes(dims: ModelDims, max_num_batched_tokens: int, tp: int) -> float:
