@@ -298,6 +298,14 @@ def moe_activation_rows() -> list[Row]:
     rows.append(Row("qwen2.5-7b-rtx4060", "https://github.com/vllm-project/vllm/issues/13882", "activation GiB",
                     1.42, memory.activation_peak_bytes(_registry_dims("qwen2.5-7b"), 4096, 256, 1) / GIB, tolerance,
                     "estimate (sampler term)"))
+    # V0 (Dec 2024) `vllm serve meta-llama/Meta-Llama-3-8B`, H100: no chunked prefill at max_model_len 8192, so
+    # max(8192, 2048) tokens / 256 sequences; the peak is 1.26 GiB at TP1 and TP2 alike: the gathered sampler, not
+    # the forward pass that TP halves.
+    for tp in (1, 2):
+        rows.append(Row(f"llama-3-8b-h100-tp{tp}", "https://github.com/vllm-project/vllm/pull/10511",
+                        "activation GiB (8192 / 256)", 1.26,
+                        memory.activation_peak_bytes(LLAMA_31_8B_DIMS, 8192, 256, tp) / GIB, tolerance,
+                        "estimate (sampler term)"))
     return rows
 
 
