@@ -129,7 +129,7 @@ def _serving_model(resolved: ResolvedRequest, checkpoint: Checkpoint) -> Serving
     dims = None
     if shape.hidden_size and shape.intermediate_size and shape.vocab_size:
         dims = ModelDims(shape.hidden_size, shape.intermediate_size, shape.vocab_size,
-                         moe=shape.experts_total is not None)
+                         moe=shape.experts_total is not None, experts_active=shape.experts_active or 0)
     return ServingModel(shape=shape, weights=weights, dims=dims, repo=checkpoint.repo)
 
 

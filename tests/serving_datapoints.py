@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from engine.registry import ModelShape, default_registry
 from engine.serving import kv, memory, weights
-from engine.serving.constants import GIB, MIB
+from engine.serving.constants import ACTIVATION_ERROR_PERCENT, GIB, MIB
 from engine.serving.memory import ModelDims
 from engine.serving.outcome import Gpu, ServingCheck, ServingModel
 from engine.serving.reverse import typical_model
@@ -256,6 +256,59 @@ def gpt_oss_rows() -> list[Row]:
     ]
 
 
+# -- the activation peak of MoE models and the sampler term it rests on ------------------------------------------
+
+GPT_OSS_DIMS = ModelDims(hidden_size=2880, intermediate_size=2880, vocab_size=201088, moe=True, experts_active=4)
+# v0.11.0 on one H100 (79.18 GiB), `vllm serve` defaults for the >= 70 GiB tier: 8192 tokens / 1024 sequences;
+# "torch peak memory increase" per model (VLLM_LOGGING_LEVEL=DEBUG).
+H100_TABLE = "code index 27349653019 (vLLM 0.11.0, H100)"
+# Dense models of the same table, the whole estimate from the registry's config.json sizes (engine/data/models):
+# at 1024 sequences the sampler term is their peak too (the forward passes are 0.1-1.5 GiB).
+DENSE_H100_ROWS = (("qwen3-0.6b", "qwen3-0.6b", 1, 5.56), ("qwen3-32b-tp1", "qwen3-32b", 1, 5.64),
+                   ("qwen3-32b-tp2", "qwen3-32b", 2, 5.64), ("llama-3.1-8b-h100", "llama-3.1-8b", 1, 4.76),
+                   ("llama-3.3-70b-fp8-tp2", "llama-3.3-70b", 2, 4.84))
+
+
+def _registry_dims(model_id: str) -> ModelDims:
+    shape = _shape(model_id)
+    assert shape.hidden_size and shape.intermediate_size and shape.vocab_size, model_id
+    return ModelDims(shape.hidden_size, shape.intermediate_size, shape.vocab_size)
+
+
+def moe_activation_rows() -> list[Row]:
+    """gpt-oss-20b and -120b measured the same 7.38 GiB: the sampler over 1024 x 201 088 logits, not the experts;
+    the dense models of the same table and #13882 follow the same sampler term."""
+    estimate = memory.activation_peak_bytes(GPT_OSS_DIMS, 8192, 1024, 1) / GIB
+    tolerance = float(ACTIVATION_ERROR_PERCENT)
+    rows = [Row("gpt-oss-120b-marlin", "https://github.com/vllm-project/vllm/issues/23278",
+                "activation + non-torch GiB (8192 / 1024)", 7.44, estimate + memory.non_torch_bytes(1) / GIB,
+                tolerance, "MoE estimate (anchor)")]
+    rows += [Row(row_id, H100_TABLE, "activation GiB (8192 / 1024)", 7.38, estimate, tolerance, "MoE estimate")
+             for row_id in ("gpt-oss-20b-h100", "gpt-oss-120b-h100")]
+    # 0.9 x 79.18 - 13.47 weights - activation - non-torch (0.11.0 does not subtract CUDA graphs) = 50.28 logged.
+    budget = VllmBudget(requested=0.9 * 79.18 * GIB, weights=_gib(13.47), activation=estimate * GIB,
+                        non_torch=memory.non_torch_bytes(1), cudagraph=0.0)
+    rows.append(Row("gpt-oss-20b-h100", H100_TABLE, "available KV GiB", 50.28, budget.available_kv / GIB,
+                    tolerance * 7.38 / 50.28, "logged weights, MoE estimate"))
+    for row_id, model_id, tp, logged in DENSE_H100_ROWS:
+        rows.append(Row(row_id, H100_TABLE, "activation GiB (8192 / 1024)", logged,
+                        memory.activation_peak_bytes(_registry_dims(model_id), 8192, 1024, tp) / GIB, tolerance,
+                        "estimate (sampler term)"))
+    # V0 on an RTX 4060 at 4096 tokens / 256 sequences: 1.42 GiB, the forward pass only ~0.55 GiB.
+    rows.append(Row("qwen2.5-7b-rtx4060", "https://github.com/vllm-project/vllm/issues/13882", "activation GiB",
+                    1.42, memory.activation_peak_bytes(_registry_dims("qwen2.5-7b"), 4096, 256, 1) / GIB, tolerance,
+                    "estimate (sampler term)"))
+    # V0 (Dec 2024) `vllm serve meta-llama/Meta-Llama-3-8B`, H100: no chunked prefill at max_model_len 8192, so
+    # max(8192, 2048) tokens / 256 sequences; the peak is 1.26 GiB at TP1 and TP2 alike: the gathered sampler, not
+    # the forward pass that TP halves.
+    for tp in (1, 2):
+        rows.append(Row(f"llama-3-8b-h100-tp{tp}", "https://github.com/vllm-project/vllm/pull/10511",
+                        "activation GiB (8192 / 256)", 1.26,
+                        memory.activation_peak_bytes(LLAMA_31_8B_DIMS, 8192, 256, tp) / GIB, tolerance,
+                        "estimate (sampler term)"))
+    return rows
+
+
 def qwen25_7b_rtx4060_rows() -> list[Row]:
     """V0: 0.7 x 8.00 GiB - 5.20 weights - 0.03 non-torch - 1.42 activation = -1.05 GiB: does not start."""
     budget = VllmBudget(requested=memory.requested_bytes(8 * 1024, 0.7), weights=_gib(5.20), activation=_gib(1.42),
@@ -289,7 +342,7 @@ def all_rows() -> list[Row]:
     return [*llama_31_8b_a100_rows(), *gemma_3_1b_rows(), *deepseek_v2_lite_rows(), *deepseek_v2_lite_needed_rows(),
             *qwen3_14b_rows(), *qwen3_235b_tp4_rows(), *fp8_kv_rows(), *llava_mistral_rows(),
             *qwen25_72b_awq_rows(), *llama_31_8b_3090_rows(), *llama_31_8b_3090_kv_rows(), *gpt_oss_rows(),
-            *qwen25_7b_rtx4060_rows(), *llama_cpp_rows()]
+            *moe_activation_rows(), *qwen25_7b_rtx4060_rows(), *llama_cpp_rows()]
 
 
 # -- the issue's own figures (no log: what the check says) ------------------------------------------------------

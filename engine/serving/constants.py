@@ -50,18 +50,33 @@ CUDAGRAPH_COUNTED_SINCE: Final = "0.20.0"
 VLLM_KV_DTYPE_BYTES: Final[dict[str, float]] = {"auto": 2, "bf16": 2, "fp16": 2, "fp8": 1, "fp8_e4m3": 1,
                                                  "fp8_e5m2": 1}
 
-# Estimates, not vLLM source (vLLM measures these in its profile run; research §5, fitted to 7 public logs):
-# activation peak = mnbt x (4 H + 3 I / tp) x 2 B + S x V x 4 B x 3 (S = min(max_num_seqs, mnbt)); measured error
-# +25 % .. -31 % on dense models, so it is reported with a +-30 % caveat.
+# Estimates, not vLLM source (vLLM measures the peak in its profile run; research §5, tests/serving_datapoints.py).
+# profile_run (vllm/v1/worker/gpu_model_runner.py; V0 worker/model_runner.py alike) runs the forward pass over mnbt
+# tokens, frees its transients, then _dummy_sampler_run on S = min(max_num_seqs, mnbt) rows of fp32 logits over the
+# whole vocabulary (gathered on every TP rank) with top-k/top-p set, which sorts them
+# (v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p: values + int64 indices, softmax, cumsum, scatter): the
+# peak is the larger of the two, for dense and MoE models alike. Forward: mnbt x (4 H + 3 I / tp) x 2 B (research
+# §5). A MoE layer's MLP term becomes the fused_moe caches: fused_experts_impl
+# (model_executor/layers/fused_moe/fused_moe.py) allocates intermediate_cache1 (M, top_k, 2 I/tp), cache2
+# (M x top_k, I/tp) and cache3 (M, top_k, H) in the activation dtype, M = min(tokens, VLLM_FUSED_MOE_CHUNK_SIZE):
+# mnbt x (4 H + top_k x (3 I / tp + H)) x 2 B. The MXFP4 backends' own workspaces are not modelled: no log shows
+# them (gpt-oss-20b and -120b, 32 vs 128 experts, measured the same 7.38 GiB). Sampler: S x V x
+# SAMPLER_BYTES_PER_LOGIT, anchored on vLLM #23278 (gpt-oss-120b, H100, 8192 tokens / 1024 sequences, vocabulary
+# 201 088: 71.27 - 65.97 + 2.14 = 7.44 GiB activation + non-torch, the non-torch share counted on its own) = 38.3 B,
+# about ten fp32 copies of the logits. The v0.11.0 H100 table (code index 27349653019) gives 38.3-38.6 B for dense
+# models too (Qwen3-0.6B 5.56, Qwen3-32B 5.64, Llama-3.1-8B 4.76, Llama-3.3-70B-FP8 4.84 GiB at 1024 sequences),
+# where the earlier dense formula (forward + S x V x 4 B x 3) said 1.9-3.2 GiB (-43 .. -65 %). Error of this
+# estimate on every logged peak: -17 % (Qwen2.5-72B AWQ TP2, V0) .. +9 % (tests/serving_datapoints.py).
 ACTIVATION_ERROR_PERCENT: Final = 30
-# Non-torch memory (NCCL, cuBLAS workspaces): 0.03-0.07 GiB on one GPU, 0.32 GiB under TP2 in the logs.
+# Non-torch memory (NCCL, cuBLAS workspaces): 0.03-0.13 GiB on one GPU, 0.32-0.55 GiB under TP2 in the logs.
 NON_TORCH_GIB_SINGLE: Final = 0.1
 NON_TORCH_GIB_TP: Final = 0.3
-# MoE: the formula misses by -60 % on gpt-oss-120b; the measured activation + non-torch of that log
-# (vLLM #23278: 71.27 - 65.97 + 2.14 = 7.44 GiB at 8192 tokens / 1024 sequences) is used instead, less the
-# non-torch share counted on its own.
-MOE_ACTIVATION_AND_NON_TORCH_GIB: Final = 7.44
-MOE_ACTIVATION_GIB: Final = MOE_ACTIVATION_AND_NON_TORCH_GIB - NON_TORCH_GIB_SINGLE
+SAMPLER_ANCHOR_GIB: Final = 7.44 - NON_TORCH_GIB_SINGLE  # vLLM #23278, activation only
+SAMPLER_ANCHOR_LOGITS: Final = 1024 * 201088  # max_num_seqs x gpt-oss vocabulary (a multiple of 64: unpadded)
+SAMPLER_BYTES_PER_LOGIT: Final = SAMPLER_ANCHOR_GIB * GIB / SAMPLER_ANCHOR_LOGITS
+# top_k when a MoE shape does not publish experts_active: 8, the most common in engine/data/models (DeepSeek-V3,
+# Qwen3 MoE, GLM-4.5, Kimi K2, MiniMax-M2).
+ASSUMED_MOE_TOP_K: Final = 8
 # CUDA graphs: 0.67 GiB (Mistral-7B), 2.02 GiB (Llama-3.1-8B-INT8), ~2.4 GiB (Yi-34B TP4) measured; 0 when eager.
 CUDAGRAPH_GIB_SMALL: Final = 1.0  # one GPU, up to 14B parameters
 CUDAGRAPH_GIB_LARGE: Final = 2.0

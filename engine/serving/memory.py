@@ -5,6 +5,7 @@ import math
 from dataclasses import dataclass
 
 from engine.serving.constants import (
+    ASSUMED_MOE_TOP_K,
     COMPUTE_FA_MIB,
     COMPUTE_NO_FA_BASE_MIB,
     CUDAGRAPH_GIB_LARGE,
@@ -16,13 +17,12 @@ from engine.serving.constants import (
     MIB,
     MID_TIER_EXCLUDED_NAMES,
     MID_TIER_GIB,
-    MOE_ACTIVATION_GIB,
     N_UBATCH,
     NON_TORCH_GIB_SINGLE,
     NON_TORCH_GIB_TP,
+    SAMPLER_BYTES_PER_LOGIT,
     SERVE_BATCH_TIERS,
 )
-from engine.serving.weights import padded_vocab
 
 # Dimensions assumed when the registry does not publish them (a bare size): Llama 3's vocabulary and its
 # intermediate / hidden ratio (meta-llama/Llama-3.1-8B config.json: 14336 / 4096, vocab 128256).
@@ -32,16 +32,26 @@ ASSUMED_INTERMEDIATE_RATIO = 3.5
 
 @dataclass(frozen=True, slots=True)
 class ModelDims:
-    """The config sizes the activation estimate and the vocabulary padding read (config.json fields)."""
+    """The config sizes the activation estimate and the vocabulary padding read (config.json fields).
+
+    For a MoE model intermediate_size is the registry's (the expert width for gpt-oss, Mixtral and Qwen3 MoE, the
+    dense layers' width for DeepSeek-style models, which over-states their expert caches); experts_active is
+    num_experts_per_tok, 0 when not published."""
 
     hidden_size: int
     intermediate_size: int
     vocab_size: int
     moe: bool = False
+    experts_active: int = 0
 
     @classmethod
     def assumed(cls, hidden_size: int, moe: bool = False) -> ModelDims:
         return cls(hidden_size, round(hidden_size * ASSUMED_INTERMEDIATE_RATIO), ASSUMED_VOCAB, moe)
+
+    @property
+    def top_k(self) -> int:
+        """Experts per token of a MoE layer (ASSUMED_MOE_TOP_K when not published)."""
+        return self.experts_active or ASSUMED_MOE_TOP_K
 
 
 def batch_defaults(memory_mib: int, device_name: str, usage: str = "serve") -> tuple[int, int]:
@@ -66,17 +76,29 @@ def requested_bytes(memory_mib: int, gpu_memory_utilization: float) -> int:
 
 
 def activation_peak_bytes(dims: ModelDims, max_num_batched_tokens: int, max_num_seqs: int, tp: int) -> float:
-    """Estimate of the profile run's transient peak (research §5; vLLM measures it, no formula exists).
+    """Estimate of the profile run's transient peak (constants.py "Estimates"; vLLM measures it, no formula exists).
 
-    Forward: mnbt x (4 hidden + 3 intermediate / tp) x 2 B; sampler: S x padded vocab x 4 B x 3 for
-    S = min(max_num_seqs, mnbt) requests. MoE: the measured gpt-oss-120b value, the formula misses by -60 %.
+    The larger of the forward pass over mnbt tokens and the sampler run over S = min(max_num_seqs, mnbt) requests
+    that follows it once the forward's transients are freed: the same profile_run for dense and MoE models.
     """
-    if dims.moe:
-        return MOE_ACTIVATION_GIB * GIB
-    forward = max_num_batched_tokens * (4 * dims.hidden_size + 3 * dims.intermediate_size / tp) * 2
     sequences = min(max_num_seqs, max_num_batched_tokens)
-    sampler = sequences * padded_vocab(dims.vocab_size) * 4 * 3
-    return forward + sampler
+    return max(forward_peak_bytes(dims, max_num_batched_tokens, tp), sampler_peak_bytes(dims, sequences))
+
+
+def forward_peak_bytes(dims: ModelDims, max_num_batched_tokens: int, tp: int) -> float:
+    """The forward pass over one batch of mnbt tokens, 2 B each: 4 hidden + 3 intermediate / tp per token; a MoE
+    layer's fused_moe caches make the MLP term top_k x (3 intermediate / tp + hidden)."""
+    mlp = 3 * dims.intermediate_size / tp
+    if dims.moe:
+        mlp = dims.top_k * (mlp + dims.hidden_size)
+    return max_num_batched_tokens * (4 * dims.hidden_size + mlp) * 2
+
+
+def sampler_peak_bytes(dims: ModelDims, sequences: int) -> float:
+    """The dummy sampler run: one row of fp32 logits per request, sorted for top-k/top-p (~10 copies), on every TP
+    rank (the logits are gathered); the logits processor cuts the padded vocabulary back to the model's
+    (layers/logits_processor.py)."""
+    return sequences * dims.vocab_size * SAMPLER_BYTES_PER_LOGIT
 
 
 def non_torch_bytes(tp: int) -> float:

@@ -214,9 +214,6 @@ def _pool(fixed: _Fixed, batch_tokens: int, max_num_seqs: int, tp: int, settings
 
 
 def _activation_note(dims: ModelDims, activation: float) -> Note:
-    if dims.moe:
-        return Note(f"activation peak {activation / GIB:.2f} GiB taken from a measured MoE log (gpt-oss-120b, "
-                    "vLLM #23278); vLLM measures it at start", "serving_activation_moe", gib=activation / GIB)
     return Note(f"activation peak estimated at {activation / GIB:.2f} GiB (+-{ACTIVATION_ERROR_PERCENT} %; vLLM "
                 "measures it in its profile run)", "serving_activation_estimate", gib=activation / GIB,
                 error_percent=ACTIVATION_ERROR_PERCENT)
