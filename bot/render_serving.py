@@ -21,8 +21,17 @@ CONTEXT_FLAGS = {"vllm": "--max-model-len", "llama.cpp": "-c"}
 # Notes that say why the engine refuses a layout at any memory: the line names the reason, not a shortfall.
 REFUSALS = ("serving_tp_heads", "serving_tp_kv_heads", "serving_context_over_max", "serving_v_cache_needs_fa",
             "serving_fp8_no_kernel", "serving_bnb_no_kernel")
-# vLLM starts, but runs FP8 weights weight-only on a card without FP8 hardware (engine/serving/checkpoint.py).
-WEIGHT_ONLY = "serving_fp8_weight_only"
+# vLLM starts, but runs FP8 or FP4 weights weight-only on a card without that hardware (engine/serving/checkpoint.py).
+WEIGHT_ONLY = {"serving_fp8_weight_only": "fp8", "serving_fp4_weight_only": "fp4"}
+
+
+def _weight_only(check: ServingCheck) -> Note | None:
+    return next((note for note in check.notes if isinstance(note, Note) and note.code in WEIGHT_ONLY), None)
+
+
+def _weights(note: Note | None) -> str:
+    """The weights' format a weight-only note names ("MXFP4"); FP8's wording names it itself."""
+    return esc(str(note.values.get("weights", ""))) if note is not None else ""
 
 
 def engine_name(check: ServingCheck) -> str:
@@ -49,11 +58,12 @@ def serving_line(answer: Answer, check: ServingCheck | None, label: str, lang: s
         concurrency = check.max_concurrency or 0.0
         users = math.floor(concurrency)
         key = "serving.starts_one" if users == 1 else "serving.starts"
-        if any(note.code == WEIGHT_ONLY for note in check.notes):  # the rule's "no FP8 hardware" stays true
-            key += "_weight_only"
+        weight_only = _weight_only(check)
+        if weight_only is not None:  # the rule's "no FP8/FP4 hardware" stays true: vLLM runs them weight-only
+            key += "_weight_only_" + WEIGHT_ONLY[weight_only.code]
         return t(lang, key, engine=engine, layout=label,
                  tokens=fmt_tokens(lang, int(concurrency * context)), users=users,
-                 context=short_context(lang, context))
+                 context=short_context(lang, context), weights=_weights(weight_only))
     refusal = next((note for note in check.notes if note.code in REFUSALS), None)
     if refusal is not None:
         line = t(lang, "serving.refused", engine=engine, layout=label, reason=note_text(refusal))
@@ -132,8 +142,10 @@ def launch_reply(answer: Answer, lang: str, note_text: Callable[[Note], str] | N
                        label=esc(checkpoint.label)))
     if checkpoint is not None and checkpoint.quantization and check.engine == "vllm":
         lines.append(t(lang, f"serving.launch_inflight_{checkpoint.quantization}"))
-    if any(note.code == WEIGHT_ONLY for note in check.notes):
-        lines.append(t(lang, "serving.launch_weight_only", card=esc(card.name)))
+    weight_only = _weight_only(check)
+    if weight_only is not None:
+        lines.append(t(lang, "serving.launch_weight_only_" + WEIGHT_ONLY[weight_only.code], card=esc(card.name),
+                       weights=_weights(weight_only)))
     refusal = next((note for note in check.notes if note.code in REFUSALS), None)
     if refusal is not None:
         reason = note_text(refusal) if note_text is not None else esc(str(refusal))

@@ -243,3 +243,32 @@ def test_exl2_has_no_serving_check_rather_than_a_vllm_command_that_cannot_load_i
     assert "neither vLLM nor llama.cpp loads EXL2 4.65bpw checkpoints (they run on exllamav2)" in plain(
         render_answer(answer, "en"))
     assert "weder vLLM noch llama.cpp lädt EXL2 4.65bpw-Checkpoints" in plain(render_answer(answer, "de"))
+
+
+# -- MXFP4 (gpt-oss) on cards without FP4/FP8 hardware ------------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(CATALOGS))
+def test_mxfp4_on_every_ampere_card_is_one_coherent_answer(name):
+    """Issue #3's rule refuses it (no FP8/FP4 hardware); vLLM still starts there, the MXFP4 weights run through its
+    Marlin kernel: the answer said "❌ No" and then "🚀 vLLM: starts" (QA)."""
+    catalog = CATALOGS[name]
+    for card in (card for card in catalog.cards if not card.fp8):
+        answer = build_answer(SizeRequest(model="gpt-oss-20b", card=card.id, gpu_count=1), catalog)
+        assert answer.fit is not None and not answer.fit.valid  # the rule's verdict stays
+        assert "serving_fp4_weight_only" in {note.code for note in answer.serving.notes}, card.id
+        text = plain(render_answer(answer, "en"))
+        assert "has no FP8 hardware for MXFP4 weights" in text
+        assert (f"vLLM: would still start on 1x {card.name}, with the MXFP4 weights run weight-only (Marlin kernel, "
+                "no FP4 compute)") in text
+        assert "vLLM: starts on" not in text
+        assert "die MXFP4-Gewichte nur als Gewichte (Marlin-Kernel" in plain(render_answer(answer, "de"))
+    for card in (card for card in catalog.cards if card.fp8):  # H100, L40S, MI300X ...: nothing to add
+        answer = build_answer(SizeRequest(model="gpt-oss-20b", card=card.id, gpu_count=1), catalog)
+        assert answer.serving is None or "serving_fp4_weight_only" not in {n.code for n in answer.serving.notes}
+
+
+async def test_launch_of_gpt_oss_on_an_a100_says_weight_only(settings):
+    async with Harness(settings) as bot:
+        text = await launch(bot, 48, "gpt-oss-120b on an a100")
+        assert "<pre>vllm serve openai/gpt-oss-120b" in text
+        assert "A100 SXM has no FP4 hardware: vLLM runs the MXFP4 weights weight-only (Marlin)" in text
