@@ -492,11 +492,18 @@ def _fastest_within(fit: _Option, ranked: Ranked, price: float) -> tuple[float, 
 def _named_layout(card: Card, requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog) -> Layout:
     if resolved.gpu_count is not None:
         return evaluate_layout(card, resolved.gpu_count, requirement, resolved, catalog)
-    # "on a B200" without a count: the smallest set of that card that works, else its smallest rentable set.
+    # "on a B200" without a count: the smallest set of that card that works. When none does and memory is all the
+    # largest set lacks, that set, so the answer says by how much even one full host is short ("how many H100 for
+    # DeepSeek V3": 8x is 33.6 GB short; 1x, 593.6 GB, said nothing about the count); else the smallest set, whose
+    # other reason (no FP8 hardware) holds for every count.
     host = catalog.selection.max_gpus_per_host
-    counts = [n for n in card.set_sizes if n <= host] or [1]
+    counts = sorted(n for n in card.set_sizes if n <= host) or [1]
     layouts = [evaluate_layout(card, n, requirement, resolved, catalog) for n in counts]
-    return next((layout for layout in layouts if layout.valid), layouts[0])
+    found = next((layout for layout in layouts if layout.valid), None)
+    if found is not None:
+        return found
+    largest = layouts[-1]
+    return largest if all(note.code in ("short", "per_gpu") for note in largest.problems) else layouts[0]
 
 
 def _names_card(written: str, card: Card) -> bool:

@@ -1,0 +1,26 @@
+"""A card named without a count ("how many H100 for ..."): the smallest set that works, and where none does, the
+answer about the count (engine/fit.py _named_layout)."""
+from __future__ import annotations
+
+import pytest
+
+from bot.render import plain, render_answer
+from tests.support.seedmath import ask
+
+
+@pytest.mark.parametrize("catalog, card", [("gpurenthub", "H100 SXM"), ("gpuwithcrypto", "H100 80GB")])
+def test_when_no_set_of_the_card_holds_it_the_full_host_says_by_how_much(catalog, card):
+    answer = ask(catalog, model="deepseek-v3", card="h100")
+    assert answer.fit is not None and answer.fit.count == 8 and not answer.fit.valid
+    text = plain(render_answer(answer, "en"))
+    assert f"❌ No — 8x {card} (640 GB) cannot run it: short by" in text  # was "1x ... short by 593.6 GB"
+
+
+def test_a_count_the_user_wrote_is_kept_and_the_smallest_working_set_is_still_chosen():
+    assert ask("gpurenthub", model="deepseek-v3", card="h100", gpu_count=1).fit.count == 1
+    assert ask("gpurenthub", model="llama-3.1-70b", card="a100").fit.count == 2
+
+
+def test_a_reason_that_holds_for_every_count_is_said_on_the_smallest_set():
+    answer = ask("gpurenthub", model="llama-3.1-70b", precision="fp8", card="a100")  # no FP8 hardware
+    assert answer.fit is not None and answer.fit.count == 1 and not answer.fit.valid
