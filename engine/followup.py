@@ -39,6 +39,8 @@ from engine.sizing import MAX_PARAMS_B, WORKLOADS, SizeRequest
 # and named format together, first: _apply_format).
 REPLACED = ("kv_precision", "context_tokens", "batch", "workload", "memory_budget_gb", "region",
             "billing", "coin")
+# Reverse questions a follow-up asks of the kept model (engine/capacity.py KINDS; the biggest model asks of none).
+SEQUENCE_INTENTS = ("max_context", "max_batch")
 WORKLOAD_LABELS = {"inference": "inference", "full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA"}
 
 
@@ -109,6 +111,10 @@ def apply_followup(previous: SizeRequest, delta: SizeRequest, shown: Shown | Non
             if before != value:  # "and at 4k?" on an answer at 4k sets it, and changes nothing to say
                 _note(changes, name, before, value)
     needs_card = _apply_card(previous, delta, merged, shown, changes, catalog)
+    if delta.intent in SEQUENCE_INTENTS:  # "max context on an H100?", "how many users at 8k on an A100?"
+        merged.intent = delta.intent
+        if delta.intent == "max_context" and delta.context_tokens is None:
+            merged.context_tokens = None  # the context is what is asked for, not the one the answer before used
     merged.cheapest = previous.cheapest or delta.cheapest
     merged.assumed = [*changes, *delta.assumed]
     return Followup(merged, changes, needs_card)
@@ -152,8 +158,8 @@ def _apply_card(previous: SizeRequest, delta: SizeRequest, merged: SizeRequest, 
             merged.intent = "compare"
         elif merged.model is None and merged.params_b is None:
             merged.intent = "price"
-        else:
-            merged.intent = None
+        else:  # "and on an H100?" after "how many users at 8k on an A100?" still asks how many users
+            merged.intent = previous.intent if previous.intent in SEQUENCE_INTENTS else None
         if delta.card != previous.card:
             _note(changes, "card", before_card, _card_label(delta.card, catalog))
         if delta.gpu_count is not None and not delta.count_implied and delta.gpu_count != before_count:

@@ -1,0 +1,46 @@
+"""A follow-up that asks a reverse question of the kept model ("max context on an H100?", "how many users at 8k on
+an A100?") answers that question: the card it named reset the intent, so the reply was a plain fit (QA)."""
+from __future__ import annotations
+
+import pytest
+
+from bot.config import load_settings
+from bot.render import plain
+from tests.support.botharness import TOKEN, Harness
+
+USER = 72
+
+
+@pytest.fixture
+async def bot(tmp_path):
+    settings = load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), rate_limit_messages=50)
+    async with Harness(settings) as harness:
+        yield harness
+
+
+async def test_max_context_on_a_card_after_a_question(bot):
+    await bot.send(USER, "gpt-oss-120b")
+    assert "Longest context" not in plain(bot.last_text(USER))
+    await bot.send(USER, "max context on an H100?")
+    text = plain(bot.last_text(USER))
+    assert "📏 Longest context on 1x H100 SXM: 131,072 tokens by the rule" in text and "gpt-oss-120b" in text
+    await bot.send(USER, "and on an H200?")  # still the longest context, now on the H200
+    assert "📏 Longest context on 1x H200 SXM" in plain(bot.last_text(USER))
+
+
+async def test_the_context_asked_before_is_not_kept_by_a_max_context_follow_up(bot):
+    await bot.send(USER, "llama 3.1 8b at 32k")
+    await bot.send(USER, "max context on an H100?")
+    text = plain(bot.last_text(USER))
+    assert "📏 Longest context on 1x H100 SXM: 131,072 tokens" in text and "32,768 tokens" not in text
+
+
+async def test_how_many_users_after_a_question_keeps_the_format_and_asks_again_at_a_new_context(bot):
+    await bot.send(USER, "llama 3.1 8b q8_0")
+    await bot.send(USER, "how many users at 8k on an a100")
+    text = plain(bot.last_text(USER))
+    assert "👥 Requests at once at 8k on 1x A100 SXM" in text and "Q8_0" in text
+    await bot.send(USER, "and at 32k?")
+    assert "👥 Requests at once at 32k on 1x A100 SXM" in plain(bot.last_text(USER))
+    await bot.send(USER, "wie viele nutzer passen auf eine h100?")
+    assert "H100 SXM" in plain(bot.last_text(USER)) and "👥" in plain(bot.last_text(USER))
