@@ -25,7 +25,7 @@ from engine.serving import (
 from engine.serving.checkpoint import Checkpoint, UnservedFormat, card_notes, checkpoint_for
 from engine.serving.constants import GPU_MEMORY_UTILIZATION, MIB
 from engine.serving.memory import ModelDims
-from engine.sizing import GB, PRECISION_BYTES, Requirement, ResolvedRequest
+from engine.sizing import GB, KV_NOT_INCLUDED, PRECISION_BYTES, Requirement, ResolvedRequest
 
 ENGINES = ("vllm", "llama.cpp")
 # KV cache precision as each engine names it: vLLM stores "auto" (the model dtype) or fp8 (1 byte, int8 has no
@@ -233,7 +233,7 @@ class ServingReview:
             return self._on_card(check, card) if self.engine == "vllm" else check
         except (ServingShapeError, ValueError) as exc:
             # A model without a published KV shape already carries sizing's kv_unknown note: said once.
-            said = isinstance(exc, ServingShapeError) and any(n.code == "kv_unknown" for n in self.requirement.notes)
+            said = isinstance(exc, ServingShapeError) and any(n.code in KV_NOT_INCLUDED for n in self.requirement.notes)
             if not said and not any(note.code in UNAVAILABLE for note in self.notes):
                 self.notes.append(exc.note if isinstance(exc, UnservedFormat) else
                                   Note(f"no serving check: {exc}", "serving_unavailable", reason=str(exc)))

@@ -430,9 +430,24 @@ def _frozen_base(resolved: ResolvedRequest) -> Component:
                         weights_gb=gb)
 
 
+# The notes of _kv_unknown: no KV cache in the sum, and why.
+KV_NOT_INCLUDED = ("kv_unknown", "kv_unmodelled_layers", "kv_unmodelled_vlm", "kv_unmodelled_indexer")
+
+
 def _kv_unknown(shape: ModelShape) -> tuple[Note, ...]:
+    """Why no KV cache is in the sum: the shape is not published, or it is and part of the cache is not per-token
+    K/V the formula sizes (registry.ModelShape.kv_unmodelled; "not published" was said of Llama 3.2 Vision too)."""
     if not shape.is_language_model:
         return ()  # a diffusion transformer has no KV cache: nothing is missing
+    if shape.no_kv_layers and shape.layers:
+        why = "cross-attention to the image" if shape.kind == "vlm" else "linear attention"
+        return (Note(f"KV cache not included: {shape.no_kv_layers} of {shape.layers} layers of {shape.name} keep "
+                     f"no per-token KV cache ({why}), which the formula does not size",
+                     "kv_unmodelled_vlm" if shape.kind == "vlm" else "kv_unmodelled_layers", model=shape.name,
+                     layers=shape.layers, no_kv_layers=shape.no_kv_layers),)
+    if shape.indexer_cache is not None:
+        return (Note(f"KV cache not included: {shape.name} also caches its sparse-attention indexer keys per token, "
+                     "which the formula does not size", "kv_unmodelled_indexer", model=shape.name),)
     return (Note(f"KV cache not included: the attention shape of {shape.name} is not published", "kv_unknown",
                  model=shape.name),)
 
