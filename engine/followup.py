@@ -103,6 +103,7 @@ def apply_followup(previous: SizeRequest, delta: SizeRequest, shown: Shown | Non
                 _note(changes, name, before, value)
     needs_card = _apply_card(previous, delta, merged, shown, changes, catalog)
     merged.cheapest = previous.cheapest or delta.cheapest
+    merged.rope_scaling = delta.rope_scaling or previous.rope_scaling  # "and with yarn?" extends the window
     merged.assumed = [*changes, *delta.assumed]
     return Followup(merged, changes, needs_card)
 
@@ -184,7 +185,7 @@ _KEPT: dict[str, type | tuple[type, ...]] = {
     "model": str, "params_b": (int, float), "precision": str, "kv_precision": str, "context_tokens": int,
     "batch": int, "workload": str, "card": str, "gpu_count": int, "memory_budget_gb": (int, float), "region": str,
     "intent": str, "billing": str, "coin": str, "cheapest": bool, "count_implied": bool, "compare_card": str,
-    "card_vram_gb": (int, float),
+    "card_vram_gb": (int, float), "rope_scaling": str,
 }
 
 

@@ -21,7 +21,7 @@ from engine.parse.hub import hub_candidate
 from engine.parse.lexer import COMMAND_RE
 from engine.parse.models import find_model, resolve_ambiguous, resolve_unknown
 from engine.parse.regions import find_region_ids
-from engine.parse.runtime import assume_runtime_format
+from engine.parse.runtime import assume_runtime_format, read_rope_scaling
 from engine.parse.scan import Scan
 from engine.parse.talk import decide_intent, find_billing_and_coin
 from engine.parse.vocabulary import Vocabulary
@@ -67,6 +67,7 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
         if "-" in text:  # every region id has its hyphen
             find_region_ids(scan, draft, vocabulary, offset)
         find_billing_and_coin(scan, draft)
+        read_rope_scaling(scan, draft)
         name_at = find_model(scan, draft, vocabulary)
         slash = "/" in text  # only a repository id (hub_candidate) asks which tokens the cards pass read
         before_cards = list(scan.used) if slash else None

@@ -1,5 +1,7 @@
-"""The weight format a runtime implies when the question names none: Ollama (its word or a 'name:size' tag) and a
-bare 'GGUF' mean the Q4_K_M file, said in a note; a named precision or format ('q8_0', 'fp16', 'awq') always wins.
+"""What a question says about how the model is run, beside its fields: the weight format a runtime implies when
+the question names none (Ollama -- its word or a 'name:size' tag -- and a bare 'GGUF' mean the Q4_K_M file, said in
+a note; a named precision or format, 'q8_0', 'fp16', 'awq', always wins), and 'YaRN' / 'rope scaling': the user
+extends the model's window (SizeRequest.rope_scaling), so a context beyond it is what they mean to run.
 
 Sources: Ollama's library tags without a quantization suffix ('llama3.1:70b', 'deepseek-r1:14b', ':latest')
 point at Q4_K_M ("The default is now q4_k_m", jmorganca, github.com/ollama/ollama/issues/1543, 2024-12-29; the
@@ -25,6 +27,28 @@ _OLLAMA_TAG_RE = re.compile(r"(?<![\w/:])([a-z][a-z0-9._-]*):(?:e?[0-9]+(?:\.[0-
 _FIELD_NAMES = frozenset({"model", "modell", "size", "params", "parameters", "parameter", "groesse", "größe"})
 
 
+# 'yarn', 'rope scaling', 'rope-scaling', 'rope_scaling', 'RoPE-Skalierung', 'mit YaRN'
+_YARN_WORDS = frozenset({"yarn", "rope_scaling", "ropescaling"})
+_ROPE_NEXT = frozenset({"scaling", "skalierung", "scale", "extension", "erweiterung"})
+
+
+def read_rope_scaling(scan: Scan, draft: Draft) -> None:
+    """'with yarn', 'rope scaling': the user extends the window (a note says it was read)."""
+    words = scan.words
+    if _YARN_WORDS.isdisjoint(words) and "rope" not in words:
+        return
+    for i, token in enumerate(scan.low):
+        if not scan.free(i):
+            continue
+        length = 1 if token in _YARN_WORDS else 2 if token == "rope" and scan.next_free(i + 1) in _ROPE_NEXT else 0
+        if length:
+            scan.use(i, length)
+            if draft.rope_scaling is None:
+                draft.rope_scaling = "yarn"
+                draft.assumed.append(Note("YaRN read: the model's window extended by RoPE scaling, as you said",
+                                          "rope_scaling", written=scan.span(i, i + length - 1)))
+
+
 def ollama_tag(text: str) -> bool:
     """Whether the text names a model the way Ollama tags it ('llama3.1:70b')."""
     if ":" not in text:
@@ -36,6 +60,8 @@ def assume_runtime_format(scan: Scan, draft: Draft) -> None:
     """Q4_K_M for an Ollama or bare GGUF question that named no precision or format, inference only."""
     if draft.quant is not None or draft.precision is not None or draft.workload not in (None, "inference"):
         return
+    if draft.model is not None and "4" in (draft.model.published_format or ""):
+        return  # a native 4-bit release (gpt-oss MXFP4, Kimi K2 Thinking INT4) keeps its own weights
     words = scan.words
     if "ollama" in words or ollama_tag(scan.text):
         why = "ollama"
