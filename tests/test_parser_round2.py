@@ -159,3 +159,92 @@ def test_the_count_goes_on_the_card_of_the_question_before(text):
     assert CATALOG.card(merged.card).name == CATALOG.card(first.request.card).name
     assert merged.gpu_count == read(text).partial.gpu_count
     assert merged.model == "llama-3.1-70b" and merged.precision == "fp8"
+
+
+# -- 4. YaRN / rope scaling: the user extends the window --------------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "qwen3 8b with 128k context yarn", "qwen3 8b 128k rope scaling", "Qwen3 8B mit 128k Kontext und YaRN",
+    "qwen3 8b with YaRN at 128k", "qwen3 8b 128k rope-scaling", "Qwen3 8B mit RoPE-Skalierung und 128k Kontext",
+    "qwen3 8b, 128k, yarn", "qwen3 8b 128k rope_scaling",
+])
+def test_yarn_is_read_and_carried(text):
+    result = read(text)
+    assert result.request is not None and result.request.rope_scaling == "yarn"
+    assert result.request.context_tokens == 131072 and not result.request.ignored
+    assert "rope_scaling" in codes(result.request)
+
+
+@pytest.mark.parametrize("text", ["qwen3 8b with 128k context", "rope 8b", "llama 3.1 8b with a rope of 32k"])
+def test_no_yarn_where_none_is_said(text):
+    result = read(text)
+    request = result.request or result.partial
+    assert request is None or request.rope_scaling is None
+
+
+def test_a_yarn_follow_up_keeps_the_flag_and_a_later_one_keeps_it_too():
+    first = read("qwen3 8b with 128k context")
+    assert first.request is not None
+    delta = delta_of(read("and with yarn?"))
+    assert delta is not None and delta.rope_scaling == "yarn"
+    merged = apply_followup(first.request, delta).request
+    assert merged.rope_scaling == "yarn" and merged.context_tokens == 131072
+    again = apply_followup(merged, delta_of(read("and in fp8?"))).request
+    assert again.rope_scaling == "yarn" and again.precision == "fp8"
+
+
+# -- 5. '0.124b', 'mistral 7b v3', Stable Diffusion 3.5 Large ---------------------------------------------------
+
+@pytest.mark.parametrize(("text", "params"), [
+    ("0.124b", 0.124), ("0,124B", 0.124), ("0.124B in bf16", 0.124), ("a 0.5b model", 0.5), ("0,360B", 0.36),
+    ("1.024b", 1024), ("1.5B", 1.5), ("0.9b", 0.9),
+])
+def test_a_leading_zero_group_is_never_thousands(text, params):
+    result = read(text)
+    assert result.request is not None and result.request.params_b == pytest.approx(params)
+
+
+@pytest.mark.parametrize("text", ["8.192 Token für 7B", "32.768 tokens 7b", "1.000.000 Token 7b"])
+def test_thousands_groups_stay(text):
+    result = read(text)
+    assert result.request is not None and result.request.context_tokens in (8192, 32768, 1_000_000)
+
+
+@pytest.mark.parametrize(("text", "model"), [
+    ("mistral 7b v3", "mistral-7b-v0.3"), ("mistral-7b-v3 fp8", "mistral-7b-v0.3"),
+    ("Mistral 7B Instruct v3 auf einer RTX 4090", "mistral-7b-v0.3"), ("mistral 7b v2", "mistral-7b-v0.2"),
+    ("mistral 7b v0.3", "mistral-7b-v0.3"), ("mistral 7b", "mistral-7b"), ("mistrall 7b", "mistral-7b"),
+    ("mistral 7b instruct v0.2", "mistral-7b-v0.2"), ("wie viel vram für mistral 7b v3", "mistral-7b-v0.3"),
+    ("whisper large v3", "whisper-large-v3"), ("deepseek v3", "deepseek-v3"),
+])
+def test_a_short_version_names_its_release(text, model):
+    result = read(text)
+    assert result.request is not None and result.request.model == model
+    assert not result.request.ignored
+
+
+@pytest.mark.parametrize("text", [
+    "stable diffusion 3.5 large vram", "sd3.5 large", "SD 3.5 Large on a 4090", "stable diffusion 3.5 large turbo",
+    "Wie viel VRAM braucht Stable Diffusion 3.5 Large?", "stabilityai/stable-diffusion-3.5-large",
+])
+def test_sd35_large_is_its_own_entry(text):
+    result = read(text)
+    assert result.request is not None and result.request.model == "sd3.5-large"
+
+
+@pytest.mark.parametrize("text", ["stable diffusion 3.5 medium", "stable diffusion 3", "stable diffusion 2.1",
+                                  "stable diffusion 1.5", "sd 3.5 medium"])
+def test_another_stable_diffusion_is_never_sdxl(text):
+    result = read(text)
+    assert result.request is None or result.request.model != "sdxl-base-1.0"
+
+
+@pytest.mark.parametrize("text", ["sdxl", "stable diffusion xl", "stable diffusion", "SDXL base 1.0"])
+def test_sdxl_stays_sdxl(text):
+    result = read(text)
+    assert result.request is not None and result.request.model == "sdxl-base-1.0"
+
+
+def test_sd35_large_is_sized_at_its_8_1b_transformer():
+    weights = component_gb(sized("stable diffusion 3.5 large"), "weights")
+    assert weights == pytest.approx(8.1 * 2)  # BF16, the published checkpoint's dtype; SDXL's UNet is 5.1 GB
