@@ -116,6 +116,7 @@ def apply_followup(previous: SizeRequest, delta: SizeRequest, shown: Shown | Non
         if delta.intent == "max_context" and delta.context_tokens is None:
             merged.context_tokens = None  # the context is what is asked for, not the one the answer before used
     merged.cheapest = previous.cheapest or delta.cheapest
+    merged.rope_scaling = delta.rope_scaling or previous.rope_scaling  # "and with yarn?" extends the window
     merged.assumed = [*changes, *delta.assumed]
     return Followup(merged, changes, needs_card)
 
@@ -222,7 +223,7 @@ _KEPT: dict[str, type | tuple[type, ...]] = {
     "model": str, "params_b": (int, float), "precision": str, "quant": str, "kv_precision": str,
     "context_tokens": int, "batch": int, "workload": str, "card": str, "gpu_count": int,
     "memory_budget_gb": (int, float), "region": str, "intent": str, "billing": str, "coin": str, "cheapest": bool,
-    "count_implied": bool, "compare_card": str, "card_vram_gb": (int, float),
+    "count_implied": bool, "compare_card": str, "card_vram_gb": (int, float), "rope_scaling": str,
 }
 
 

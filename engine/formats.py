@@ -21,6 +21,7 @@ _EXL2_BEFORE = re.compile(r"^(\d+(?:\.\d+)?)(?:bpw|bits?|b)?exl2$")
 _SEPARATORS = re.compile(r"[\s_\-()]+")
 # Decorations that name the container rather than the format ("Q4_K_M.gguf", "gguf q4_k_m").
 _GGUF_WORD = re.compile(r"^\.?gguf|\.?gguf$")
+_UD_PREFIX = re.compile(r"^ud[\s_\-]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,7 +304,22 @@ def canonical_format(word: str, engine: str | None = None) -> WeightFormat | Non
     found = table.by_key.get(key)
     if found is not None and found.name == "exl2":
         return found.with_bits(EXL2_DEFAULT_BPW)
+    if found is None and (key.startswith("ud") or key.endswith("kxl")):
+        return _unsloth_dynamic(word, key, table)
     return found if found is not None else _exl2(key, table)
+
+
+def _unsloth_dynamic(word: str, key: str, table: FormatTable) -> WeightFormat | None:
+    """Unsloth's dynamic GGUF mixes ('UD-Q2_K_XL', 'UD-IQ1_S'; 'Q2_K_XL' is their name only): named as written,
+    sized at their base type's bits (IQ1_S, Q2_K for Q2_K_XL) unless the registry has the file's published size
+    (engine.quant.published_repo): the dynamic mix keeps some layers at more bits, so the base type is a floor."""
+    rest = key[2:] if key.startswith("ud") else key
+    base = table.by_key.get(rest[:-2] if rest.endswith("kxl") else rest)
+    if base is None or not base.is_gguf:
+        return None
+    written = _UD_PREFIX.sub("", word.strip().lower())
+    written = _SEPARATORS.sub("_", _GGUF_WORD.sub("", written)).strip("_")
+    return replace(base, name=f"ud-{written}", label=f"UD-{written.upper()}")
 
 
 def all_formats() -> tuple[WeightFormat, ...]:

@@ -18,7 +18,7 @@ from engine.formats import (
 )
 from engine.formula import fmt_gb, fmt_num
 from engine.notes import Note
-from engine.registry import ModelShape
+from engine.registry import ModelShape, QuantizedRepo
 
 # The formats a plain "4-bit" means in practice (docs/formats.md "2-bit, 3-bit, 4-bit"): the GGUF download for
 # llama.cpp/ollama, the safetensors checkpoint for vLLM.
@@ -64,6 +64,9 @@ def quant_weights_gb(params_b: float, fmt: WeightFormat, shape: ModelShape | Non
     output layer are sized at the bits the format keeps them in (16 for AWQ/GPTQ/FP8, Q6_K-class in the GGUF mixes;
     engine/formats.py) and the rest at the format's body bits; otherwise every parameter at the body bits (and
     `approximation_note` says so)."""
+    repo = published_repo(shape, fmt) if shape is not None else None
+    if repo is not None and repo.gb is not None:
+        return repo.gb
     if shape is None or not shape.vocab_size or not shape.hidden_size:
         return params_b * fmt.bits_per_weight / 8
     matrix = shape.vocab_size * shape.hidden_size
@@ -71,6 +74,30 @@ def quant_weights_gb(params_b: float, fmt: WeightFormat, shape: ModelShape | Non
     lm_head = 0 if tied else matrix
     body = max(0, round(params_b * 1e9) - matrix - lm_head)
     return weights_bytes(fmt, WeightParts(body=body, embedding=matrix, lm_head=lm_head, one_d=0, tied=tied)).gb
+
+
+def published_repo(shape: ModelShape, fmt: WeightFormat) -> QuantizedRepo | None:
+    """The registry's published file of an unsloth dynamic mix ('UD-Q2_K_XL' of DeepSeek-R1: 212 GB): no bits per
+    weight describe those mixes across models, so the file's size is the weights' size. The llama.cpp types keep
+    their derived size (engine/formats.py reproduces the published files within 0.4%)."""
+    if not fmt.name.startswith("ud-"):
+        return None
+    wanted = f"gguf_{fmt.name}"
+    return next((repo for repo in shape.quantized if repo.quant == wanted and repo.gb is not None), None)
+
+
+def dynamic_note(shape: ModelShape, fmt: WeightFormat) -> Note | None:
+    """What an answer in an unsloth dynamic mix says about its weights: the file's published size, or that the
+    mix was sized at its base type's bits (a floor: the mix keeps some layers at more bits)."""
+    if not fmt.name.startswith("ud-"):
+        return None
+    repo = published_repo(shape, fmt)
+    if repo is not None:
+        return Note(f"{fmt.label} weights as published: {fmt_gb(repo.gb or 0)} ({repo.hf_id})", "quant_published_file",
+                    format=fmt.label, weights_gb=repo.gb, repo=repo.hf_id)
+    return Note(f"{fmt.label} sized at {fmt_num(fmt.bits_per_weight)} bits per weight, its base type's: unsloth's "
+                f"dynamic mix keeps some layers at more bits, and no published size of {shape.name} in it is known",
+                "quant_dynamic_base", format=fmt.label, bits=fmt.bits_per_weight, model=shape.name)
 
 
 def knows_parts(shape: ModelShape) -> bool:
@@ -128,6 +155,9 @@ def weights_notes(shape: ModelShape, params_b: float, precision: str, fmt: Weigh
     """What an inference answer says about its weights: the approximation of a named format, or what a real
     4-bit checkpoint weighs beside the seed's 0.5 B per parameter (`precision` "" when not inference)."""
     if fmt is not None:
+        dynamic = dynamic_note(shape, fmt)
+        if dynamic is not None:
+            return [dynamic]
         return [] if knows_parts(shape) else [approximation_note(shape, fmt)]
     if precision == "int4":
         return [real_4bit_note(shape, params_b)]

@@ -86,6 +86,7 @@ class SizeRequest:
     card_vram_gb: float | None = None  # the card's own memory as written ("A100 40GB"), checked against the catalog
     followup: bool = False  # a change to the question before it (engine.followup), not a question of its own
     quant: str | None = None  # a named weight format (engine.quant.quant_name: "q4_k_m", "exl2:4.65"), issue #10
+    rope_scaling: str | None = None  # "yarn": the user extends the model's window by RoPE scaling (engine.parse)
 
 
 @dataclass(slots=True)

@@ -45,7 +45,7 @@ class Draft:
     __slots__ = ("model", "model_note", "ambiguous", "ambiguous_span", "unknown", "params_b", "precision",
                  "kv_precision", "context_tokens", "batch", "workload", "card", "gpu_count", "budget_gb", "region",
                  "assumed", "ignored", "intent", "billing", "coin", "cheapest", "count_implied", "second_card",
-                 "compare_card", "card_vram_gb", "quant")
+                 "compare_card", "card_vram_gb", "quant", "rope_scaling")
 
     def __init__(self) -> None:
         self.model: ModelShape | None = None
@@ -75,6 +75,7 @@ class Draft:
         self.compare_card: str | None = None
         self.card_vram_gb: float | None = None  # the card's own memory as written ("A100 40GB")
         self.quant: str | None = None  # a named weight format, canonical (engine.quant.quant_name; issue #10)
+        self.rope_scaling: str | None = None  # "yarn": the user extends the window (engine.parse.runtime)
 
     # ---- model and card (the first one named wins; the passes list later ones)
 
@@ -249,7 +250,7 @@ class Draft:
         """Whether the text set any field at all: what a follow-up ("and in fp8?", "per day") changes."""
         values = (self.model, self.params_b, self.precision, self.kv_precision, self.context_tokens, self.batch,
                   self.workload, self.card, self.gpu_count, self.budget_gb, self.region, self.billing, self.coin)
-        return any(value is not None for value in values) or self.cheapest
+        return any(value is not None for value in values) or self.cheapest or self.rope_scaling is not None
 
     def list_leftovers(self, leftovers: Collection[str]) -> None:
         """`ignored` without repeats, then the words no pass used (at most MAX_IGNORED entries, then a count)."""
@@ -281,5 +282,5 @@ class Draft:
             model.id if model else None, self.params_b, self.precision, self.kv_precision, self.context_tokens,
             self.batch, self.workload, self.card, self.gpu_count, self.budget_gb, self.region, self.assumed,
             self.ignored, self.intent, self.billing, self.coin, self.cheapest, self.count_implied, self.compare_card,
-            self.card_vram_gb, False, self.quant,
+            self.card_vram_gb, False, self.quant, self.rope_scaling,
         )

@@ -65,6 +65,7 @@ SIZELESS_MARGIN = 3.0  # window without a size (compared with size-free names): 
 MAX_WINDOW = 5
 MAX_FUZZY_TRIES = 6  # fuzzy windows tried per text: a question names one or two models, not hundreds
 MIN_FUZZY_CHARS = 4
+_SHORT_VERSION_RE = re.compile(r"v[1-9]")  # "v3" written for a release named "v0.3"
 SAME_SIZE = 0.03  # headline counts this close are one size (as registry tests compare exact and headline counts)
 MAX_NAME_TOKEN = 24  # no model name has a longer word; longer tokens are never compared
 _JOINS = frozenset({" ", "-", "_", ""})  # what may stand between two words of one typed name
@@ -277,6 +278,9 @@ class _Search:
             if corrected is not None:
                 joined += corrected
                 typo = True
+            elif joined + flat[j] not in models.prefixes and _SHORT_VERSION_RE.fullmatch(flat[j]) \
+                    and joined + "v0" + flat[j][1:] in models.prefixes:
+                joined += "v0" + flat[j][1:]  # "mistral 7b v3" is v0.3: Mistral numbers its 7B releases v0.1..v0.3
             else:
                 joined += flat[j]
             if joined not in models.prefixes:

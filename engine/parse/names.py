@@ -123,7 +123,10 @@ class NameWords:
             kind = word_kind(low[j], self.models)  # before _breaks: most names end at a word of no kind
             if kind is None or self._breaks(j) or (seen_size and kind not in _AFTER_SIZE):
                 break
-            if (kind == BARE and previous not in (FAMILY, DISTINCT)) or (kind == LETTER and previous != FAMILY):
+            # a bare number belongs to the name after a family or distinguishing word, and right after a matched
+            # name of two words or more that ends in a plain one ("stable diffusion 3.5": never SDXL)
+            bare_ok = previous in (FAMILY, DISTINCT) or (j == stop and previous is None and stop - start >= 2)
+            if (kind == BARE and not bare_ok) or (kind == LETTER and previous != FAMILY):
                 break
             if kind == BARE and j + 1 < scan.n and (low[j + 1] in AFTER_NUMBER or low[j + 1] in BIT_WORDS):
                 break  # "llama 70 b", "plus 4 bit", "guard 2 gpus": a value, read by the fields pass
@@ -220,6 +223,8 @@ def _word_agrees(models: ModelNames, model: ModelShape, token: str, pieces: froz
             minor = piece + "."
             if any(own.startswith(minor) for own in pieces):
                 continue
+            if token[0] == "v" and "0." + piece in pieces:
+                continue  # "v3" of a release named "v0.3" (Mistral 7B v0.3)
             if piece.count(".") > 1 or not models.agrees(model, float(piece)):
                 return False
         elif piece in DISTINGUISHING or piece in models.families:

@@ -229,6 +229,9 @@ def format_at(scan: Scan, i: int) -> NamedFormat | None:
     if token in FORMAT_HEADS and nxt is not None and (token, nxt) in FORMAT_PAIRS:
         name = FORMAT_PAIRS[(token, nxt)]
         return ("int8" if name.endswith("int8") else "int4"), name, 2
+    if token == "ud" and nxt is not None:  # unsloth's dynamic GGUF: 'UD-Q2_K_XL', 'UD-IQ1_S'
+        dynamic = canonical_quant(f"ud-{nxt}")
+        return None if dynamic is None else (None, dynamic, 2)
     if token in EXL2_WORDS:
         bits = _bits_at(scan, i + 1) if nxt is not None else None
         if bits is not None and bits[0] is not None and 0 < bits[0] <= 16:

@@ -12,6 +12,7 @@ from operator import not_
 
 from engine.parse.capacity import find_capacity_intent
 from engine.parse.cards import find_cards
+from engine.parse.counts import read_bare_count
 from engine.parse.cues import opens_with_cue
 from engine.parse.draft import Draft
 from engine.parse.errors import NOT_A_QUESTION, BadValue, ambiguous_error
@@ -20,6 +21,7 @@ from engine.parse.hub import hub_candidate
 from engine.parse.lexer import COMMAND_RE
 from engine.parse.models import find_model, resolve_ambiguous, resolve_unknown
 from engine.parse.regions import find_region_ids
+from engine.parse.runtime import assume_runtime_format, read_rope_scaling
 from engine.parse.scan import Scan
 from engine.parse.talk import decide_intent, find_billing_and_coin
 from engine.parse.vocabulary import Vocabulary
@@ -65,6 +67,7 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
         if "-" in text:  # every region id has its hyphen
             find_region_ids(scan, draft, vocabulary, offset)
         find_billing_and_coin(scan, draft)
+        read_rope_scaling(scan, draft)
         name_at = find_model(scan, draft, vocabulary)
         slash = "/" in text  # only a repository id (hub_candidate) asks which tokens the cards pass read
         before_cards = list(scan.used) if slash else None
@@ -72,6 +75,8 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
         card_tokens = [now and not before for now, before in zip(scan.used, before_cards, strict=True)] \
             if before_cards is not None else None
         read_fields(scan, draft, vocabulary)
+        assume_runtime_format(scan, draft)
+        read_bare_count(scan, draft)
         if draft.ambiguous:
             resolve_ambiguous(draft, vocabulary.models)
         if draft.unknown is not None:
