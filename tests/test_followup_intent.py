@@ -44,3 +44,21 @@ async def test_how_many_users_after_a_question_keeps_the_format_and_asks_again_a
     assert "👥 Requests at once at 32k on 1x A100 SXM" in plain(bot.last_text(USER))
     await bot.send(USER, "wie viele nutzer passen auf eine h100?")
     assert "H100 SXM" in plain(bot.last_text(USER)) and "👥" in plain(bot.last_text(USER))
+
+
+@pytest.mark.parametrize("question", ["wie viel kontext maximal auf einer h100?", "how much context fits on an h100?",
+                                      "wie viel Kontext passt auf eine H100?"])
+async def test_how_much_context_on_a_card_is_a_max_context_question_not_its_price(bot, question):
+    """"wie viel"/"how much" before a card reads as a price question; before a context word it asks how much
+    context (QA: the H100's price card came back and the model was lost)."""
+    await bot.send(USER, "llama 3.1 8b fp8 on l40s")
+    await bot.send(USER, question)
+    text = plain(bot.last_text(USER))
+    assert "Llama 3.1 8B" in text and "📏" in text and "H100 SXM" in text
+    assert "pro Stunde" not in text and "per hour:" not in text
+
+
+async def test_how_much_is_a_card_stays_a_price_question(bot):
+    await bot.send(USER, "how much is an h100?")
+    text = plain(bot.last_text(USER))
+    assert "per hour" in text and "📏" not in text

@@ -26,10 +26,15 @@ _LEADS = _MOST | {"how", "wie"}
 
 
 def find_capacity_intent(scan: Scan, draft: Draft) -> None:
-    if draft.intent is not None or scan.words.isdisjoint(_ASKED) or scan.words.isdisjoint(_LEADS):
+    # "how much"/"wie viel" before a card reads as a price question; "wie viel Kontext maximal auf einer H100?"
+    # asks how much context, so there the context word wins (it was answered with the H100's price card).
+    price = draft.intent == "price"
+    if (draft.intent is not None and not price) or scan.words.isdisjoint(_ASKED) or scan.words.isdisjoint(_LEADS):
         return
     low = scan.low
     for i, token in enumerate(low):
+        if price and not (token in _CONTEXT and i > 1 and (low[i - 2], low[i - 1]) in _HOW_MUCH):
+            continue
         pair = (low[i - 1], token) if i else None
         # "with 32k max context" gives the context: a sizing question, not a reverse one.
         if token in _CONTEXT and i and draft.context_tokens is None \
