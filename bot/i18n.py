@@ -66,6 +66,14 @@ def fmt_number(lang: str, value: float, decimals: int | None = 1) -> str:
     return localize_digits(lang, text)
 
 
+def params_label(lang: str, params_b: float) -> str:
+    """A model size as people write it: "70B", "1.5B", and below 1B in millions ("124M", where "0.1B" said too
+    little and a 17M model read "0.0B")."""
+    if params_b < 1:
+        return f"{fmt_number(lang, params_b * 1000, 0)}M"
+    return f"{fmt_number(lang, params_b, None)}B"
+
+
 def localize_digits(lang: str, number: str) -> str:
     """A number written with English separators (8,192.5) in the reader's locale (8.192,5 in German)."""
     if lang == "de":

@@ -4,7 +4,7 @@ from __future__ import annotations
 import html
 import re
 
-from bot.i18n import fmt_gb, fmt_number, fmt_tokens, fmt_usd, localize_digits, t
+from bot.i18n import fmt_gb, fmt_number, fmt_tokens, fmt_usd, localize_digits, params_label, t
 from bot.render_serving import alternative_mark, capacity_lines, fit_serving_lines, instead_mark
 from catalog.schema import Card, Catalog
 from engine.advice import PrecisionHint
@@ -107,7 +107,7 @@ def render_request(answer: Answer, lang: str) -> list[str]:
     shape = resolved.shape
     parts = [f"<b>{esc(shape.name)}</b>"]
     if shape.typical:
-        parts[0] = f"<b>{esc(fmt_number(lang, resolved.params_b, None))}B</b>"
+        parts[0] = f"<b>{esc(params_label(lang, resolved.params_b))}</b>"
     if resolved.weight_bytes is None and shape.published_weights is not None:
         parts.append(esc(t(lang, "request.published", format=shape.published_weights.format.upper())))
     elif resolved.workload == "qlora":

@@ -502,8 +502,11 @@ def _named_layout(card: Card, requirement: Requirement, resolved: ResolvedReques
     found = next((layout for layout in layouts if layout.valid), None)
     if found is not None:
         return found
-    largest = layouts[-1]
-    return largest if all(note.code in ("short", "per_gpu") for note in largest.problems) else layouts[0]
+    # The largest set whose only problem is memory ("how many A5000 for phi 3 medium in fp32": 4x and 8x also break
+    # the 10 KV heads, 2x is 10 GB short).
+    memory_only = (layout for layout in reversed(layouts)
+                   if all(note.code in ("short", "per_gpu") for note in layout.problems))
+    return next(memory_only, layouts[0])
 
 
 def _names_card(written: str, card: Card) -> bool:

@@ -24,3 +24,20 @@ def test_a_count_the_user_wrote_is_kept_and_the_smallest_working_set_is_still_ch
 def test_a_reason_that_holds_for_every_count_is_said_on_the_smallest_set():
     answer = ask("gpurenthub", model="llama-3.1-70b", precision="fp8", card="a100")  # no FP8 hardware
     assert answer.fit is not None and answer.fit.count == 1 and not answer.fit.valid
+
+
+def test_the_largest_set_whose_only_problem_is_memory_is_answered():
+    """4x and 8x RTX A5000 also break Phi-3 Medium's 10 KV heads: 2x, 10 GB short, is the answer about the count
+    (review: it fell back to 1x, 34 GB short)."""
+    answer = ask("gpurenthub", model="phi-3-medium-4k", precision="fp32", card="rtx-a5000")
+    assert answer.fit is not None and answer.fit.count == 2 and not answer.fit.valid
+    assert {note.code for note in answer.fit.problems} <= {"short", "per_gpu"}
+
+
+def test_instead_carries_the_engines_verdict_and_where_it_starts():
+    answer = ask("gpurenthub", model="qwen2.5-72b", precision="int4", quant="awq", card="h100")
+    text = plain(render_answer(answer, "en"))
+    assert "Instead: 1x A40 (48 GB) for $240/month, $0.33/hour · vLLM ✗ — runs on 2x A40 ($456/month)" in text
+    german = plain(render_answer(answer, "de"))
+    assert "Stattdessen: 1x A40 (48 GB) für 240 $/Monat, 0,33 $/Stunde · vLLM ✗ — läuft auf 2x A40 (456 $/Monat)" \
+        in german

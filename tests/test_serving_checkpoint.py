@@ -272,3 +272,10 @@ async def test_launch_of_gpt_oss_on_an_a100_says_weight_only(settings):
         text = await launch(bot, 48, "gpt-oss-120b on an a100")
         assert "<pre>vllm serve openai/gpt-oss-120b" in text
         assert "A100 SXM has no FP4 hardware: vLLM runs the MXFP4 weights weight-only (Marlin)" in text
+
+
+async def test_launch_on_a_card_vllm_refuses_says_why(settings):
+    async with Harness(settings) as bot:
+        text = html.unescape(await launch(bot, 49, "yi 34b 4-bit on an mi300x"))
+        assert "--quantization bitsandbytes" in text
+        assert "vLLM would not start on this card:" in text and "bitsandbytes" in text.split("would not start")[1]

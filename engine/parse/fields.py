@@ -59,7 +59,9 @@ from engine.parse.words import (
     WORKLOAD_PHRASES,
     WORKLOAD_WORDS,
 )
-from engine.sizing import MIN_PARAMS_B
+from engine.sequence import MAX_CONTEXT_TOKENS
+
+MIB_TOKENS = 1 << 20  # '10m' as a context: 10 x 1,048,576 tokens (as '32k' is 32 x 1,024)
 
 _BS_RE = re.compile(r"bs([0-9]+)")
 # Spaces that separate groups of three digits: "32 000", "1 000 000" (also the no-break and thin spaces)
@@ -258,8 +260,8 @@ class _Fields:
         ('1m context', '1m tokens'), no 'at'/'with'/'bei'/'mit' or context word before it -- and no size is known
         or written after it: 'smollm2 360m' is a 360M model, 'qwen2.5 7b 1m' and '70b 1m' a million-token
         context; after a name several models share only when one of them has that size ('qwen2.5 500m', not
-        'mixtral 360m'). The two never overlap: a count the engine sizes (from MIN_PARAMS_B, 10M) is a context of
-        more than MAX_CONTEXT_TOKENS."""
+        'mixtral 360m'). Up to MAX_CONTEXT_TOKENS (16M) an uncued number stays a context: 'scout 10m' is Llama 4
+        Scout's window, and a 10-16M-parameter model is no rental question ('scout 10m' was read as a 0.0B model)."""
         scan = self.scan
         nxt = scan.next_free(after)
         if nxt in PARAM_WORDS:
@@ -267,7 +269,7 @@ class _Fields:
         if nxt in _CONTEXT_AFTER or (i > 0 and scan.low[i - 1] in _CONTEXT_BEFORE):
             return False
         draft = self.draft
-        if draft.params_b is not None or draft.model is not None or millions < MIN_PARAMS_B * 1000:
+        if draft.params_b is not None or draft.model is not None or millions * MIB_TOKENS <= MAX_CONTEXT_TOKENS:
             return False
         if self._last_size is None:
             self._last_size = next((j for j in range(scan.n - 1, -1, -1) if size_of(scan.low[j]) is not None), -1)
