@@ -6,14 +6,12 @@ import dataclasses
 import html
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
 from bot.callbacks import LaunchButton
 from bot.cli import ask_answer, main
-from bot.config import load_settings
 from bot.i18n import placeholders, texts
 from bot.render import localize, plain, render_answer, render_compact
 from catalog.loader import load_catalog
@@ -23,7 +21,7 @@ from engine.fit import candidate_layouts
 from engine.parse import Vocabulary
 from engine.serving_answer import ServingOptions, engine_for
 from engine.sizing import SizeRequest, resolve
-from tests.support.botharness import TOKEN, Harness
+from tests.support.botharness import Harness, copied_catalog_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = load_catalog("gpurenthub").catalog
@@ -227,10 +225,7 @@ def test_launch_button_encoding():
 
 @pytest.fixture
 def settings(tmp_path):
-    path = tmp_path / "catalog.yaml"
-    shutil.copy(ROOT / "catalog" / "data" / "gpurenthub.yaml", path)
-    return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), catalog=str(path),
-                         topup_secret="s", rate_limit_messages=50)
+    return copied_catalog_settings(tmp_path)
 
 
 def _buttons(params: dict) -> list[dict]:

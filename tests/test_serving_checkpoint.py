@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 import html
-import shutil
 from pathlib import Path
 
 import pytest
 
 from bot.cli import ask_answer
-from bot.config import load_settings
 from bot.render import plain, render_answer
 from catalog.loader import load_catalog
 from engine.answer import build_answer
@@ -23,7 +21,7 @@ from engine.registry import default_registry
 from engine.serving.checkpoint import card_notes, checkpoint_for
 from engine.serving.weights import ResidentWeights
 from engine.sizing import GB, SizeRequest
-from tests.support.botharness import TOKEN, Harness
+from tests.support.botharness import Harness, copied_catalog_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOGS = {name: load_catalog(name).catalog for name in ("gpurenthub", "gpuwithcrypto")}
@@ -195,10 +193,7 @@ def test_in_flight_bitsandbytes_is_refused_on_rocm_and_the_cheapest_card_that_st
 
 @pytest.fixture
 def settings(tmp_path):
-    path = tmp_path / "catalog.yaml"
-    shutil.copy(ROOT / "catalog" / "data" / "gpurenthub.yaml", path)
-    return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), catalog=str(path),
-                         topup_secret="s", rate_limit_messages=50)
+    return copied_catalog_settings(tmp_path)
 
 
 async def launch(bot, user: int, text: str, language_code: str = "en") -> str:

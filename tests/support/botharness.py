@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import shutil
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
@@ -17,11 +19,20 @@ from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
 from bot.app import build_application
-from bot.config import Settings
+from bot.config import Settings, load_settings
 
 BOT_ID = 777000
 BOT_USERNAME = "CardfitTestBot"
 TOKEN = f"{BOT_ID}:TEST-token-not-real-0123456789"
+BUNDLED_CATALOG = Path(__file__).resolve().parents[2] / "catalog" / "data" / "gpurenthub.yaml"
+
+
+def copied_catalog_settings(tmp_path: Path) -> Settings:
+    """The bot on a copy of the bundled GPU Rent Hub catalog and a fresh SQLite store under `tmp_path`."""
+    path = tmp_path / "catalog.yaml"
+    shutil.copy(BUNDLED_CATALOG, path)
+    return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), catalog=str(path),
+                         topup_secret="s", rate_limit_messages=50)
 NetworkErrorT = TypeVar("NetworkErrorT", bound=NetworkError)
 
 
