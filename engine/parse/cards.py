@@ -35,8 +35,8 @@ from engine.parse.words import (
     WORD_NUMBERS,
 )
 
-_MULT_RE = re.compile(r"([0-9]{1,4})x")
-_POST_MULT_RE = re.compile(r"x([0-9]{1,4})")
+MULT_RE = re.compile(r"([0-9]{1,4})x")  # "2x" before a card, and alone in a follow-up (engine/parse/counts.py)
+POST_MULT_RE = re.compile(r"x([0-9]{1,4})")
 _GEFORCE_RE = re.compile(GEFORCE_RE_TEXT)
 # Where a bare GeForce number ("3060") is a card: after these words, or before its memory ("3060 12gb").
 _CARD_LEADS = frozenset({"on", "auf", "with", "mit", "using"})
@@ -109,7 +109,7 @@ def _other_gpu_at(scan: Scan, i: int) -> tuple[int, str] | None:
         prefixed = j > i
         before = low[i - 1] if i > 0 else ""
         after = low[j + 1] if j + 1 < scan.n else ""
-        counted = bool(_MULT_RE.fullmatch(before)) or before in CARD_MINE or before in CARD_ARTICLES \
+        counted = bool(MULT_RE.fullmatch(before)) or before in CARD_MINE or before in CARD_ARTICLES \
             or before in _CARD_LEADS
         sized = gb_token(after) is not None or (digits(after) and j + 2 < scan.n and low[j + 2] in GB_UNITS)
         if not (prefixed or counted or sized) or _number_not_card(scan, j, 1) and not sized:
@@ -208,7 +208,7 @@ def _count_before(scan: Scan, k: int) -> int | None:
     token = low[k]
     if k in scan.negative and "0" <= token[0] <= "9":  # "-2 H100", "-2x H100"
         raise BadValue(gpu_count_error(f"-{shown(token.rstrip('x'))}"))
-    mult = _MULT_RE.fullmatch(token)
+    mult = MULT_RE.fullmatch(token)
     if mult:
         used[k] = True
         return int(mult.group(1))
@@ -241,7 +241,7 @@ def _count_after(scan: Scan, after: int) -> tuple[int | None, int]:
         return None, after
     low, used = scan.low, scan.used
     token = low[after]
-    post = _POST_MULT_RE.fullmatch(token)
+    post = POST_MULT_RE.fullmatch(token)
     if post:
         used[after] = True
         return int(post.group(1)), after + 1

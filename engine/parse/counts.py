@@ -6,8 +6,7 @@ nothing counted stays an ignored word as before.
 """
 from __future__ import annotations
 
-import re
-
+from engine.parse.cards import MULT_RE, POST_MULT_RE
 from engine.parse.draft import Draft
 from engine.parse.errors import MAX_GPU_COUNT
 from engine.parse.lexer import digits
@@ -15,8 +14,6 @@ from engine.parse.scan import Scan
 from engine.parse.spoken import word_number
 from engine.parse.words import GERMAN_ARTICLES, QUIET
 
-# '2x', 'x2', '4X' (the lexer lower-cases them)
-_TIMES_RE = re.compile(r"([0-9]{1,2})x|x([0-9]{1,2})")
 # The words before a count that put it on cards: 'on 2', 'auf zwei', 'across 4'
 _ON_WORDS = frozenset({"on", "auf", "across", "über", "ueber"})
 # What counts the cards of the question before: 'of them', 'of those', 'davon'
@@ -43,9 +40,9 @@ def read_bare_count(scan: Scan, draft: Draft) -> None:
 def _count_at(scan: Scan, i: int) -> tuple[int, int] | None:
     """(count, tokens read) of a count at token i, or None."""
     token = scan.low[i]
-    times = _TIMES_RE.fullmatch(token)
+    times = MULT_RE.fullmatch(token) or POST_MULT_RE.fullmatch(token)  # '2x', 'x2' (cards' own multipliers)
     if times is not None:
-        return _bounded(int(times.group(1) or times.group(2)), 1)
+        return _bounded(int(times.group(1)), 1)
     if token in _ON_WORDS:
         number = _number_at(scan, i + 1)
         if number is not None and _nothing_after(scan, i + 1 + number[1]):
