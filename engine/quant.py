@@ -82,8 +82,8 @@ def published_repo(shape: ModelShape, fmt: WeightFormat) -> QuantizedRepo | None
     their derived size (engine/formats.py reproduces the published files within 0.4%)."""
     if not fmt.name.startswith("ud-"):
         return None
-    wanted = f"gguf_{fmt.name}"
-    return next((repo for repo in shape.quantized if repo.quant == wanted and repo.gb is not None), None)
+    repo = shape.quantized_as(f"gguf_{fmt.name}")
+    return repo if repo is not None and repo.gb is not None else None
 
 
 def dynamic_note(shape: ModelShape, fmt: WeightFormat) -> Note | None:

@@ -143,6 +143,11 @@ class ModelShape:
         """Read about five times per answer: kept per shape object (issue #14; a shape is not changed once built)."""
         return _kv_known(self)
 
+    def quantized_as(self, *names: str) -> QuantizedRepo | None:
+        """The first published checkpoint of this model in one of the formats `names` (registry quant names, in
+        that order of preference)."""
+        return next((repo for name in names for repo in self.quantized if repo.quant == name), None)
+
     @property
     def weights_format(self) -> str | None:
         """The format the model is released in: a natively quantized one (FP8, MXFP4) or the config's dtype."""

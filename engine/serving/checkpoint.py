@@ -30,7 +30,7 @@ from catalog.schema import Card
 from engine.formats import WeightFormat
 from engine.notes import Note
 from engine.quant import find_format
-from engine.registry import ModelShape, QuantizedRepo
+from engine.registry import ModelShape
 from engine.sizing import ResolvedRequest
 
 # Registry quant names (engine/data/models/*.yaml `quantized`) per format name where they differ.
@@ -102,11 +102,6 @@ def checkpoint_for(resolved: ResolvedRequest, engine: str) -> Checkpoint:
     return _plain(shape, resolved.precision)
 
 
-def _repo(shape: ModelShape, names: tuple[str, ...]) -> QuantizedRepo | None:
-    """The first registry repo in one of `names`, in the order of `names` (then the registry's)."""
-    return next((repo for name in names for repo in shape.quantized if repo.quant == name), None)
-
-
 def _sixteen_bit_release(shape: ModelShape) -> bool:
     return shape.hf_id is not None and not shape.published_format
 
@@ -115,7 +110,7 @@ def _gguf(shape: ModelShape, fmt: WeightFormat | None, precision: str) -> Checkp
     """llama-server -hf <repo>:<type>: the registry's GGUF repo of that type, else a placeholder for one."""
     if fmt is not None and fmt.is_gguf:
         tag = fmt.name.upper()
-        repo = _repo(shape, (f"gguf_{fmt.name}",))
+        repo = shape.quantized_as(f"gguf_{fmt.name}")
         if repo is not None:
             return Checkpoint(repo.repo, tag=tag, fmt=fmt, label=fmt.label)
         return Checkpoint(placeholder_name("GGUF repo", shape), placeholder=True, tag=tag, fmt=fmt, label=fmt.label)
@@ -129,7 +124,7 @@ def _named(shape: ModelShape, fmt: WeightFormat) -> Checkpoint:
     if fmt.is_gguf:  # vLLM loads a GGUF from a local file (--tokenizer from the 16-bit repo)
         return Checkpoint(placeholder_name(f"{fmt.label} GGUF file", shape), placeholder=True, fmt=fmt,
                           label=fmt.label)
-    repo = _repo(shape, REGISTRY_NAMES.get(fmt.name, (fmt.name,)))
+    repo = shape.quantized_as(*REGISTRY_NAMES.get(fmt.name, (fmt.name,)))
     if repo is not None:
         return Checkpoint(repo.hf_id, gb=repo.gb, fmt=fmt, label=fmt.label)
     flag = IN_FLIGHT.get(fmt.name)
@@ -151,7 +146,7 @@ def _plain(shape: ModelShape, precision: str) -> Checkpoint:
         return Checkpoint(shape.hf_id, label=label, dtype="float32" if precision == "fp32" else None)
     if precision == "fp8":
         return Checkpoint(shape.hf_id, quantization="fp8", label=label)
-    repo = _repo(shape, FOUR_BIT if precision == "int4" else EIGHT_BIT if precision == "int8" else ())
+    repo = shape.quantized_as(*(FOUR_BIT if precision == "int4" else EIGHT_BIT if precision == "int8" else ()))
     if repo is not None:
         fmt = find_format(repo.quant)
         return Checkpoint(repo.hf_id, gb=repo.gb, fmt=fmt, label=fmt.label)
