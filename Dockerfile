@@ -18,10 +18,10 @@ COPY pyproject.toml README.md ./
 COPY bot ./bot
 COPY engine ./engine
 COPY catalog ./catalog
-# bot.prepare: the compiled copies of the bundled data are built here, as root, next to the installed package
+# bot.cli.prepare: the compiled copies of the bundled data are built here, as root, next to the installed package
 # (the non-root user could not write them there, and every start would read the YAML again).
 RUN pip install --no-cache-dir . \
-    && python -m bot.prepare \
+    && python -m bot.cli.prepare \
     && mkdir -p /app/var \
     && chown 10001:10001 /app/var
 

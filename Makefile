@@ -13,9 +13,9 @@ $(BIN)/python:
 # PYTHONDONTWRITEBYTECODE set none is ever written) and the compiled copies of the bundled data (catalog/_compiled/,
 # made from the YAML, which stays the source; a missing or outdated copy is rebuilt at first use anyway).
 # Both are for the cold start of `cardfit ask` (issue #14), as is the code of the dataclasses' generated methods,
-# kept by the start of `cardfit` (bot/start.py; also written by the first start when missing).
-PREPARE = $(BIN)/python -m compileall -q bot catalog engine && $(BIN)/python -m bot.prepare \
-	&& $(BIN)/python -c 'import bot.start; bot.start.import_cli()'
+# kept by the start of `cardfit` (bot/cli/start.py; also written by the first start when missing).
+PREPARE = $(BIN)/python -m compileall -q bot catalog engine && $(BIN)/python -m bot.cli.prepare \
+	&& $(BIN)/python -c 'import bot.cli.start; bot.cli.start.import_cli()'
 
 # The editable install as a plain path in a .pth file (setuptools' "compat" mode), not the import hook its default
 # mode installs for a flat layout: that hook (with importlib.util and pathlib) was 15-22 ms of every start of this

@@ -38,16 +38,16 @@ from typing import Any
 import yaml
 from telegram.ext import ExtBot
 
-from bot.alerts import AlertDelivery
 from bot.config import load_settings
+from bot.operators.alerts import AlertDelivery
 from bot.store import Store
-from bot.telegram_io import ResilientRateLimiter
+from bot.telegram.ptb import ResilientRateLimiter
 from catalog.diff import diff_catalogs
 from catalog.loader import parse_catalog
 from tests.support.botapi_emulator import BotApiEmulator
 
 try:
-    from bot.app import settle_heap
+    from bot.telegram.app import settle_heap
 except ImportError:  # main before wave H: the bot did not freeze its start-up heap
     settle_heap = gc.collect  # type: ignore[assignment]
 
@@ -302,7 +302,7 @@ async def run_engine(engine: str, args: argparse.Namespace) -> dict[str, Any]:
                 setup_s = time.perf_counter() - began
                 # The setup's 300,000 objects are garbage now; collect them before measuring, as a bot that has
                 # run a while would have, instead of charging that collection to the first measured phase; then
-                # what the bot does once started (bot/app.py settle_heap: gc.freeze), where the code has it.
+                # what the bot does once started (bot/telegram/app.py settle_heap: gc.freeze), where the code has it.
                 settle_heap()
                 instrument(store, holds)
                 pauses = GcPauses()

@@ -5,12 +5,12 @@ Usage: .venv/bin/python -m benchmarks.bench_ask [--lines 20000] [--catalog gpure
        [--cold-repeat 1] [--parse-only]
 The questions are the parser corpus's texts (tests/parser_corpus.yaml, 763 of them) repeated to --lines: the same
 text comes back every 763 lines. Two memos answer a repeat (issue #14, declared): the CLI batch keeps the JSON
-line it printed per question line (bot/ask_batch.py, 1,024 lines per run), and engine.parse keeps parse results
+line it printed per question line (bot/cli/ask_batch.py, 1,024 lines per run), and engine.parse keeps parse results
 per vocabulary (1,024 texts). So the figure the issue asks for ("memos on") measures each distinct text once and
 19,237 memo hits; the cold figure beside it ("memos off") measures every line parsed, sized, fitted,
 serving-checked and encoded again (ask_batch(memo=False), CARDFIT_ASK_MEMO=0 for the CLI: neither memo is read or
 filled). What is kept per catalog or per model (rankings, registries, formats) is warm in both.
-In-process: bot.cli.ask_batch(...).line, exactly what the CLI calls per line, best of --repeat passes (memos on:
+In-process: bot.cli.main.ask_batch(...).line, exactly what the CLI calls per line, best of --repeat passes (memos on:
 each pass with a new batch and engine.parse's memo cleared, as a new CLI run starts) or --cold-repeat (memos off,
 one pass by default: 20,000 computed lines, and the script stays near a minute);
 wall clock and µs of CPU time per question. Via the CLI: one `cardfit ask --catalog C --json -` process over all
@@ -34,7 +34,7 @@ from typing import Any
 
 import yaml
 
-from bot.cli import ask_batch
+from bot.cli.main import ask_batch
 from catalog.loader import load_catalog
 from engine.parse import Vocabulary, clear_parse_memo, parse
 

@@ -1,10 +1,11 @@
 """Updates per second, reply latency and CPU per update of the real Cardfit Application against the Bot API
 emulator, beside a bare python-telegram-bot echo bot on the same emulator and the same HTTP stack (PTB's httpx
 request, long polling, concurrent_updates=64). Cardfit polls as `cardfit bot` does, through its durable inbox
-(bot/inbox.py: each getUpdates batch stored before it is confirmed, each update marked); the echo bot through
+(bot/telegram/inbox.py: each getUpdates batch stored before it is confirmed, each update marked); the echo bot through
 PTB's Updater, in the same run (issue #14). Two echo bots run: the bare PTB one (PTB's default connection: httpx,
-form bodies, a pool of 256) and the same echo bot on Cardfit's send connection (bot.app.send_request: JSON bodies
-over aiohttp's client, 8 connections, the wait for one in an asyncio queue, bot/http_request.py). The targets are
+form bodies, a pool of 256) and the same echo bot on Cardfit's send connection (bot.telegram.app.send_request: JSON
+bodies
+over aiohttp's client, 8 connections, the wait for one in an asyncio queue, bot/telegram/transport.py). The targets are
 read against the second: Cardfit's connection is much cheaper than PTB's default, and against the bare bot that
 advantage, not Cardfit's own work, would make the difference (both comparisons are printed).
 
@@ -26,7 +27,7 @@ against the runs with the emulator in its own process (benchmarks/emulator_proce
 beside; the runs with it inside are printed as before. "Cardfit's own CPU per update" is Cardfit's figure minus
 the echo bot's on the same connection: what Cardfit adds (pre-handler, durable inbox, store, conversation,
 rendering, keyboard, rate limiter and pacer, and the HTTP stack's handling of its longer replies). The engine's
-share of it (engine.parse.parse and engine.answer.build_answer, timed with time.thread_time around each call
+share of it (engine.parse.parse and engine.answer.build.build_answer, timed with time.thread_time around each call
 made by the conversation) is reported beside it, and "own CPU without the engine" is the difference.
 On a shared, loaded machine that difference of two process figures swings by a few tenths of a millisecond
 between runs, so each round also runs both bots with the Bot API made up (benchmarks/fake_transport.py: no
@@ -59,14 +60,14 @@ from typing import Any
 from telegram import Update
 from telegram.ext import Application, ContextTypes, MessageHandler, filters
 
-import bot.conversation as conversation_module
+import bot.features.conversation as conversation_module
 from benchmarks.emulator_process import TOKEN as EMULATOR_TOKEN
 from benchmarks.emulator_process import EmulatorProcess
 from benchmarks.emulator_process import push_and_wait as emulator_round
 from benchmarks.fake_transport import MadeUpSends, cpu_per_update, polling
-from bot.app import build_application, send_request
 from bot.config import load_settings
-from bot.inbox import RawUpdatesRequest
+from bot.telegram.app import build_application, send_request
+from bot.telegram.inbox import RawUpdatesRequest
 from tests.support.botapi_emulator import BotApiEmulator
 
 TOKEN = EMULATOR_TOKEN
@@ -113,7 +114,7 @@ class EngineClock:
 
 def question(index: int, distinct: bool) -> str:
     """The index-th question: the ten above in turn, or with --distinct each with its own batch size, so no two
-    are the same request and the reply cache (bot/reply_cache.py) never hits."""
+    are the same request and the reply cache (bot/features/reply_cache.py) never hits."""
     text = QUESTIONS[index % len(QUESTIONS)]
     return f"{text.replace(' batch 4', '')}, batch {1 + index // len(QUESTIONS)}" if distinct else text
 
@@ -155,13 +156,14 @@ async def emulator_for(separate: bool) -> AsyncIterator[BotApiEmulator | Emulato
 async def echo_run(count: int, cardfit_connection: bool = False, separate: bool = False,
                    interval_s: float = 0.0) -> dict[str, float]:
     """The echo bot: PTB's defaults (httpx, 256 connections) or, `cardfit_connection`, Cardfit's connections
-    (bot.app.send_request: JSON bodies over aiohttp, 8 connections with the wait for one in an asyncio queue; the
+    (bot.telegram.app.send_request: JSON bodies over aiohttp, 8 connections with the wait for one in an asyncio queue;
+    the
     same for getUpdates, one connection): the same HTTP stack as Cardfit's, so that Cardfit's own CPU is not its
     connections' advantage over PTB's defaults."""
     async with emulator_for(separate) as emulator:
         builder = (Application.builder().token(TOKEN).base_url(emulator.base_url)
                    .base_file_url(emulator.base_file_url).concurrent_updates(64))
-        if cardfit_connection:  # both of Cardfit's connections: the sends' and getUpdates' (bot/app.py)
+        if cardfit_connection:  # both of Cardfit's connections: the sends' and getUpdates' (bot/telegram/app.py)
             builder = builder.request(send_request()).get_updates_request(RawUpdatesRequest())
         app = builder.build()
         app.add_handler(MessageHandler(filters.TEXT, echo))
@@ -184,8 +186,8 @@ async def cardfit_run(count: int, distinct: bool, separate: bool = False, interv
 async def reply_sent(count: int, buttons: list[list[Any]]) -> float:
     """CPU of one reply (1.5 KB of HTML, ten buttons) through bot/telegram_io.reply with the Application's own bot
     (Defaults, the rate limiter and pacer, JsonRequest's body), the socket left out."""
-    from bot.conversation import Reply
-    from bot.telegram_io import reply
+    from bot.features.conversation import Reply
+    from bot.telegram.ptb import reply
 
     with tempfile.TemporaryDirectory() as tmp:
         settings = load_settings(bot_token=TOKEN, db=f"{tmp}/reply.sqlite3", send_rate_per_s=1_000_000)
@@ -214,9 +216,9 @@ async def parts(count: int = 2000) -> dict[str, float]:
     a reply sent above the socket."""
     from telegram import Bot, Message
 
-    from bot.conversation import Button
+    from bot.features.conversation import Button
     from bot.store import Store, StoredUpdate
-    from bot.telegram_io import _KEYBOARDS, markup
+    from bot.telegram.ptb import _KEYBOARDS, markup
 
     def clock(function: Callable[[], Any], times: int) -> float:
         started = time.process_time()
@@ -265,9 +267,9 @@ async def in_process(count: int, distinct: bool) -> dict[str, float]:
     """Cardfit's part alone, without PTB, HTTP or the emulator: resolve the caller and answer (store reads and
     writes, the conversation, rendering, buttons) for `count` new users, 64 at once as the Application runs
     them. Steadier than the difference of two noisy process figures above on a shared machine."""
-    from bot.caller import UserInfo, resolve_caller
-    from bot.catalog_service import CatalogHolder
-    from bot.conversation import Conversation
+    from bot.features.caller import UserInfo, resolve_caller
+    from bot.features.conversation import Conversation
+    from bot.operators.catalog_service import CatalogHolder
     from bot.store import Store
     from catalog.loader import load_catalog
 
@@ -391,7 +393,8 @@ async def main() -> None:
           f"another, {spread(piece['store_64_at_once_us'], 0)} us with 64 at once; a getUpdates batch of 4 stored "
           f"{spread(piece['store_batch_of_4_us'], 0)} us; a ten-button keyboard built "
           f"{spread(piece['keyboard_us'], 0)} us; PTB's parse of a sent reply with it "
-          f"{spread(piece['message_parse_us'], 0)} us (no longer done: bot/http_request.py result_unread); a reply "
+          f"{spread(piece['message_parse_us'], 0)} us (no longer done: bot/telegram/transport.py "
+          f"result_unread); a reply "
           f"sent through the Application's bot, above the socket, {spread(piece['reply_sent_us'], 0)} us")
     med = statistics.median
 

@@ -16,10 +16,10 @@ import sys
 import time
 from pathlib import Path
 
-from bot.chart import chart_data, render_png
+from bot.features.chart import chart_data, render_png
 from catalog.loader import load_catalog
-from engine.answer import build_answer
-from engine.sizing import SizeRequest
+from engine.answer.build import build_answer
+from engine.sizing.rule import SizeRequest
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_MS = 300.0

@@ -7,7 +7,7 @@ is a bundled card (after the first copy of each: under a new id and name) with i
 random subset of the catalog's regions and, for half of them, a random stock per region; the 15-card catalog is
 made the same way, so the three differ only in size. The questions are the parser corpus's
 (tests/parser_corpus.yaml) that size something: each is parsed, resolved and sized once on the bundled catalog,
-outside the clock; the clock runs over engine.fit.select for every question (the policy's choice, its
+outside the clock; the clock runs over engine.fit.selection.select for every question (the policy's choice, its
 alternatives, the reason), best of --repeat passes (the machine is shared and loaded).
 """
 from __future__ import annotations
@@ -24,9 +24,9 @@ import yaml
 from catalog.loader import load_catalog
 from catalog.schema import Catalog
 from catalog.validation import validate_card, validate_catalog
-from engine.fit import select
+from engine.fit.selection import select
 from engine.parse import Vocabulary, parse
-from engine.sizing import Requirement, ResolvedRequest, SizingError, resolve, size
+from engine.sizing.rule import Requirement, ResolvedRequest, SizingError, resolve, size
 
 ROOT = Path(__file__).resolve().parents[1]
 SIZES = (15, 150, 1_500)

@@ -2,7 +2,7 @@
 costs per update, steadier than the difference of two process figures over real HTTP.
 
 Both bots run their real path above the transport: getUpdates answered from a queue (as JSON, through PTB's
-request.post and parsing), each send's body built as the real connection builds it (bot/http_request.py
+request.post and parsing), each send's body built as the real connection builds it (bot/telegram/transport.py
 json_body), its answer made up. Cardfit runs as `cardfit bot` does (build_application, the durable inbox and its
 SQLite store, serve_polling); the echo bot through PTB's Updater. The transport itself (aiohttp, the kernel's
 loopback) is left out of both: it is the same code for both, and bench_bot's process figures hold it.
@@ -22,10 +22,10 @@ from telegram.ext import Application, ContextTypes, MessageHandler, filters
 from telegram.request import RequestData
 
 from benchmarks.emulator_process import TOKEN
-from bot.app import build_application
 from bot.config import load_settings
-from bot.http_request import JsonRequest, json_body
-from bot.inbox import RAW_UPDATES_KEY, RawUpdatesRequest, inbox_of, serve_polling
+from bot.telegram.app import build_application
+from bot.telegram.inbox import RAW_UPDATES_KEY, RawUpdatesRequest, inbox_of, serve_polling
+from bot.telegram.transport import JsonRequest, json_body
 
 _ME = json.dumps({"ok": True, "result": {"id": 123456, "is_bot": True, "first_name": "Cardfit",
                                          "username": "cardfit_bot"}}).encode()
@@ -116,7 +116,7 @@ async def _echo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 @asynccontextmanager
 async def polling(application: Any, inbox: bool) -> AsyncIterator[None]:
     """The bot running while the block runs: Cardfit (`inbox`) as `cardfit bot` runs it, through the durable
-    inbox's getUpdates loop (bot/inbox.py serve_polling), an echo bot through PTB's Updater; stopped whatever
+    inbox's getUpdates loop (bot/telegram/inbox.py serve_polling), an echo bot through PTB's Updater; stopped whatever
     happens in the block, so a failed round leaves no poller behind."""
     stop = asyncio.Event()
     serving: asyncio.Task[None] | None = None

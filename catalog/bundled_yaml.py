@@ -2,9 +2,10 @@
 
 The YAML stays the source. Each bundled file's parsed data (model registry, format table, locales) is also kept
 as a pickle named by the sha256 of the file's bytes, in catalog/_compiled/ (gitignored): written the first time
-the file is read, or by `python -m bot.prepare` (make install), and read instead of the YAML from then on; a
+the file is read, or by `python -m bot.cli.prepare` (make install), and read instead of the YAML from then on; a
 changed file has a new hash, so its copy is never stale, only missing. Objects built from bundled data (the
-registry with the parser's index of its names, engine/registry.py; a bundled catalog as strict validation left it,
+registry with the parser's index of its names, engine/models/registry.py; a bundled catalog as strict validation left
+it,
 catalog/loader.py) are kept the same way under the sha256 of the data and of `code_signature` of the code that
 builds them. A copy that cannot be read is a miss; where the directory is not writable (a read-only install) every
 start builds from the YAML, as before. Only Cardfit's own files come here; an operator's catalog is always parsed
@@ -96,7 +97,7 @@ _ROOT = Path(__file__).resolve().parents[1]
 
 
 def _slot(path: Path) -> str:
-    """'engine/data/models/llama.yaml' -> 'engine-data-models-llama-yaml' (no dots: the name's first part)."""
+    """'engine/models/data/llama.yaml' -> 'engine-data-models-llama-yaml' (no dots: the name's first part)."""
     try:
         relative = path.resolve().relative_to(_ROOT).as_posix()
     except ValueError:
@@ -179,11 +180,13 @@ def write_compiled(path: Path, data: Any, shared: Mapping[str, object] | None = 
 
 def bundled_files() -> list[Path]:
     """Every YAML file Cardfit reads through load_bundled_file."""
-    return sorted([*(_ROOT / "engine" / "data").rglob("*.yaml"), *(_ROOT / "bot" / "locales").glob("*.yaml")])
+    engine = _ROOT / "engine"
+    return sorted([*(engine / "models" / "data").glob("*.yaml"), engine / "formats" / "formats.yaml",
+                   *(_ROOT / "bot" / "texts" / "locales").glob("*.yaml")])
 
 
 def compile_files() -> list[Path]:
-    """Write the compiled copy of every bundled YAML file (`python -m bot.prepare` does this and the rest)."""
+    """Write the compiled copy of every bundled YAML file (`python -m bot.cli.prepare` does this and the rest)."""
     written = []
     for path in bundled_files():
         raw = path.read_bytes()

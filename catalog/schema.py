@@ -17,7 +17,7 @@ from catalog.names import normalize_name
 Interconnect = Literal["nvswitch", "nvlink", "infinity-fabric", "nvlink-bridge", "pcie"]
 # Interconnects good enough for an all-reduce in every training step (DESIGN: "NVLink/NVSwitch-class").
 TRAINING_INTERCONNECTS = frozenset({"nvswitch", "nvlink", "infinity-fabric"})
-# The precisions the engine has bytes for (engine.sizing PRECISION_BYTES / KV_PRECISION_BYTES; a test keeps
+# The precisions the engine has bytes for (engine.sizing.rule PRECISION_BYTES / KV_PRECISION_BYTES; a test keeps
 # them equal): a policy default outside them would pass `catalog check` and fail every answer.
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
 KvPrecision = Literal["fp32", "fp16", "bf16", "fp8", "int8"]
@@ -38,8 +38,8 @@ LIMITS: dict[str, tuple[float, float]] = {
     "discount_percent": (0, 90),            # exclusive of 0; no volume discount gives away 90 %+
     "hours_per_month": (1, 744),            # 31 x 24
     "minimum_term_hours": (0, 8_784),       # a leap year
-    "context_tokens": (1, 16_777_216),      # engine.sequence.MAX_CONTEXT_TOKENS
-    "batch": (1, 4_096),                    # engine.sequence.MAX_BATCH
+    "context_tokens": (1, 16_777_216),      # engine.sizing.sequence.MAX_CONTEXT_TOKENS
+    "batch": (1, 4_096),                    # engine.sizing.sequence.MAX_BATCH
     "set_size": (1, 64),                    # engine.parse.errors.MAX_GPU_COUNT
 }
 MAX_URL_TEMPLATE_CHARS = 512  # + amount (11), coin (10), 16-char ref: every link well under 600 characters

@@ -145,7 +145,7 @@ class TopupSchema(_Strict):
         bad = _URL_FORBIDDEN.search(value)
         if bad:
             raise ValueError(f"{bad.group()!r} at position {bad.start()} is not allowed in a URL")
-        if re.search(r"%7[bd]", value, re.IGNORECASE):  # engine.topup decodes the query: %7B would become "{"
+        if re.search(r"%7[bd]", value, re.IGNORECASE):  # engine.fit.topup decodes the query: %7B would become "{"
             raise ValueError("percent-encoded braces (%7B, %7D) are not allowed")
         return value
 

@@ -1,5 +1,6 @@
 """Notes: English sentences for JSON and logs that also carry a code and values, so a front end can say the same
-thing in another language (bot/locales: `note.<code>`). Used for what the engine assumed and why a layout fails."""
+thing in another language (bot/texts/locales: `note.<code>`). Used for what the engine assumed and why a layout
+fails."""
 from __future__ import annotations
 
 

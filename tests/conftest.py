@@ -9,8 +9,8 @@ import pytest_asyncio
 
 from catalog.loader import BUNDLED, load_catalog
 from catalog.schema import Card
+from engine.models.registry import default_registry
 from engine.parse import Vocabulary
-from engine.registry import default_registry
 from tests.support.botapi_emulator import BotApiEmulator
 
 # No test reaches the Hugging Face Hub (issue #10): huggingface_hub reads these at import, so they are set before

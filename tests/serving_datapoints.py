@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from engine.registry import ModelShape, default_registry
+from engine.models.registry import ModelShape, default_registry
 from engine.serving import kv, memory, weights
 from engine.serving.constants import ACTIVATION_ERROR_PERCENT, GIB, MIB
 from engine.serving.memory import ModelDims
@@ -23,7 +23,7 @@ from engine.serving.weights import ResidentWeights
 
 REGISTRY = default_registry()
 
-# Shapes of models that are not in engine/data/models.yaml, from the datapoint's own arithmetic.
+# Shapes of models that are not in engine/models/data.yaml, from the datapoint's own arithmetic.
 # deepseek-ai/DeepSeek-V2-Lite config.json: 27 layers, 16 heads, kv_lora_rank 512, qk_rope_head_dim 64
 # (research §3.2; vLLM #15871 and PR #20665 logs reproduce 576 elements per token per layer).
 DEEPSEEK_V2_LITE = ModelShape(id="deepseek-v2-lite", name="DeepSeek-V2-Lite", params_b=15.7, active_params_b=2.4,
@@ -262,7 +262,7 @@ GPT_OSS_DIMS = ModelDims(hidden_size=2880, intermediate_size=2880, vocab_size=20
 # v0.11.0 on one H100 (79.18 GiB), `vllm serve` defaults for the >= 70 GiB tier: 8192 tokens / 1024 sequences;
 # "torch peak memory increase" per model (VLLM_LOGGING_LEVEL=DEBUG).
 H100_TABLE = "code index 27349653019 (vLLM 0.11.0, H100)"
-# Dense models of the same table, the whole estimate from the registry's config.json sizes (engine/data/models):
+# Dense models of the same table, the whole estimate from the registry's config.json sizes (engine/models/data):
 # at 1024 sequences the sampler term is their peak too (the forward passes are 0.1-1.5 GiB).
 DENSE_H100_ROWS = (("qwen3-0.6b", "qwen3-0.6b", 1, 5.56), ("qwen3-32b-tp1", "qwen3-32b", 1, 5.64),
                    ("qwen3-32b-tp2", "qwen3-32b", 2, 5.64), ("llama-3.1-8b-h100", "llama-3.1-8b", 1, 4.76),

@@ -12,8 +12,8 @@ import pytest_asyncio
 import yaml
 
 import bot.store.alerts as store_alerts
-from bot.alerts import AlertDelivery, alerts_for
 from bot.config import load_settings
+from bot.operators.alerts import AlertDelivery, alerts_for
 from bot.store import MIGRATIONS, Store, schema
 from catalog.diff import diff_catalogs
 from catalog.loader import parse_catalog

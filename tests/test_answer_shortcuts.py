@@ -12,15 +12,15 @@ import pytest
 
 from catalog.loader import load_catalog
 from catalog.schema import Catalog
-from engine.answer import build_answer
-from engine.fit import Layout, Rules, _ranked, _Rules, evaluate_layout
+from engine.answer.build import build_answer
+from engine.fit.ranking import Candidate, Ranked, plan
+from engine.fit.selection import Layout, Rules, _ranked, _Rules, evaluate_layout
+from engine.fit.topup import resolve_coin, topup_url
 from engine.parse import Vocabulary, parse
-from engine.ranking import Candidate, Ranked, plan
 from engine.serving import Gpu, serving_check
 from engine.serving.reverse import MAX_PARAMS_B, PARAMS_STEP_B, biggest_model_params_b, typical_model
-from engine.serving_answer import ServingReview
-from engine.sizing import PRECISION_BYTES, Requirement, ResolvedRequest
-from engine.topup import resolve_coin, topup_url
+from engine.serving.review import ServingReview
+from engine.sizing.rule import PRECISION_BYTES, Requirement, ResolvedRequest
 from tests.test_answer_path import _sized
 from tests.test_answers_identical import corpus_texts
 

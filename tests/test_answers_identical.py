@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.cli import _ask_json
+from bot.cli.main import _ask_json
 from catalog.loader import load_catalog
 from engine.parse import Vocabulary
 
@@ -64,10 +64,10 @@ def test_stdin_answers_identical(catalog: str) -> None:
 
 @pytest.mark.parametrize("catalog", CATALOGS)
 def test_in_process_answers_identical(catalog: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The same through bot.cli._ask_json twice in a row: a second pass over the same texts (warm caches) answers
+    """The same through bot.cli.main._ask_json twice in a row: a second pass over the same texts (warm caches) answers
     the same as the first."""
     monkeypatch.setenv("CARDFIT_HF_LOOKUP", "0")
-    monkeypatch.setattr("bot.cli._hub_lookup", _disabled_lookup)
+    monkeypatch.setattr("bot.cli.main._hub_lookup", _disabled_lookup)
     expected = read_fixture(catalog)
     loaded = load_catalog(catalog).catalog
     vocabulary = Vocabulary.of_catalog(loaded)
@@ -79,7 +79,7 @@ def test_in_process_answers_identical(catalog: str, monkeypatch: pytest.MonkeyPa
 
 
 def _disabled_lookup() -> object:
-    from bot.hub_lookup import HubLookup
+    from bot.features.hub_lookup import HubLookup
 
     return HubLookup(None, enabled=False, timeout_s=5.0)
 

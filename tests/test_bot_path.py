@@ -1,5 +1,6 @@
-"""The bot's own cost per update (issue #14): replies not parsed back (bot/http_request.py result_unread), keyboards
-written from the buttons (bot/telegram_io.py Keyboard), short SQLite calls on the event loop when the connection is
+"""The bot's own cost per update (issue #14): replies not parsed back (bot/telegram/transport.py result_unread),
+keyboards
+written from the buttons (bot/telegram/ptb.py Keyboard), short SQLite calls on the event loop when the connection is
 free, on the thread when another process holds the write lock (bot/store/database.py SqliteDatabase._call)."""
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ import pytest
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message
 from telegram.error import BadRequest, NetworkError
 
-from bot.conversation import Button, Reply
-from bot.http_request import JsonRequest, result_unread
-from bot.send_errors import never_reached_telegram
+from bot.features.conversation import Button, Reply
 from bot.store import Store
-from bot.telegram_io import Keyboard, markup, reply
+from bot.telegram.ptb import Keyboard, markup, reply
+from bot.telegram.send_errors import never_reached_telegram
+from bot.telegram.transport import JsonRequest, result_unread
 from tests.support.botapi_emulator import BotApiEmulator
 
 TOKEN = "123456:TEST-TOKEN-not-real"

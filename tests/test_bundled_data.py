@@ -14,8 +14,8 @@ from pydantic_core import PydanticUndefined
 from catalog import bundled_yaml, schema, validation
 from catalog.bundled_yaml import bundled_files, load_bundled, load_bundled_file
 from catalog.loader import BUNDLED, load_catalog
+from engine.models.registry import build_registry, default_registry, load_entries
 from engine.parse.vocabulary import ModelNames, _model_names
-from engine.registry import build_registry, default_registry, load_entries
 from tests.test_cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -131,10 +131,10 @@ def test_plain_catalog_objects_have_the_validation_schemas_fields():
 
 
 def test_ask_imports_neither_pydantic_nor_yaml_nor_the_hub():
-    code = ("import io, sys, contextlib, bot.cli\n"
+    code = ("import io, sys, contextlib, bot.cli.main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
-            "    assert bot.cli.main(['ask', '70B int4']) == 0\n"
-            "    assert bot.cli.main(['ask', '--json', 'Llama 3.1 70B on 2x RTX 4090']) == 0\n"
+            "    assert bot.cli.main.main(['ask', '70B int4']) == 0\n"
+            "    assert bot.cli.main.main(['ask', '--json', 'Llama 3.1 70B on 2x RTX 4090']) == 0\n"
             "heavy = ('pydantic', 'yaml', 'huggingface_hub', 'telegram', 'asyncio', 'bot.store', 'matplotlib',\n"
             "         'decimal', 'string', 'hmac', 'shutil')\n"
             "print(sorted(name for name in heavy if name in sys.modules))\n")

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.callbacks import AnnouncementButton, AnswerButton, CoinButton, ExampleButton, within_limit
-from bot.commands import button_route
+from bot.features.callbacks import AnnouncementButton, AnswerButton, CoinButton, ExampleButton, within_limit
+from bot.features.commands import button_route
 
 
 def test_encodings_are_the_ones_in_old_messages():

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from bot.cli import ask_answer
-from bot.render import plain, render_answer
+from bot.cli.main import ask_answer
+from bot.texts.render import plain, render_answer
 from catalog.loader import load_catalog
 from engine.parse import Vocabulary
 from engine.serving import Gpu, max_concurrency_at, max_context_for_layout
-from engine.sizing import SizeRequest, resolve, size
+from engine.sizing.rule import SizeRequest, resolve, size
 
 CATALOG = load_catalog("gpurenthub").catalog
 VOCABULARY = Vocabulary.of_catalog(CATALOG)

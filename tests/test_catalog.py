@@ -228,8 +228,8 @@ def test_parse_catalog_bytes_is_strict_utf8_with_a_size_cap(tmp_path):
 
 def test_schema_precisions_and_limits_are_the_engines():
     from engine.parse.errors import MAX_GPU_COUNT
-    from engine.sequence import MAX_BATCH, MAX_CONTEXT_TOKENS
-    from engine.sizing import KV_PRECISION_BYTES, PRECISION_BYTES
+    from engine.sizing.rule import KV_PRECISION_BYTES, PRECISION_BYTES
+    from engine.sizing.sequence import MAX_BATCH, MAX_CONTEXT_TOKENS
 
     assert set(get_args(Precision)) == set(PRECISION_BYTES)
     assert set(get_args(KvPrecision)) == set(KV_PRECISION_BYTES)

@@ -14,14 +14,14 @@ import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from bot.render import render_answer, render_card, render_cards, render_compact
+from bot.texts.render import render_answer, render_card, render_cards, render_compact
 from catalog.diff import diff_catalogs
 from catalog.loader import CatalogError, parse_catalog_bytes
 from catalog.schema import LIMITS, Catalog
 from catalog.validation import validate_catalog
-from engine.answer import build_answer
+from engine.answer.build import build_answer
 from engine.parse import Vocabulary, parse
-from engine.sizing import SizeRequest
+from engine.sizing.rule import SizeRequest
 
 DATA = Path(__file__).resolve().parents[1] / "catalog" / "data"
 BASES = {name: yaml.safe_load((DATA / f"{name}.yaml").read_text(encoding="utf-8"))

@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from bot.callbacks import CALLBACK_LIMIT, ChartButton
-from bot.chart import ChartData, chart_data, chart_path, render_png
-from bot.chat import run_chat
-from bot.cli import main
+from bot.cli.chat import run_chat
+from bot.cli.main import main
 from bot.config import load_settings
-from bot.conversation import Button
-from bot.i18n import t
+from bot.features.callbacks import CALLBACK_LIMIT, ChartButton
+from bot.features.chart import ChartData, chart_data, chart_path, render_png
+from bot.features.conversation import Button
+from bot.texts.i18n import t
 from catalog.loader import load_catalog
-from engine.answer import Answer, build_answer
-from engine.payload import encode_request
-from engine.sizing import SizeRequest
+from engine.answer.build import Answer, build_answer
+from engine.sizing.payload import encode_request
+from engine.sizing.rule import SizeRequest
 from tests.support.botharness import TOKEN, Harness
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,7 +119,7 @@ def test_usable_memory_is_drawn_only_when_given():
 
 def test_the_answers_own_serving_check_is_read_when_it_carries_one():
     served = answer_for(model="llama-3.1-70b", precision="int4")
-    assert served.serving is not None  # the real check (engine/serving_answer.py) is drawn on the fit's bar only
+    assert served.serving is not None  # the real check (engine/serving/review.py) is drawn on the fit's bar only
     drawn = [bar.usable_gb for bar in chart_data(served, "en").bars if bar.usable_gb is not None]
     assert drawn == [pytest.approx(served.serving.usable_gb_per_gpu)]
     assert [bar.usable_gb for bar in chart_data(served, "en").bars if bar.chosen] == drawn
@@ -177,10 +177,10 @@ def test_renders_in_parallel_threads_give_the_same_png():
 
 def test_cli_ask_and_the_bots_modules_never_import_matplotlib():
     code = ("import sys, io, contextlib\n"
-            "import bot.cli, bot.app, bot.chat, bot.chart\n"
+            "import bot.cli.main, bot.telegram.app, bot.cli.chat, bot.features.chart\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
-            "    assert bot.cli.main(['ask', '70B int4']) == 0\n"
-            "    assert bot.cli.main(['size', '--params', '70']) == 0\n"
+            "    assert bot.cli.main.main(['ask', '70B int4']) == 0\n"
+            "    assert bot.cli.main.main(['size', '--params', '70']) == 0\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('matplotlib', 'PIL', 'numpy')))\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert result.returncode == 0, result.stderr
@@ -253,7 +253,7 @@ async def test_a_blocked_user_is_marked_and_a_bad_request_is_logged(bot, caplog)
 
 
 async def test_caption_is_html_escaped(bot, monkeypatch):
-    import bot.chart as chart_module
+    import bot.features.chart as chart_module
 
     real = chart_module.chart_caption
     monkeypatch.setattr(chart_module, "chart_caption", lambda answer, lang: real(answer, lang) + " <b>&")
@@ -288,10 +288,10 @@ async def test_terminal_chat_says_when_the_chart_cannot_be_written(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
     settings = load_settings(db=str(tmp_path / "chat.sqlite3"), chart_dir=str(blocker))
-    from bot.caller import UserInfo
-    from bot.catalog_service import CatalogHolder
-    from bot.chat import dispatch
-    from bot.conversation import Conversation
+    from bot.cli.chat import dispatch
+    from bot.features.caller import UserInfo
+    from bot.features.conversation import Conversation
+    from bot.operators.catalog_service import CatalogHolder
     from bot.store import Store
 
     store = await Store.open(settings.db)

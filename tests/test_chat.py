@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bot.chat import run_chat
+from bot.cli.chat import run_chat
 from bot.config import load_settings
 
 ROOT = Path(__file__).resolve().parents[1]

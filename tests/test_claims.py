@@ -12,8 +12,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from bot.alerts import AlertDelivery
 from bot.config import load_settings
+from bot.operators.alerts import AlertDelivery
 from bot.store import MIGRATIONS, Store
 from bot.store import owners as owners_module
 from bot.store.alerts import INTERRUPTED

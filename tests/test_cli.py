@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.cli import main
+from bot.cli.main import main
 
 JSON_KEYS = {"request", "requirement", "fit", "reason", "alternatives", "topup_url", "error"}
 FIT_KEYS = {"card", "count", "vram_gb", "spare_gb", "tight", "valid", "price", "decode_tokens_per_s"}

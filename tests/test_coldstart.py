@@ -1,4 +1,5 @@
-"""The `cardfit` command's own start (bot/start.py, issue #14): the same output and exit status as bot.cli.main, the
+"""The `cardfit` command's own start (bot/cli/start.py, issue #14): the same output and exit status as
+bot.cli.main.main, the
 same classes from the kept code of dataclasses' methods, and `ask --json` never imports the text renderer."""
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.start import KeptCode
+from bot.cli.start import KeptCode
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", "CARDFIT_HF_LOOKUP": "0"}
@@ -24,12 +25,12 @@ def _run(code: str, *argv: str, stdin: str | None = None) -> subprocess.Complete
 
 def _start(*argv: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     """The console script's code (pyproject's `cardfit`), as `cardfit ARGV` runs it."""
-    code = "import sys; sys.argv[0] = 'cardfit'; from bot.start import main; sys.exit(main())"
+    code = "import sys; sys.argv[0] = 'cardfit'; from bot.cli.start import main; sys.exit(main())"
     return _run(code, *argv, stdin=stdin)
 
 
 def _cli(*argv: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return _run("import sys; from bot.cli import main; sys.exit(main(sys.argv[1:]))", *argv, stdin=stdin)
+    return _run("import sys; from bot.cli.main import main; sys.exit(main(sys.argv[1:]))", *argv, stdin=stdin)
 
 
 @pytest.mark.parametrize("argv", [
@@ -60,7 +61,7 @@ def test_a_batch_on_stdin_is_written_whole_before_the_process_ends():
 def test_the_collector_runs_again_after_the_imports():
     """The pause covers the imports only: a command that stays (the bot, the chat) has its collector back."""
     code = ("import gc, sys; sys.argv = ['cardfit', 'catalog', 'check', 'catalog/data/gpurenthub.yaml']\n"
-            "from bot.start import main\n"
+            "from bot.cli.start import main\n"
             "assert main() == 0 and gc.isenabled() and gc.get_freeze_count() > 1000\n"
             "gc.disable(); sys.argv[1:] = ['catalog', 'check', 'catalog/data/gpurenthub.yaml']\n"
             "assert main() == 0 and not gc.isenabled()  # one paused by the caller stays paused\n"
@@ -70,10 +71,10 @@ def test_the_collector_runs_again_after_the_imports():
 
 
 def test_ask_json_never_imports_the_text_renderer():
-    code = ("import io, sys, contextlib, bot.cli\n"
+    code = ("import io, sys, contextlib, bot.cli.main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
-            "    assert bot.cli.main(['ask', '--json', '70B int4']) == 0\n"
-            "print(sorted(name for name in ('bot.render', 'bot.render_serving', 'bot.i18n', 'html')\n"
+            "    assert bot.cli.main.main(['ask', '--json', '70B int4']) == 0\n"
+            "print(sorted(name for name in ('bot.texts.render', 'bot.texts.render_serving', 'bot.texts.i18n', 'html')\n"
             "             if name in sys.modules))\n")
     result = _run(code)
     assert result.stdout.strip() == "[]", result.stderr
@@ -127,10 +128,10 @@ def test_a_kept_code_file_that_cannot_be_read_is_compiled_again(tmp_path):
 _DATACLASSES = """
 import dataclasses, inspect, json, sys
 if sys.argv[1:]:
-    import bot.start
-    bot.start.import_cli(sys.argv[1])
+    import bot.cli.start
+    bot.cli.start.import_cli(sys.argv[1])
 else:
-    import bot.cli
+    import bot.cli.main
 found = {}
 for name, module in sorted(sys.modules.items()):
     if name.split('.')[0] not in ('bot', 'engine', 'catalog'):

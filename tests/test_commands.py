@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 from telegram.ext import CommandHandler
 
-from bot.commands import COMMANDS, Scope, menu
 from bot.config import load_settings
+from bot.features.commands import COMMANDS, Scope, menu
 from tests.support.botharness import TOKEN, Harness
 
 ADMIN, STAFF = 42, 43

@@ -69,7 +69,7 @@ def test_env_example_documents_every_setting():
 def test_log_filter_redacts_secrets():
     import logging
 
-    from bot.cli import RedactSecrets
+    from bot.cli.main import RedactSecrets
 
     record = logging.LogRecord("httpx", logging.INFO, __file__, 1, "POST %s/getMe", ("https://x/bot" + TOKEN,), None)
     assert RedactSecrets([TOKEN, ""]).filter(record)

@@ -1,12 +1,12 @@
-"""A model's context window in the answer: the default context never beyond it (engine/sequence.py), and the
+"""A model's context window in the answer: the default context never beyond it (engine/sizing/sequence.py), and the
 release whose window holds the asked context (engine/parse/windows.py)."""
 from __future__ import annotations
 
 import pytest
 
-from bot.render import plain, render_answer
+from bot.texts.render import plain, render_answer
+from engine.models.registry import default_registry
 from engine.parse import default_vocabulary, parse
-from engine.registry import default_registry
 from tests.support.seedmath import ask
 
 
@@ -71,7 +71,7 @@ def read(text: str):
 
 
 def answer_to(text: str, catalog_name: str = "gpurenthub"):
-    from engine.answer import build_answer
+    from engine.answer.build import build_answer
     from tests.support.seedmath import catalog
 
     return build_answer(read(text).request, catalog(catalog_name))
@@ -108,8 +108,8 @@ def test_the_release_note_reads_in_both_languages():
 def test_a_request_by_id_or_a_follow_up_gets_the_release_too():
     """The engine decides, so `cardfit size --model phi-3-medium --context 131072`, a follow-up "and at 128k?"
     and a context button answer as the typed question does."""
-    from engine.answer import build_answer
-    from engine.followup import apply_followup, delta_of
+    from engine.answer.build import build_answer
+    from engine.answer.followup import apply_followup, delta_of
     from tests.support.seedmath import catalog
 
     by_id = ask("gpurenthub", model="phi-3-medium-4k", context_tokens=131072)
@@ -165,7 +165,7 @@ def test_a_fuzzy_name_keeps_its_note_beside_the_release_note():
 
 
 def test_only_releases_of_the_same_shape_are_siblings():
-    from engine.registry import releases_by_window
+    from engine.models.registry import releases_by_window
 
     windows = releases_by_window(default_registry().models)
     assert {stem: sorted(model.id for model in models) for stem, models in windows.items()} == {
@@ -176,7 +176,7 @@ def test_only_releases_of_the_same_shape_are_siblings():
 
 
 def test_a_short_window_is_a_context_button_of_its_own_and_the_ticked_one():
-    from bot.toggles import CONTEXT_TOGGLES, context_toggles
+    from bot.features.toggles import CONTEXT_TOGGLES, context_toggles
 
     assert context_toggles(4096) == ((4096, "4k"), *CONTEXT_TOGGLES)
     assert context_toggles(2048)[0] == (2048, "2k") and context_toggles(448)[0] == (448, "448")
@@ -229,8 +229,8 @@ def test_a_named_batch_under_the_headroom_rule_is_sized_at_the_window():
 
 
 def test_a_follow_up_to_the_context_already_shown_notes_no_change():
-    from engine.answer import build_answer
-    from engine.followup import apply_followup, delta_of, shown_of
+    from engine.answer.build import build_answer
+    from engine.answer.followup import apply_followup, delta_of, shown_of
     from tests.support.seedmath import catalog
 
     first = read("llama 2 70b").request
@@ -264,8 +264,8 @@ def test_a_release_date_after_the_size_stays_part_of_the_name():
 def test_a_follow_up_under_the_headroom_rule_names_the_context_it_adds():
     """GPUwithCrypto's answer to "llama 2 70b" shows no context (no KV cache sized): "and at 4k?" adds one, and
     says so, although the engine's context was already 4,096."""
-    from engine.answer import build_answer
-    from engine.followup import apply_followup, delta_of, shown_of
+    from engine.answer.build import build_answer
+    from engine.answer.followup import apply_followup, delta_of, shown_of
     from tests.support.seedmath import catalog
 
     first = read("llama 2 70b").request
@@ -277,7 +277,7 @@ def test_a_follow_up_under_the_headroom_rule_names_the_context_it_adds():
 def test_a_longest_context_question_is_answered_for_the_release_with_the_longest_window():
     """"max context for phi-3 medium on an H100" named the 4K release's alias and answered 4,096 tokens ("capped
     at the model's maximum"); the same weights as Phi-3 Medium 128K hold 131,072 there."""
-    from bot.cli import ask_answer
+    from bot.cli.main import ask_answer
     from catalog.loader import load_catalog
     from engine.parse import Vocabulary
 
@@ -338,7 +338,7 @@ def test_a_power_of_two_after_at_or_with_is_a_context(text, tokens):
 
 @pytest.mark.parametrize("text", ["and at 4096?", "und bei 8192?"])
 def test_a_bare_context_is_a_follow_up(text):
-    from engine.followup import delta_of
+    from engine.answer.followup import delta_of
 
     delta = delta_of(parse(text, default_vocabulary()))
     assert delta is not None and delta.context_tokens in (4096, 8192)
@@ -355,7 +355,7 @@ def test_other_bare_numbers_after_at_are_no_context(text):
 # -- the longest context a question may ask for -------------------------------------------------------------------
 
 def test_every_published_window_can_be_asked_for():
-    from engine.sequence import MAX_CONTEXT_TOKENS
+    from engine.sizing.sequence import MAX_CONTEXT_TOKENS
 
     longest = max(model.context_max or 0 for model in default_registry().models)
     assert longest == 10_485_760 and longest <= MAX_CONTEXT_TOKENS  # Llama 4 Scout's window

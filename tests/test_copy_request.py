@@ -1,11 +1,11 @@
-"""bot.conversation.copy_request: the same shallow copy as copy.copy, for every field of a SizeRequest."""
+"""bot.features.conversation.copy_request: the same shallow copy as copy.copy, for every field of a SizeRequest."""
 from __future__ import annotations
 
 import copy
 from dataclasses import fields
 
-from bot.conversation import copy_request
-from engine.sizing import SizeRequest
+from bot.features.conversation import copy_request
+from engine.sizing.rule import SizeRequest
 
 
 def filled_request() -> SizeRequest:

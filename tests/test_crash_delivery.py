@@ -1,5 +1,5 @@
 """Issue #15, defect 2 and 8: a real `cardfit bot` process killed with SIGKILL between a send and its record
-(the test-only CARDFIT_TEST_CRASH_AT hook of bot/alerts.py), restarted against the same Bot API emulator and
+(the test-only CARDFIT_TEST_CRASH_AT hook of bot/operators/alerts.py), restarted against the same Bot API emulator and
 database: nothing is sent twice, the alert whose fate is unknown is counted, the admin is asked about the part."""
 from __future__ import annotations
 

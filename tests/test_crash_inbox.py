@@ -1,6 +1,6 @@
 """Issue #15, defect 1: a real `cardfit bot` process (polling) killed with SIGKILL while a burst of 300 `/set`
 commands is stored but not handled, or handled halfway, then restarted on the same database and Bot API emulator.
-The rule of bot/inbox.py: every update is answered exactly once, or (cut off while its reply was going out) is
+The rule of bot/telegram/inbox.py: every update is answered exactly once, or (cut off while its reply was going out) is
 'unknown' in the inbox and answered at most once; none is lost silently, none answered twice.
 
 Before the inbox (main at b3f22bc, PTB's Updater) the same burst with a kill at 0.4 s left 166 of 300 unanswered

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from telegram.error import Conflict, NetworkError
 
-from bot.announcements import split_message
 from bot.config import load_settings
-from bot.conversation import CallbackResult, Reply
-from bot.handlers.errors import POLLING_SUMMARY_S
-from bot.render import CAPTION_LIMIT, TELEGRAM_LIMIT, clip, telegram_length, utf16_prefix
+from bot.features.conversation import CallbackResult, Reply
+from bot.operators.announcements import split_message
+from bot.telegram.handlers.errors import POLLING_SUMMARY_S
+from bot.texts.render import CAPTION_LIMIT, TELEGRAM_LIMIT, clip, telegram_length, utf16_prefix
 from tests.support.botharness import BOT_USERNAME, TOKEN, Harness, network_error, read_timeout
 
 ADMIN = 42
@@ -162,7 +162,7 @@ async def test_a_reply_full_of_emoji_is_cut_by_utf16_units(bot, monkeypatch):
 
 
 async def test_an_edit_full_of_emoji_is_cut_by_utf16_units(monkeypatch):
-    from bot import telegram_io
+    from bot.telegram import ptb as telegram_io
 
     edits: list[str] = []
 
@@ -190,10 +190,10 @@ async def test_an_inline_text_full_of_emoji_is_cut_by_utf16_units(bot, monkeypat
 
 
 async def test_a_chart_caption_full_of_emoji_is_cut_to_1024_units(bot, monkeypatch):
-    import bot.chart as chart_module
-    from bot.callbacks import ChartButton
-    from engine.payload import encode_request
-    from engine.sizing import SizeRequest
+    import bot.features.chart as chart_module
+    from bot.features.callbacks import ChartButton
+    from engine.sizing.payload import encode_request
+    from engine.sizing.rule import SizeRequest
 
     monkeypatch.setattr(chart_module, "chart_caption", lambda answer, lang: (EMOJI * 20 + "\n") * 40)
     await bot.press(162, ChartButton("en", encode_request(SizeRequest(model="llama-3.1-70b"))).encode())
@@ -254,7 +254,7 @@ async def test_a_deep_link_with_a_tiny_size_is_an_answer_not_a_traceback(bot):
 
 async def test_an_invalid_version_is_parsed_once_off_the_event_loop_and_reported_once(bot, catalog_file,
                                                                                      monkeypatch):
-    import bot.catalog_service as service_module
+    import bot.operators.catalog_service as service_module
 
     threads: list[str] = []
     real = service_module.parse_catalog_bytes

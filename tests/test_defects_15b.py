@@ -14,13 +14,13 @@ import pytest
 import yaml
 from telegram.error import NetworkError
 
-from bot.alerts import AlertDelivery
-from bot.callbacks import CALLBACK_LIMIT, CardsPageButton
-from bot.chat import run_chat
+from bot.cli.chat import run_chat
 from bot.config import load_settings
-from bot.render import TELEGRAM_LIMIT, telegram_length
+from bot.features.callbacks import CALLBACK_LIMIT, CardsPageButton
+from bot.operators.alerts import AlertDelivery
 from bot.store import Store
 from bot.store.owners import this_place
+from bot.texts.render import TELEGRAM_LIMIT, telegram_length
 from catalog.validation import validate_catalog
 from tests.support.botharness import TOKEN, Harness
 

@@ -13,8 +13,8 @@ import pytest
 from telegram.ext import ApplicationHandlerStop, MessageHandler, filters
 
 from bot.store import INTEGRITY_ERRORS, Preferences, Store
-from bot.telegram_io import Pacer
-from engine.sizing import SizeRequest
+from bot.telegram.ptb import Pacer
+from engine.sizing.rule import SizeRequest
 from tests.test_inbox import Running as InboxRunning
 
 NEW = Preferences(user_id=1)
@@ -332,7 +332,7 @@ async def test_after_a_lock_ran_out_reads_stop_waiting_for_the_deferred_writes(l
 
 
 async def test_a_mark_cancelled_midway_is_written_by_the_updates_next_request():
-    from bot.inbox import Inbox, _Handling
+    from bot.telegram.inbox import Inbox, _Handling
 
     release, calls = asyncio.Event(), []
 

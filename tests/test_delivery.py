@@ -14,10 +14,10 @@ import yaml
 from aiohttp.client_reqrep import ConnectionKey
 from telegram.error import NetworkError, TimedOut
 
-from bot.announce import Announcer
-from bot.callbacks import AnnouncementButton, PartButton
-from bot.catalog_service import CatalogHolder
 from bot.config import Settings, load_settings
+from bot.features.callbacks import AnnouncementButton, PartButton
+from bot.operators.announce import Announcer
+from bot.operators.catalog_service import CatalogHolder
 from bot.store import Store
 from catalog.loader import CatalogError, load_catalog, parse_catalog_bytes
 from tests.support.botharness import TOKEN, Harness
@@ -170,7 +170,7 @@ async def test_an_alert_whose_answer_is_lost_is_counted_unknown_and_not_resent(t
 
 def _network_error(cause: Exception) -> NetworkError:
     error = NetworkError(f"{type(cause).__module__.split('.')[0]}.{type(cause).__name__}: {cause}")
-    error.__cause__ = cause  # how PTB's HTTPXRequest raises it, and bot/http_request.py for its aiohttp calls
+    error.__cause__ = cause  # how PTB's HTTPXRequest raises it, and bot/telegram/transport.py for its aiohttp calls
     return error
 
 

@@ -7,13 +7,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.render import render_answer, render_parse_error
+from bot.texts.render import render_answer, render_parse_error
 from catalog.loader import load_catalog
-from engine.answer import build_answer
+from engine.answer.build import build_answer
+from engine.models.registry import default_registry, typical_shape
 from engine.notes import Note
 from engine.parse import ERROR_CODES, parse
-from engine.registry import default_registry, typical_shape
-from engine.sizing import MIN_PARAMS_B, SizeRequest, SizingError, kv_cache, resolve, size
+from engine.sizing.rule import MIN_PARAMS_B, SizeRequest, SizingError, kv_cache, resolve, size
 from tests.support.seedmath import ask, component_gb
 
 RH = load_catalog("gpurenthub").catalog
@@ -258,7 +258,7 @@ def test_every_answer_is_strict_json_and_renders(request, catalog):
 def test_a_published_shape_whose_cache_is_not_modelled_says_why_not_that_it_is_unpublished(model, code, words):
     """"the attention shape of Llama 3.2 11B Vision is not published" was said of a model whose config.json is in the
     registry (QA): what is left out is the part of the cache the formula does not size."""
-    from bot.render import plain, render_answer
+    from bot.texts.render import plain, render_answer
 
     answer = ask("gpurenthub", model=model)
     assert answer.requirement.component("kv_cache") is None

@@ -8,12 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from catalog.loader import load_catalog
-from engine.advice import compare_cards
-from engine.answer import build_answer
-from engine.fit import candidate_layouts, evaluate_layout, select, tensor_parallel_problem
-from engine.registry import default_registry
-from engine.sizing import SizeRequest, resolve, size
-from engine.topup import topup_url, user_ref
+from engine.answer.advice import compare_cards
+from engine.answer.build import build_answer
+from engine.fit.selection import candidate_layouts, evaluate_layout, select, tensor_parallel_problem
+from engine.fit.topup import topup_url, user_ref
+from engine.models.registry import default_registry
+from engine.sizing.rule import SizeRequest, resolve, size
 from tests.support.seedmath import ask
 
 CATALOGS = {name: load_catalog(name).catalog for name in ("gpurenthub", "gpuwithcrypto")}
@@ -156,7 +156,7 @@ def test_topup_uses_users_coin():
 @settings(max_examples=60, deadline=None)
 @given(_requests(), st.sampled_from(sorted(CATALOGS)), st.sampled_from([None, "DFW-1", "IAD-1"]))
 def test_fast_rule_check_agrees_with_the_described_problems(fields, name, region):
-    from engine.fit import _Rules
+    from engine.fit.selection import _Rules
 
     catalog = CATALOGS[name]
     resolved = resolve(SizeRequest(region=region, **fields), catalog.sizing)

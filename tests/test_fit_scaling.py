@@ -9,8 +9,8 @@ import pytest
 
 from benchmarks.bench_fit import sized_questions, synthetic
 from catalog.loader import load_catalog
-from engine import ranking
-from engine.fit import select
+from engine.fit import ranking
+from engine.fit.selection import select
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,8 @@
-"""The flood guard (bot/flood.py): limits per user and budget, one notice per window, and state that is
+"""The flood guard (bot/telegram/flood.py): limits per user and budget, one notice per window, and state that is
 forgotten by time, so memory follows the users of the last windows, not every user ever seen (issue #14)."""
 from __future__ import annotations
 
-from bot.flood import FloodGuard
+from bot.telegram.flood import FloodGuard
 
 
 class Clock:

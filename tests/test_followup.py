@@ -1,4 +1,4 @@
-"""Follow-ups in the engine (issue #12): the parser tells a change from a question, engine.followup applies it."""
+"""Follow-ups in the engine: the parser tells a change from a question, engine.answer.followup applies it."""
 from __future__ import annotations
 
 import json
@@ -6,10 +6,10 @@ import json
 import pytest
 
 from catalog.loader import load_catalog
-from engine.answer import build_answer
-from engine.followup import apply_followup, delta_of, request_from_json, request_to_json, shown_of
+from engine.answer.build import build_answer
+from engine.answer.followup import apply_followup, delta_of, request_from_json, request_to_json, shown_of
 from engine.parse import Vocabulary, parse
-from engine.sizing import SizeRequest
+from engine.sizing.rule import SizeRequest
 
 CATALOG = load_catalog("catalog/data/gpurenthub.yaml").catalog
 VOCABULARY = Vocabulary.of_catalog(CATALOG)
@@ -165,7 +165,7 @@ def test_request_to_json_writes_what_json_dumps_wrote(bundled_vocabulary):
 
     import yaml
 
-    from engine.followup import _KEPT
+    from engine.answer.followup import _KEPT
 
     corpus = Path(__file__).resolve().parent / "parser_corpus.yaml"
     cases = yaml.safe_load(corpus.read_text(encoding="utf-8"))["cases"]

@@ -8,11 +8,11 @@ import time
 
 import pytest
 
-from bot.chat import run_chat
+from bot.cli.chat import run_chat
 from bot.config import load_settings
 from bot.store import CONTEXT_TTL_S, Store
-from engine.payload import decode_request
-from engine.sizing import SizeRequest
+from engine.sizing.payload import decode_request
+from engine.sizing.rule import SizeRequest
 from tests.support.botharness import BOT_USERNAME, TOKEN, Harness
 
 USER = 61

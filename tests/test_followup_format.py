@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from catalog.loader import load_catalog
-from engine.answer import build_answer
-from engine.followup import apply_followup, request_from_json, request_to_json, shown_of
+from engine.answer.build import build_answer
+from engine.answer.followup import apply_followup, request_from_json, request_to_json, shown_of
 from engine.parse import Vocabulary, parse
-from engine.sizing import SizeRequest
+from engine.sizing.rule import SizeRequest
 from tests.support.botharness import TOKEN, Harness
 
 CATALOG = load_catalog("catalog/data/gpurenthub.yaml").catalog

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.config import load_settings
-from bot.render import plain
+from bot.texts.render import plain
 from tests.support.botharness import TOKEN, Harness
 
 USER = 72

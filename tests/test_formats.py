@@ -9,8 +9,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine import sizing
-from engine.formats import (
+from engine.formats.table import (
     WeightFormat,
     WeightParts,
     all_formats,
@@ -20,6 +19,7 @@ from engine.formats import (
     docs_table,
     weights_bytes,
 )
+from engine.sizing import rule as sizing
 
 FIXTURE = yaml.safe_load((Path(__file__).parent / "data" / "formats_published.yaml").read_text(encoding="utf-8"))
 MODELS: dict[str, dict[str, Any]] = FIXTURE["models"]

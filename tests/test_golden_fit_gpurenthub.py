@@ -234,7 +234,7 @@ def test_08_minimum_term_seven_days():
 def test_08_deviation_minimum_week_on_a5000_is_44_33_not_55():
     """Seed 08: "die Mindestwoche von 55 $ auf einer RTX A5000". Its own hourly rule (monthly / 720) gives
     190 / 720 x 168 h = $44.33; $55 does not follow from any published price, so we quote $44.33."""
-    from engine.topup import topup_amount_usd
+    from engine.fit.topup import topup_amount_usd
 
     cat = catalog(RH)
     card = cat.card("rtx-a5000")

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.registry import typical_shape
-from engine.sizing import kv_bytes_per_token
+from engine.models.registry import typical_shape
+from engine.sizing.rule import kv_bytes_per_token
 from tests.support.seedmath import ask, component_gb, half_up, total
 
 RH = "gpurenthub"

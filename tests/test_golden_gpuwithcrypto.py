@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.registry import default_registry
-from engine.sizing import kv_bytes_per_token
+from engine.models.registry import default_registry
+from engine.sizing.rule import kv_bytes_per_token
 from tests.support.seedmath import ask, catalog, component_gb, half_up
 
 WC = "gpuwithcrypto"

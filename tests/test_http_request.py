@@ -1,5 +1,5 @@
-"""bot/http_request.py: sends posted as JSON arrive as the form path's did, faults keep their classification;
-bot/telegram_io.py markup: the same buttons give the same, equal keyboard."""
+"""bot/telegram/transport.py: sends posted as JSON arrive as the form path's did, faults keep their classification;
+bot/telegram/ptb.py markup: the same buttons give the same, equal keyboard."""
 from __future__ import annotations
 
 import asyncio
@@ -17,13 +17,13 @@ from telegram.error import NetworkError, RetryAfter, TimedOut
 from telegram.request import BaseRequest, HTTPXRequest, RequestData
 from telegram.request._requestparameter import RequestParameter
 
-import bot.telegram_io as telegram_io
-from bot.app import SEND_POOL_TIMEOUT_S, build_application
+import bot.telegram.ptb as telegram_io
 from bot.config import load_settings
-from bot.conversation import Button
-from bot.http_request import JsonRequest, json_body
-from bot.send_errors import never_reached_telegram
-from bot.telegram_io import markup
+from bot.features.conversation import Button
+from bot.telegram.app import SEND_POOL_TIMEOUT_S, build_application
+from bot.telegram.ptb import markup
+from bot.telegram.send_errors import never_reached_telegram
+from bot.telegram.transport import JsonRequest, json_body
 from tests.support.botapi_emulator import BotApiEmulator
 
 TOKEN = "123456:TEST-TOKEN-not-real"

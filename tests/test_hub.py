@@ -1,11 +1,11 @@
-"""engine/hub.py on real config.json files: the shape it reads is the registry's shape of the same model."""
+"""engine/models/hub.py on real config.json files: the shape it reads is the registry's shape of the same model."""
 from __future__ import annotations
 
 import pytest
 
-from engine.hub import shape_from_hub
+from engine.models.hub import shape_from_hub
+from engine.models.registry import default_registry
 from engine.parse import parse
-from engine.registry import default_registry
 from tests.support.hubserver import (
     DEEPSEEK_V3,
     LLAMA31_8B,
@@ -113,7 +113,7 @@ def test_registry_with_a_looked_up_model():
     ("HuggingFaceTB/SmolLM2-1.7B in bf16", "HuggingFaceTB/SmolLM2-1.7B"),
     ("how much for https://huggingface.co/HuggingFaceTB/SmolLM2-135M at 32k?", "HuggingFaceTB/SmolLM2-135M"),
     ("tiiuae/Falcon-H1-Tiny", "tiiuae/Falcon-H1-Tiny"),  # not in the registry, no size: an error, still a candidate
-    ("deepseek-ai/DeepSeek-V2-Lite", None),  # the registry (engine/data/models/deepseek.yaml) knows it
+    ("deepseek-ai/DeepSeek-V2-Lite", None),  # the registry (engine/models/data/deepseek.yaml) knows it
     ("meta-llama/Llama-3.1-8B", None),  # the registry knows it
     ("70b fp8 and/or int4", None),
     ("70b fp8 24/7", None),

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from bot import cli
+from bot.cli import main as cli
 from bot.config import load_settings
-from bot.hub_lookup import HubLookup
+from bot.features.hub_lookup import HubLookup
 from bot.store import Store
 from bot.store.hub_models import HUB_ERROR_TTL_S, HUB_FOUND_TTL_S
 from tests.support.botharness import TOKEN, Harness
@@ -299,7 +299,7 @@ async def test_answers_held_in_memory_expire_and_are_bounded(hub, monkeypatch):
     monkeypatch.setattr(time, "time", lambda: now + HUB_ERROR_TTL_S + 1)  # an hour later the owner may publish it
     assert (await lookup.lookup("acme/Nothing-7B")).status == "missing"
     assert hub.asked("acme/Nothing-7B") == 2
-    monkeypatch.setattr("bot.hub_lookup.KEPT_IN_MEMORY", 2)
+    monkeypatch.setattr("bot.features.hub_lookup.KEPT_IN_MEMORY", 2)
     for repo in ("acme/Secret-13B", "acme/Private-7B", "acme/NoWeights-3B"):
         await lookup.lookup(repo)
     await lookup.lookup("acme/Nothing-7B")  # the oldest went first: asked again

@@ -4,7 +4,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.i18n import fmt_gb, fmt_number, fmt_usd, normalize_language, placeholders, t, texts
+from bot.texts.i18n import fmt_gb, fmt_number, fmt_usd, normalize_language, placeholders, t, texts
 
 
 def test_same_keys_and_placeholders():

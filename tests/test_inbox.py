@@ -13,10 +13,10 @@ import aiohttp
 import pytest_asyncio
 from telegram import Update
 
-from bot.app import build_application
 from bot.config import load_settings
-from bot.inbox import Inbox, inbox_of, serve_polling
 from bot.store import Store, StoredUpdate
+from bot.telegram.app import build_application
+from bot.telegram.inbox import Inbox, inbox_of, serve_polling
 from tests.support.botapi_emulator import BotApiEmulator
 from tests.test_webhook import SECRET, wait_healthy, webhook_bot  # noqa: F401 - the webhook fixture
 

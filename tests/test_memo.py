@@ -1,5 +1,5 @@
 """The declared memos of the ask path (issue #14): engine.parse's results per vocabulary, and the encoded lines of
-one `cardfit ask --json -` run (bot/ask_batch.py). A hit answers as a fresh computation would, no caller can change
+one `cardfit ask --json -` run (bot/cli/ask_batch.py). A hit answers as a fresh computation would, no caller can change
 what the next one gets, a new vocabulary starts empty, both stay bounded, and the uncached path answers the same."""
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ import pytest
 import yaml
 
 import engine.parse as parse_module
-from bot.ask_batch import MEMO_LINES, AskBatch
-from bot.cli import ask_batch, ask_json
-from bot.hub_lookup import HubResult, hub_question
+from bot.cli.ask_batch import MEMO_LINES, AskBatch
+from bot.cli.main import ask_batch, ask_json
+from bot.features.hub_lookup import HubResult, hub_question
 from catalog.loader import load_catalog
 from engine.notes import Note
 from engine.parse import (
@@ -36,7 +36,7 @@ from engine.parse import (
     default_vocabulary,
     parse,
 )
-from engine.sizing import SizeRequest
+from engine.sizing.rule import SizeRequest
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOGS = ("gpurenthub", "gpuwithcrypto")
@@ -137,7 +137,7 @@ def test_changing_a_results_notes_does_not_change_the_next_hit() -> None:
 
 
 def test_the_hub_lookup_changing_a_request_does_not_reach_the_memo() -> None:
-    """bot.hub_lookup.hub_question puts its note into the parsed request's lists, in place."""
+    """bot.features.hub_lookup.hub_question puts its note into the parsed request's lists, in place."""
     vocabulary = vocabulary_of("gpurenthub")
     text = "someorg/Unknown-Model-7B int4"
     before = parse(text, vocabulary)
@@ -235,7 +235,7 @@ def batch_texts() -> list[str]:
 
 
 def disabled_lookup() -> object:
-    from bot.hub_lookup import HubLookup
+    from bot.features.hub_lookup import HubLookup
 
     return HubLookup(None, enabled=False, timeout_s=5.0)
 
@@ -244,7 +244,7 @@ def disabled_lookup() -> object:
 def test_a_batch_answers_repeats_as_the_recorded_single_answers(catalog: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """In-process, memos on and off: every line byte for byte the recorded answer (tests/test_answers_identical's
     fixtures), the memos-off batch computing every line (the uncached path) and the memos-on one each text once."""
-    monkeypatch.setattr("bot.cli._hub_lookup", disabled_lookup)
+    monkeypatch.setattr("bot.cli.main._hub_lookup", disabled_lookup)
     expected = fixture_lines(catalog)
     loaded = load_catalog(catalog).catalog
     texts = batch_texts()
@@ -300,7 +300,7 @@ class CountingLookup:
 
 def test_lines_that_asked_the_hub_are_answered_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
     lookup = CountingLookup()
-    monkeypatch.setattr("bot.cli._hub_lookup", lambda: lookup)
+    monkeypatch.setattr("bot.cli.main._hub_lookup", lambda: lookup)
     loaded = load_catalog("gpurenthub").catalog
     batch = ask_batch(loaded, Vocabulary.of_catalog(loaded))
     lines = [batch.line("someorg/Unknown-Model-7B int4").decode() for _ in range(3)]
@@ -319,7 +319,7 @@ def test_a_line_that_failed_inside_is_not_kept(monkeypatch: pytest.MonkeyPatch) 
     def broken(*args: object, **kwargs: object) -> object:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr("bot.cli.build_answer", broken)
+    monkeypatch.setattr("bot.cli.main.build_answer", broken)
     assert json.loads(batch.line("70B int4"))["error"] == "internal error: RuntimeError"
     monkeypatch.undo()
     assert json.loads(batch.line("70B int4"))["error"] is None and batch.hits == 0

@@ -1,10 +1,10 @@
 """A card named without a count ("how many H100 for ..."): the smallest set that works, and where none does, the
-answer about the count (engine/fit.py _named_layout)."""
+answer about the count (engine/fit/selection.py _named_layout)."""
 from __future__ import annotations
 
 import pytest
 
-from bot.render import plain, render_answer
+from bot.texts.render import plain, render_answer
 from tests.support.seedmath import ask
 
 

@@ -1,4 +1,4 @@
-"""bot.app.NoLinkPreview: the Defaults' link preview options, sent exactly as PTB sends the plain options."""
+"""bot.telegram.app.NoLinkPreview: the Defaults' link preview options, sent exactly as PTB sends the plain options."""
 from __future__ import annotations
 
 import pytest
@@ -9,7 +9,7 @@ from telegram.ext import Defaults, ExtBot
 from telegram.request import RequestData
 from telegram.request._requestparameter import RequestParameter
 
-from bot.app import NoLinkPreview
+from bot.telegram.app import NoLinkPreview
 
 
 def sent_parameters(options: LinkPreviewOptions) -> dict[str, object]:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from bot.telegram_io import Pacer, ResilientRateLimiter, SendSchedule
+from bot.telegram.ptb import Pacer, ResilientRateLimiter, SendSchedule
 
 
 def most_in_one_second(times: list[float]) -> int:

@@ -12,6 +12,7 @@ from catalog.loader import DATA_DIR, LoadedCatalog, load_catalog
 from catalog.names import normalize_name
 from catalog.schema import Card, Catalog
 from catalog.validation import validate_catalog
+from engine.models.registry import build_registry, default_registry, load_entries
 from engine.notes import Note
 from engine.parse import (
     ERROR_CODES,
@@ -24,8 +25,7 @@ from engine.parse import (
     parse,
 )
 from engine.parse.lexer import flat, words_of
-from engine.registry import build_registry, default_registry, load_entries
-from engine.sizing import SizeRequest
+from engine.sizing.rule import SizeRequest
 from tests.conftest import bundled_cards, bundled_region_names
 
 CORPUS_PATH = Path(__file__).resolve().parent / "parser_corpus.yaml"
@@ -809,7 +809,7 @@ def test_parse_without_a_vocabulary_knows_the_registry_but_no_cards_or_regions()
 
 
 def test_the_catalog_holder_swaps_the_vocabulary_with_the_catalog():
-    from bot.conversation import CatalogHolder
+    from bot.features.conversation import CatalogHolder
 
     holder = CatalogHolder(load_catalog("gpurenthub"))
     first = holder.vocabulary
@@ -863,7 +863,7 @@ def test_one_normalize_name_for_models_cards_and_the_lexer():
 # Cases tagged `when_registered` were written before the registry listed their model: `expect` is the honest
 # answer without the entry ("unknown model, add the size", a generic size), `expect_registered` the answer with it.
 # The bundled registry lists them all now (test_corpus checks `expect_registered`). The registry those cases were
-# written against (the 54 ids of engine/data/models.yaml at commit 6c1199f, today's entries for them) keeps the
+# written against (the 54 ids of engine/models/data.yaml at commit 6c1199f, today's entries for them) keeps the
 # honest answers checked: listing a model was the change, not a rule.
 _REGISTERED = [case for case in CORPUS if "when_registered" in case]
 _SMALL_REGISTRY_IDS = frozenset("""

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from catalog.loader import load_catalog
-from engine.answer import build_answer
-from engine.followup import apply_followup, delta_of, shown_of
+from engine.answer.build import build_answer
+from engine.answer.followup import apply_followup, delta_of, shown_of
 from engine.parse import Vocabulary, parse
 from tests.support.seedmath import ask, component_gb
 

@@ -14,7 +14,7 @@ from engine.parse.lexer import TOKEN_RE, Tokens, _glued_count
 from engine.parse.models import FUZZY_CUTOFF
 from engine.parse.read import detect_language
 from engine.parse.words import DE_MARKERS, EN_MARKERS
-from engine.sizing import SizeRequest
+from engine.sizing.rule import SizeRequest
 from tests.support.parse_snapshot import varied_texts
 
 _OLD_GLUED_RE = re.compile(r"(?<![^\W_])[0-9]{1,2}x(?:[^\W\d_]|[0-9]{3})")

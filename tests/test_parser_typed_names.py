@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from engine.models.registry import default_registry
 from engine.parse import _parse_strict, default_vocabulary
 from engine.parse.names import NameWords
 from engine.parse.scan import Scan
-from engine.registry import default_registry
 
 
 def _read(text: str) -> tuple[str | None, str | None, list[str]]:

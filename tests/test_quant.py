@@ -5,14 +5,14 @@ import json
 
 import pytest
 
-from bot.cli import main
-from bot.render import plain, render_answer
-from engine.formats import canonical_format
+from bot.cli.main import main
+from bot.texts.render import plain, render_answer
+from engine.formats.quant import quant_weights_gb
+from engine.formats.table import canonical_format
+from engine.models.registry import default_registry, find_hf_repo, hf_repo
 from engine.parse import parse
-from engine.payload import decode_request, encode_request
-from engine.quant import quant_weights_gb
-from engine.registry import default_registry, find_hf_repo, hf_repo
-from engine.sizing import SizeRequest
+from engine.sizing.payload import decode_request, encode_request
+from engine.sizing.rule import SizeRequest
 from tests.support.seedmath import ask, component_gb
 
 # bartowski/Meta-Llama-3.1-70B-Instruct-GGUF (docs/formats.md): the Q4_K_M file is 42.52 GB. The registry sizes
@@ -96,7 +96,7 @@ def test_training_ignores_the_format_and_says_so():
 
 
 def test_unknown_format_is_an_answer_error():
-    from engine.answer import build_answer
+    from engine.answer.build import build_answer
     from tests.support.seedmath import catalog
 
     answer = build_answer(SizeRequest(params_b=7, quant="q9_zz"), catalog("gpurenthub"))
@@ -128,7 +128,7 @@ def test_payload_round_trips_the_format(quant):
 
 
 def test_payload_rejects_an_unknown_format():
-    from engine.payload import PayloadError
+    from engine.sizing.payload import PayloadError
 
     with pytest.raises(PayloadError):
         decode_request("Mllama-3_1-70bFzz9")

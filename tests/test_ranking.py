@@ -1,5 +1,5 @@
-"""Fit selection along the ranking built once per catalog (engine/ranking.py) chooses exactly what ranking every
-valid card x count per request chose (engine/fit.py at b3f22bc, kept below as the reference), on catalogs the
+"""Fit selection along the ranking built once per catalog (engine/fit/ranking.py) chooses exactly what ranking every
+valid card x count per request chose (engine/fit/selection.py at b3f22bc, kept below as the reference), on catalogs the
 bundled two do not cover: 120 cards with more distinct VRAM sizes than the walk keeps floors for, varied prices,
 FP8, interconnects, regions and stock, under both selection policies."""
 from __future__ import annotations
@@ -15,8 +15,9 @@ import yaml
 from catalog.loader import load_catalog
 from catalog.schema import Card, Catalog
 from catalog.validation import validate_catalog
-from engine import ranking
-from engine.fit import (
+from engine.fit import ranking
+from engine.fit.ranking import Candidate
+from engine.fit.selection import (
     Layout,
     Selection,
     _decodes,
@@ -34,13 +35,12 @@ from engine.fit import (
 )
 from engine.notes import Note
 from engine.parse import Vocabulary, parse
-from engine.ranking import Candidate
-from engine.sizing import Requirement, ResolvedRequest, SizingError, resolve, size
+from engine.sizing.rule import Requirement, ResolvedRequest, SizingError, resolve, size
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-# ---- the reference: engine/fit.py's selection at b3f22bc, every valid layout ranked per request
+# ---- the reference: engine/fit/selection.py's selection at b3f22bc, every valid layout ranked per request
 
 def _ref_valid(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog, rules: _Rules) -> list[Candidate]:
     decode_base = requirement.active_weights_gb if _decodes(resolved) else 0

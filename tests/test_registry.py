@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.cli import main
+from bot.cli.main import main
 from catalog.loader import load_catalog
 from catalog.names import normalize_name
-from engine.answer import build_answer
+from engine.answer.build import build_answer
+from engine.models.registry import REGISTRY_DIR, build_registry, default_registry, load_entries
 from engine.parse import parse
-from engine.registry import REGISTRY_DIR, build_registry, default_registry, load_entries
-from engine.sizing import SizeRequest, kv_cache
+from engine.sizing.rule import SizeRequest, kv_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,7 +37,8 @@ def test_registry_holds_150_plus_models_from_every_family_file():
 
 def test_package_data_ships_the_model_directory():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    assert "data/models/*.yaml" in config["tool"]["setuptools"]["package-data"]["engine"]
+    package_data = config["tool"]["setuptools"]["package-data"]
+    assert "data/*.yaml" in package_data["engine.models"] and "*.yaml" in package_data["engine.formats"]
 
 
 def test_every_model_has_a_source_and_language_models_a_repo():

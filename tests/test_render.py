@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.i18n import texts
-from bot.render import describe_shape, plain, render_answer, render_formula
-from engine.formula import FORMULAS
-from engine.registry import default_registry, typical_shape
+from bot.texts.i18n import texts
+from bot.texts.render import describe_shape, plain, render_answer, render_formula
+from engine.models.registry import default_registry, typical_shape
+from engine.sizing.formula import FORMULAS
 from tests.support.seedmath import ask
 
 FORMULA_FIXTURE = Path(__file__).resolve().parent / "data" / "formula_renderings.json"
@@ -21,8 +21,8 @@ def text(lang: str = "en", catalog: str = "gpurenthub", details: bool = False, *
 
 
 def test_topup_period_says_the_minimum_term():
-    from engine.answer import build_answer
-    from engine.sizing import SizeRequest
+    from engine.answer.build import build_answer
+    from engine.sizing.rule import SizeRequest
     from tests.support.seedmath import catalog
 
     answer = build_answer(SizeRequest(params_b=70), catalog("gpurenthub"), billing="hour")
@@ -126,7 +126,7 @@ def test_a_card_alias_says_which_card_it_read():
 
 
 def test_one_shape_description_worded_by_the_engine_and_by_the_locale_alike():
-    """engine.registry.ShapeSummary is the one description; its English (the JSON note) and the English locale
+    """engine.models.registry.ShapeSummary is the one description; its English (the JSON note) and the English locale
     rendering agree for every registered model and every typical shape."""
     shapes = [model.summary() for model in default_registry()]
     shapes += [typical_shape(size)[0].summary() for size in (7, 13, 34, 70, 405)]

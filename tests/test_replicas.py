@@ -73,7 +73,7 @@ async def test_a_catalog_change_both_replicas_see_is_announced_once(settings, ca
 
 
 async def test_alerts_delivered_by_both_replicas_at_once_reach_each_subscriber_once(settings, catalog_file):
-    subscribers = range(1000, 1250)  # more than one claimed batch (bot/alerts.py BATCH), so both replicas send
+    subscribers = range(1000, 1250)  # more than one claimed batch (alerts.py BATCH): both replicas send
     async with Harness(settings) as a, Harness(settings) as b:
         for user_id in subscribers:
             await (a if user_id % 2 else b).send(user_id, "/subscribe A40")

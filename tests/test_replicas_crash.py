@@ -1,7 +1,8 @@
 """Issue #13, done when: a replica killed with SIGKILL during an alert fan-out loses and repeats nothing. Two real
 `cardfit bot` processes in webhook mode on one PostgreSQL, against the Bot API emulator: replica A posts a price
 change and fans it out to 300 subscribers; replica B starts meanwhile (a rolling deploy) and takes the alerts A
-does not hold; A is killed between an alert's send and its record (CARDFIT_TEST_CRASH_AT, bot/alerts.py). What A
+does not hold; A is killed between an alert's send and its record (CARDFIT_TEST_CRASH_AT, bot/operators/alerts.py).
+What A
 held is resumed at once, by B's alert sweep while A stays dead or by A's restart (Docker's restart policy). Every
 subscriber gets one alert; the one cut off is counted as unknown and not resent; the admin sees one progress
 message, edited.
@@ -26,10 +27,10 @@ import pytest
 import yaml
 from aiohttp import web
 
-from bot.alerts import BATCH
-from bot.announce import Announcer
-from bot.catalog_service import CatalogHolder
 from bot.config import load_settings
+from bot.operators.alerts import BATCH
+from bot.operators.announce import Announcer
+from bot.operators.catalog_service import CatalogHolder
 from bot.store import Store
 from bot.store.alerts import INTERRUPTED
 from catalog.loader import load_catalog
@@ -41,7 +42,7 @@ TOKEN = "123456:TEST-TOKEN-not-real"
 SECRET = "webhook-secret_0123456789"
 ADMIN = 900
 CHANNEL = -1001234567890
-SUBSCRIBERS = range(10_000, 10_300)  # more than one claimed batch (bot/alerts.py BATCH = 200)
+SUBSCRIBERS = range(10_000, 10_300)  # more than one claimed batch (bot/operators/alerts.py BATCH = 200)
 HOLD_AFTER = 40  # A's sendMessage calls let through before the gate holds A until B has joined
 CRASH_AT = 100  # A dies right after its 100th alert's send, before its record
 
@@ -78,7 +79,7 @@ class Gate:
             if self.hold_after is not None and self.messages > self.hold_after:
                 self.held.set()
                 await self.open.wait()
-            if request.content_type == "application/json":  # bot/http_request.py posts sends as JSON
+            if request.content_type == "application/json":  # bot/telegram/transport.py posts sends as JSON
                 chat = str(json.loads(body).get("chat_id", ""))
             else:
                 chat = parse_qs(body.decode()).get("chat_id", [""])[0]

@@ -1,19 +1,20 @@
-"""The reply cache (bot/reply_cache.py) changes no reply: for every reader, view and setting, the reply from the
+"""The reply cache (bot/features/reply_cache.py) changes no reply: for every reader, view and setting, the reply from
+the
 cache is the one built from a fresh answer, top-up reference included; a new catalog empties it; it stays bounded."""
 from __future__ import annotations
 
 import pytest
 import pytest_asyncio
 
-from bot.caller import Caller, UserInfo
-from bot.catalog_service import CatalogHolder
 from bot.config import load_settings
-from bot.conversation import Conversation
-from bot.reply_cache import Entry, ReplyCache
+from bot.features.caller import Caller, UserInfo
+from bot.features.conversation import Conversation
+from bot.features.reply_cache import Entry, ReplyCache
+from bot.operators.catalog_service import CatalogHolder
 from bot.store import Preferences, Store
 from catalog.loader import load_catalog
 from engine.parse import parse
-from engine.payload import encode_request
+from engine.sizing.payload import encode_request
 
 QUESTIONS = ["70B at 4-bit, 32k context", "QLoRA Llama 3.1 70B", "Mixtral 8x7B on an RTX 4090",
              "Wie viel VRAM braucht Qwen2.5 72B in FP8?", "gpt-oss-120b", "405B int4", "what does an H100 cost",

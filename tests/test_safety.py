@@ -7,11 +7,11 @@ import re
 import pytest
 from telegram.error import NetworkError
 
-from bot.app import SEND_READ_TIMEOUT_S, build_application
 from bot.config import load_settings
-from bot.conversation import Conversation
-from bot.handlers.errors import POLLING_SUMMARY_S
-from bot.render import clip
+from bot.features.conversation import Conversation
+from bot.telegram.app import SEND_READ_TIMEOUT_S, build_application
+from bot.telegram.handlers.errors import POLLING_SUMMARY_S
+from bot.texts.render import clip
 from tests.support.botharness import BOT_USERNAME, TOKEN, Harness, lost_response, network_error, read_timeout
 
 ADMIN = 42
@@ -93,7 +93,7 @@ async def test_the_unknown_card_answer_names_a_few_cards_not_all(bot, monkeypatc
 
 
 async def test_every_reply_is_cut_to_telegrams_limit_with_balanced_html(bot, monkeypatch):
-    from bot.conversation import Reply
+    from bot.features.conversation import Reply
 
     async def huge(caller):
         return Reply("<b>" + "word &amp; " * 2000 + "</b>")
@@ -193,7 +193,7 @@ def test_clip_cuts_at_a_safe_point_and_closes_tags(text):
 def test_tracebacks_are_redacted_in_log_records_and_on_stderr(capsys):
     import logging
 
-    from bot.cli import RedactSecrets
+    from bot.cli.main import RedactSecrets
 
     redact = RedactSecrets(["123456:SECRET-token-xyz"])
     try:

@@ -1,4 +1,4 @@
-"""bot/http_request.py reply_call + post_prepared: a private chat's reply posts the very body PTB's
+"""bot/telegram/transport.py reply_call + post_prepared: a private chat's reply posts the very body PTB's
 Message.reply_text would (byte for byte), through the same rate limiter and error mapping; anything PTB would send
 differently (groups, topics, business chats, do_quote) takes PTB's own path."""
 from __future__ import annotations
@@ -15,12 +15,12 @@ from telegram.error import Forbidden
 from telegram.ext import Defaults, ExtBot
 from telegram.request import RequestData
 
-from bot.app import NoLinkPreview, build_application
 from bot.config import load_settings
-from bot.context import CardfitApplication
-from bot.conversation import Button, Reply
-from bot.http_request import JsonRequest, json_body, reply_call, result_unread
-from bot.telegram_io import FAILED_REQUEST_ATTR, markup, reply
+from bot.features.conversation import Button, Reply
+from bot.telegram.app import NoLinkPreview, build_application
+from bot.telegram.context import CardfitApplication
+from bot.telegram.ptb import FAILED_REQUEST_ATTR, markup, reply
+from bot.telegram.transport import JsonRequest, json_body, reply_call, result_unread
 
 TOKEN = "123456:TEST-token-not-real"
 ME = {"id": 123456, "is_bot": True, "first_name": "Cardfit", "username": "cardfit_bot"}
@@ -164,7 +164,7 @@ def _text(chat: dict[str, Any], text: str, **extra: Any) -> dict[str, Any]:
 async def test_the_question_handlers_come_first_and_take_nothing_another_handler_takes(app):
     """bot/handlers/questions.register_text puts them first in group 0: safe only while no other handler of the
     group matches an update they match (PTB runs the first match of a group)."""
-    from bot.handlers.questions import group_text, private_text
+    from bot.telegram.handlers.questions import group_text, private_text
 
     application, _ = app
     handlers = application.handlers[0]

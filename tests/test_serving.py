@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from catalog.loader import load_catalog
+from engine.models.registry import ModelShape, default_registry
 from engine.notes import Note
-from engine.registry import ModelShape, default_registry
 from engine.serving import (
     BEFORE_0_20,
     Gpu,

@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from bot.callbacks import LaunchButton
-from bot.cli import ask_answer, main
-from bot.i18n import placeholders, texts
-from bot.render import localize, plain, render_answer, render_compact
+from bot.cli.main import ask_answer, main
+from bot.features.callbacks import LaunchButton
+from bot.texts.i18n import placeholders, texts
+from bot.texts.render import localize, plain, render_answer, render_compact
 from catalog.loader import load_catalog
 from engine import serving as serving_package
-from engine.answer import build_answer
-from engine.fit import candidate_layouts
+from engine.answer.build import build_answer
+from engine.fit.selection import candidate_layouts
 from engine.parse import Vocabulary
-from engine.serving_answer import ServingOptions, engine_for
-from engine.sizing import SizeRequest, resolve
+from engine.serving.review import ServingOptions, engine_for
+from engine.sizing.rule import SizeRequest, resolve
 from tests.support.botharness import Harness, copied_catalog_settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,7 +70,7 @@ def test_70b_4bit_32k_on_one_a40_would_not_start_and_names_the_cheapest_that_doe
 
 
 def test_llama_70b_awq_128k_on_one_a100_would_not_start_and_names_the_cheapest_that_does():
-    # The figure was the seed's 0.5 B for every 4-bit word; with AWQ's real bits (engine/formats.py) the
+    # The figure was the seed's 0.5 B for every 4-bit word; with AWQ's real bits (engine/formats/table.py) the
     # rule itself no longer picks the A100, so the seed precision reproduces the premise.
     assert ask("Llama 3.1 70B AWQ at 128k").fit.label != "1x A100 SXM"
     answer = ask("Llama 3.1 70B int4 at 128k")

@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import ask_answer
-from bot.render import plain, render_answer
+from bot.cli.main import ask_answer
+from bot.texts.render import plain, render_answer
 from catalog.loader import load_catalog
-from engine.answer import build_answer
-from engine.quant import find_format
-from engine.registry import default_registry
+from engine.answer.build import build_answer
+from engine.formats.quant import find_format
+from engine.models.registry import default_registry
 from engine.serving.checkpoint import card_notes, checkpoint_for
 from engine.serving.weights import ResidentWeights
-from engine.sizing import GB, SizeRequest
+from engine.sizing.rule import GB, SizeRequest
 from tests.support.botharness import Harness, copied_catalog_settings
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.cli import ask_answer
+from bot.cli.main import ask_answer
 from catalog.loader import load_catalog
 from engine.parse import Vocabulary
 from engine.serving import memory

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.announce import Announcer
-from bot.announcements import split_message
 from bot.config import load_settings
-from bot.conversation import CatalogHolder
+from bot.features.conversation import CatalogHolder
+from bot.operators.announce import Announcer
+from bot.operators.announcements import split_message
 from bot.store import Store
 from catalog.loader import load_catalog
-from engine.payload import decode_request, encode_request
-from engine.sizing import SizeRequest
+from engine.sizing.payload import decode_request, encode_request
+from engine.sizing.rule import SizeRequest
 from tests.support.botharness import BOT_USERNAME, TOKEN, Harness
 
 ADMIN, STAFF, CUSTOMER = 42, 43, 44

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.store import CONTEXT_TTL_S, INTEGRITY_ERRORS, Store
-from engine.sizing import SizeRequest
+from engine.sizing.rule import SizeRequest
 
 
 async def test_remember_answer_writes_the_user_and_the_chat_context(store):

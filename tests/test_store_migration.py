@@ -13,9 +13,9 @@ import pytest
 import yaml
 
 import bot.store.schema as schema
-from bot.announce import Announcer
 from bot.config import load_settings
-from bot.conversation import CatalogHolder
+from bot.features.conversation import CatalogHolder
+from bot.operators.announce import Announcer
 from bot.store import INTEGRITY_ERRORS, MIGRATIONS, Store
 from catalog.loader import load_catalog
 

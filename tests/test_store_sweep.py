@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.store import CONTEXT_TTL_S
 from bot.store.contexts import SWEEP_EVERY_S
-from engine.sizing import SizeRequest
+from engine.sizing.rule import SizeRequest
 
 T = 2_000_000.0
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from bot.render import plain, render_answer, render_compact
+from bot.texts.render import plain, render_answer, render_compact
 from catalog.loader import load_catalog
 from catalog.schema import Catalog
-from engine.answer import Answer, build_answer
+from engine.answer.build import Answer, build_answer
 from engine.parse import Vocabulary, _parse_strict
-from engine.payload import PayloadError, decode_request, encode_request
-from engine.sizing import SizeRequest
+from engine.sizing.payload import PayloadError, decode_request, encode_request
+from engine.sizing.rule import SizeRequest
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,9 @@ import time
 from weakref import WeakKeyDictionary
 
 from bot.store.database import Database, Parameters, Repository
-from engine.followup import request_from_json, request_to_json
-from engine.payload import PayloadError, decode_request
-from engine.sizing import SizeRequest
+from engine.answer.followup import request_from_json, request_to_json
+from engine.sizing.payload import PayloadError, decode_request
+from engine.sizing.rule import SizeRequest
 
 CONTEXT_TTL_S = 86_400.0  # "and in fp8?" the next day is a new conversation
 # How often a write of a context also deletes the day-old ones: not with every answer (issue #14: the DELETE was a

@@ -195,7 +195,7 @@ class Database(ABC):
         """The deferred statements and `statements` as one transaction: True once committed. When it fails, the
         deferred ones go back to wait (the block's next statement or its end tries them again) and False tells
         the caller to run its own alone, as it would have without them: a deferred write never costs another
-        statement its commit (the sending mark above all, bot/inbox.py)."""
+        statement its commit (the sending mark above all, bot/telegram/inbox.py)."""
         try:
             await self._write_many([*taken.statements, *statements], short)
             return True

@@ -7,8 +7,9 @@ it otherwise (a read, `write_returning`, `transaction()`). What still waits when
 Outside a block, and in any task the block starts (an alert delivery started by an admin's tap, a chart), `defer`
 writes at once and nothing is taken.
 
-Why: an answered question wrote the user's row (bot/caller.py touch_user, for a new user), then the answer and the
-chat's context (UserRepository.remember_answer), then the update's 'sending' mark (bot/inbox.py), each its own
+Why: an answered question wrote the user's row (bot/features/caller.py touch_user, for a new user), then the answer and
+the
+chat's context (UserRepository.remember_answer), then the update's 'sending' mark (bot/telegram/inbox.py), each its own
 commit: ~15 us of CPU per commit on SQLite in WAL mode beyond its statements (BEGIN IMMEDIATE, the WAL frames,
 the shared-memory index), plus a store call's glue. Deferred, the three land in the sending mark's one commit,
 still before the reply goes out (the mark is written in the update's own task, so it takes them).
@@ -17,7 +18,7 @@ What it keeps:
 - Order: a deferred write lands before any later statement of its task, so the task reads what it wrote, and a
   write never overtakes an earlier one of the same task. Other updates may see it later than before, never later
   than the reply's request: a reply that must wait for its slot (the pace, a group's limit, a 429) has them
-  written before it waits (bot/inbox.py InboxRateLimiter), so the chat's next message reads this answer.
+  written before it waits (bot/telegram/inbox.py InboxRateLimiter), so the chat's next message reads this answer.
 - Crash safety: each write still commits before the request it precedes goes out. A crash before that leaves the
   update 'received', handled again from the start (the deferred writes are idempotent upserts found by key).
 - Failures: when the transaction they joined fails, the deferred statements wait again (the block's next

@@ -10,7 +10,8 @@ from bot.store.database import Repository, fetch_rows
 
 INBOX_STATES = ("received", "sending", "done", "unknown")
 # How long a replica's claim keeps the others off its stored updates. It renews the claim while it runs
-# (bot/inbox.py, every third of this); a replica that dies holding updates delays them this long, unless it ran on
+# (bot/telegram/inbox.py, every third of this); a replica that dies holding updates delays them this long, unless it
+# ran on
 # the same host (its process is then seen to be gone at once).
 INBOX_LEASE_S = 300.0
 # Rows per INSERT: a getUpdates answer holds at most 100 updates; 6 parameters each stays far below SQLite's

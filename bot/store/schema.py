@@ -249,7 +249,7 @@ MIGRATIONS: list[tuple[int, str]] = [
         7,
         # Follow-ups (issue #12): the last question's request per chat (a private chat's id is its user's), so
         # "and in fp8?" changes it after a restart and on another replica; bot/store/contexts.py forgets a day-old
-        # one. payload: engine.payload's encoding when it fits 64 characters; request_json: always.
+        # one. payload: engine.sizing.payload's encoding when it fits 64 characters; request_json: always.
         """
         CREATE TABLE chat_context (
             chat_id      INTEGER PRIMARY KEY,

@@ -8,7 +8,7 @@ from functools import lru_cache
 
 from bot.store.contexts import due_sweep, keep_statement
 from bot.store.database import DATABASE_ERRORS, Connection, Repository, Row, fetch_rows
-from engine.sizing import SizeRequest
+from engine.sizing.rule import SizeRequest
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +158,8 @@ class UserRepository(Repository):
                          read: Preferences | None = None) -> Preferences:
         """Record that the user wrote to the bot: they are reachable again, and their Telegram language.
         Returns the preferences as stored after the write. With `read` (what the caller just read of this user:
-        bot/caller.py), the write is deferred (Database.defer: it lands with the update's next write, before its
+        bot/features/caller.py), the write is deferred (Database.defer: it lands with the update's next write, before
+        its
         reply) and the result is `read` as the write changes it, as RETURNING would give it."""
         now = time.time()
         parameters = (user_id, telegram_language, now, now)

@@ -53,7 +53,7 @@ Conventions (what the numbers in a question mean):
   `told_language` is the language only when it told.
 * Follow-ups (`engine.parse.cues`): `partial` holds the fields a text sets even when it is no question ("and in
   fp8?", "with 128k", "per day": no model or size); `followup_cue` says it opens like one ("and", "what about",
-  "und", "with", "auf einer"). engine.followup decides whether it changes the question before and applies it.
+  "und", "with", "auf einer"). engine.answer.followup decides whether it changes the question before and applies it.
 
 Errors: `ParseResult.error` is NOT_A_QUESTION (the plain string "not a sizing question") or an engine.notes.Note
 with a code "parse_*" and its values (the value as the user wrote it, the limits), so the bot can say it in German.
@@ -84,7 +84,7 @@ from engine.parse.errors import ERROR_CODES, NOT_A_QUESTION
 from engine.parse.read import ParseResult, read_question
 from engine.parse.vocabulary import Vocabulary, default_vocabulary
 from engine.parse.words import TOKENS_PER_K
-from engine.sizing import SizeRequest
+from engine.sizing.rule import SizeRequest
 
 if TYPE_CHECKING:
     from functools import _lru_cache_wrapper
@@ -163,7 +163,7 @@ def _copy_result(result: ParseResult) -> ParseResult:
     """A memoized result for one caller: the request and partial copied (one copy when they are the same object,
     as for a whole question), the error and model notes with values of their own (an error's list of names too);
     the rest is immutable, but for the Notes inside `assumed`, shared with the memo: read-only, as every caller
-    treats a note (bot/render.py reads them; a caller that must change one makes a new Note)."""
+    treats a note (bot/texts/render.py reads them; a caller that must change one makes a new Note)."""
     copied = ParseResult(*_RESULT_FIELDS(result))
     request, partial = result.request, result.partial
     if request is not None:

@@ -1,5 +1,5 @@
 """A card count with no card after it, as a follow-up says it: '2x', 'x2', 'on 4', 'und auf zwei?', 'two of them',
-'2 of those', 'zwei davon'. engine.followup puts the count on the card of the question before.
+'2 of those', 'zwei davon'. engine.answer.followup puts the count on the card of the question before.
 
 Read only in a message that names no model, size or card (a follow-up): in a whole question, 'on 2' or '2x' with
 nothing counted stays an ignored word as before.

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection
 
+from engine.models.registry import ModelShape
 from engine.notes import Note
 from engine.parse.errors import (
     MAX_BUDGET_GB,
@@ -24,15 +25,15 @@ from engine.parse.errors import (
 )
 from engine.parse.numbers import shown, whole
 from engine.parse.words import SIZE_UNITS, UNSIZED, WORKLOAD_RANK
-from engine.registry import ModelShape
-from engine.sequence import MAX_BATCH, MAX_CONTEXT_TOKENS
-from engine.sizing import KV_PRECISION_BYTES, MAX_PARAMS_B, MIN_PARAMS_B, SizeRequest
+from engine.sizing.rule import KV_PRECISION_BYTES, MAX_PARAMS_B, MIN_PARAMS_B, SizeRequest
+from engine.sizing.sequence import MAX_BATCH, MAX_CONTEXT_TOKENS
 
 MAX_IGNORED = 20
 
 
 def _check_size(params_b: float, written: str) -> None:
-    """Sizes the engine accepts (engine.sizing.MIN_PARAMS_B..MAX_PARAMS_B); `written` names the value in the error."""
+    """Sizes the engine accepts (engine.sizing.rule.MIN_PARAMS_B..MAX_PARAMS_B); `written` names the value in
+    the error."""
     if not math.isfinite(params_b) or params_b <= 0 or params_b > MAX_PARAMS_B:
         raise BadValue(size_error(written))
     if params_b < MIN_PARAMS_B:
@@ -74,7 +75,7 @@ class Draft:
         self.second_card: str | None = None  # the second card named: compared with the first, or ignored
         self.compare_card: str | None = None
         self.card_vram_gb: float | None = None  # the card's own memory as written ("A100 40GB")
-        self.quant: str | None = None  # a named weight format, canonical (engine.quant.quant_name; issue #10)
+        self.quant: str | None = None  # a named weight format, canonical (engine.formats.quant.quant_name; issue #10)
         self.rope_scaling: str | None = None  # "yarn": the user extends the window (engine.parse.runtime)
 
     # ---- model and card (the first one named wins; the passes list later ones)

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.models.registry import ModelShape
 from engine.notes import Note
-from engine.registry import ModelShape
-from engine.sequence import MAX_BATCH, MAX_CONTEXT_TOKENS
-from engine.sizing import MIN_PARAMS_B
+from engine.sizing.rule import MIN_PARAMS_B
+from engine.sizing.sequence import MAX_BATCH, MAX_CONTEXT_TOKENS
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +52,7 @@ def size_error(written: str) -> Note:
 
 
 def size_too_small_error(written: str) -> Note:
-    """A positive size below engine.sizing.MIN_PARAMS_B ('0.0000001B', '5 million')."""
+    """A positive size below engine.sizing.rule.MIN_PARAMS_B ('0.0000001B', '5 million')."""
     millions = round(MIN_PARAMS_B * 1000)
     return Note(f"{written} is too small to size: Cardfit sizes models from {millions} million parameters "
                 f"({MIN_PARAMS_B:g}B) up", "parse_size_too_small", written=written, min_params_m=millions)

@@ -59,7 +59,7 @@ from engine.parse.words import (
     WORKLOAD_PHRASES,
     WORKLOAD_WORDS,
 )
-from engine.sequence import MAX_CONTEXT_TOKENS
+from engine.sizing.sequence import MAX_CONTEXT_TOKENS
 
 MIB_TOKENS = 1 << 20  # '10m' as a context: 10 x 1,048,576 tokens (as '32k' is 32 x 1,024)
 

@@ -1,7 +1,7 @@
 """A Hugging Face repository id in the text ("HuggingFaceTB/SmolLM2-1.7B") that no registry model matched.
 
 The parser only reports it (ParseResult.hub_candidate); whether and how it is looked up is the front end's call
-(bot/hub_lookup.py). A repository id is owner/name without spaces (huggingface_hub's validate_repo_id: letters,
+(bot/features/hub_lookup.py). A repository id is owner/name without spaces (huggingface_hub's validate_repo_id: letters,
 digits, "-", "_", "."; at most 96 characters each side), optionally after "huggingface.co/". Slash pairs that
 are no repository ("and/or", "24/7", "H100/H200" when the cards pass read a card there) are not reported.
 """

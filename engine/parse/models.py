@@ -40,6 +40,7 @@ from itertools import compress
 from operator import itemgetter, not_
 from typing import TYPE_CHECKING
 
+from engine.models.registry import ModelShape
 from engine.notes import Note
 from engine.parse.cards import card_at
 from engine.parse.draft import Draft
@@ -51,7 +52,6 @@ from engine.parse.precision import precision_token
 from engine.parse.scan import Scan
 from engine.parse.vocabulary import ALPHA_PREFIX_RE, ModelNames, Vocabulary
 from engine.parse.words import KEYWORDS, QUIET, STOP_WORDS, UNLISTED_FAMILIES
-from engine.registry import ModelShape
 
 if TYPE_CHECKING:
     from rapidfuzz import fuzz, process

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from engine.models.registry import ModelShape
 from engine.parse.cards import card_at
 from engine.parse.numbers import context_suffix_value, size_of
 from engine.parse.precision import precision_token
@@ -29,7 +30,6 @@ from engine.parse.words import (
     KEYWORDS,
     STOP_WORDS,
 )
-from engine.registry import ModelShape
 
 EXPERTS_RE = re.compile(r"([0-9]{1,3})e")  # "16e" in "17b-16e": the number of experts
 ACTIVE_RE = re.compile(r"a([0-9]+(?:\.[0-9]+)?)b")  # "a3b" in "30b-a3b": active parameters per token

@@ -1,5 +1,5 @@
 """Precisions and weight formats: weights ("4-bit", "int4", "fp8", "half precision"), named formats ("q4_k_m",
-"Q5_K_M", "exl2 4.65bpw", "gptq int8", "bnb 4bit", "mxfp4", "2-bit", "1.58 bit": engine/formats.py, issue #10) and
+"Q5_K_M", "exl2 4.65bpw", "gptq int8", "bnb 4bit", "mxfp4", "2-bit", "1.58 bit": engine/formats/table.py, issue #10) and
 the KV cache ("kv cache fp8", "fp8 for the kv cache"). The seeds' precision words keep their bytes (4-bit, int4, q4:
 0.5 B); a format word that was an int4 synonym (awq, gptq, nf4, q4_k_m, mxfp4) keeps precision int4 and names its
 format too. Widths no format has ("5 bit", "fp6", "int3") read as UNSIZED: an error for the weights, an ignored entry
@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 
+from engine.formats.quant import canonical_quant, exl2_name, find_format
 from engine.notes import Note
 from engine.parse.draft import Draft
 from engine.parse.lexer import digits
@@ -35,8 +36,7 @@ from engine.parse.words import (
     UNSIZED_PREFIXES,
     WORKLOAD_WORDS,
 )
-from engine.quant import canonical_quant, exl2_name, find_format
-from engine.sizing import KV_PRECISION_BYTES, PRECISION_BYTES, canonical_precision
+from engine.sizing.rule import KV_PRECISION_BYTES, PRECISION_BYTES, canonical_precision
 
 # llama.cpp quant names: q4, q4_0, q4_k_m, q4km, q8_0, iq4_xs (no nested repetition: no backtracking blow-up)
 _QUANT_RE = re.compile(r"i?q([1-8])(?:_?k)?(?:_?(?:[msl]|xs|xxs|nl|[0-9]))?")
@@ -105,7 +105,7 @@ def fp4_note(token: str) -> Note:
 
 
 def _fp4_format_note(token: str, quant: str) -> Note:
-    """'fp4' was sized as 4-bit at 0.5 B; it names a format now, sized with its real bits (engine/formats.py)."""
+    """'fp4' was sized as 4-bit at 0.5 B; it names a format now, sized with its real bits (engine/formats/table.py)."""
     fmt = find_format(quant)
     return Note(f"{token.upper()} sized as {fmt.label} ({fmt.bits_per_weight:g} bits per weight)", "fp4_format",
                 written=token.upper(), format=fmt.label, bits=fmt.bits_per_weight)
@@ -267,7 +267,7 @@ def _bits_at(scan: Scan, i: int) -> tuple[float | None, str, int] | None:
 
 def _bits_format(scan: Scan, i: int, written: tuple[float | None, str, int]) -> NamedFormat | None:
     """'4.65 bpw' is EXL2 at 4.65 (exllamav2's unit), '2-bit'/'3 bit'/'1.58-bit' the shorthands of
-    engine/data/formats.yaml; 4, 8, 16 and 32 bits stay the seeds' precisions."""
+    engine/formats/formats.yaml; 4, 8, 16 and 32 bits stay the seeds' precisions."""
     bits, unit, length = written
     if bits is None or not math.isfinite(bits) or whole(bits) in BITS_TO_PRECISION:
         return None

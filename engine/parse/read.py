@@ -2,7 +2,7 @@
 
 Besides the request of a whole question, the result carries `partial`: the fields the text sets even when it is
 no whole question ("and in fp8?", "with 128k"), and `followup_cue` (engine.parse.cues), so a front end that
-keeps the question before can tell a change to it from a new one (engine.followup merges them)."""
+keeps the question before can tell a change to it from a new one (engine.answer.followup merges them)."""
 from __future__ import annotations
 
 import re
@@ -27,7 +27,7 @@ from engine.parse.talk import decide_intent, find_billing_and_coin
 from engine.parse.vocabulary import Vocabulary
 from engine.parse.windows import window_as_context
 from engine.parse.words import DE_MARKERS, EN_MARKERS, QUIET
-from engine.sizing import SizeRequest
+from engine.sizing.rule import SizeRequest
 
 _UMLAUT_RE = re.compile(r"[äöüßÄÖÜ]")
 
@@ -47,7 +47,7 @@ class ParseResult:
     partial: SizeRequest | None = None
     followup_cue: bool = False  # opens like a follow-up: "and ...", "what about ...", "und auf einer ..."
     # A Hugging Face repository id as typed ("HuggingFaceTB/SmolLM2-1.7B") that names no registry model: the
-    # front end may look it up on the Hub (bot/hub_lookup.py) and size it as that shape. Set on errors too.
+    # front end may look it up on the Hub (bot/features/hub_lookup.py) and size it as that shape. Set on errors too.
     hub_candidate: str | None = None
 
     @property

@@ -6,7 +6,7 @@ extends the model's window (SizeRequest.rope_scaling), so a context beyond it is
 Sources: Ollama's library tags without a quantization suffix ('llama3.1:70b', 'deepseek-r1:14b', ':latest')
 point at Q4_K_M ("The default is now q4_k_m", jmorganca, github.com/ollama/ollama/issues/1543, 2024-12-29; the
 library had used Q4_0 before, issues #2495 and #4626). For a GGUF with no type named, Q4_K_M is the file the big
-uploaders call the default (bartowski's READMEs: "default size for most use cases"; engine/data/formats.yaml,
+uploaders call the default (bartowski's READMEs: "default size for most use cases"; engine/formats/formats.yaml,
 plain_4bit), so a renter who says "gguf" gets the file they would most likely download.
 """
 from __future__ import annotations

@@ -14,10 +14,10 @@ from weakref import WeakKeyDictionary
 
 from catalog.names import normalize_name
 from catalog.schema import Card, Catalog, Region
+from engine.models.registry import ModelShape, Registry, bundled_index, default_registry
 from engine.parse.lexer import TOKEN_RE, flat, words_of
 from engine.parse.numbers import context_suffix_value, size_of
 from engine.parse.words import DISTINGUISHING, KEYWORDS, STOP_WORDS, UNLISTED_FAMILIES
-from engine.registry import ModelShape, Registry, bundled_index, default_registry
 
 if TYPE_CHECKING:
     from rapidfuzz import fuzz, process
@@ -311,7 +311,7 @@ class Vocabulary:
 
 
 def _model_names(registry: Registry) -> ModelNames:
-    """The bundled registry's index is built once and kept compiled (engine.registry, issue #14: cold start)."""
+    """The bundled registry's index is built once and kept compiled (engine.models.registry, issue #14: cold start)."""
     if registry is default_registry():
         return bundled_index("engine-parse-model-names", ModelNames, frozenset({"engine.parse.vocabulary"}))
     return ModelNames(registry)

@@ -8,12 +8,12 @@ context the user named is the engine's part (Registry.wider_release: "phi-3 medi
 """
 from __future__ import annotations
 
+from engine.models.registry import id_window
 from engine.notes import Note
 from engine.parse.draft import Draft
 from engine.parse.numbers import context_suffix_value
 from engine.parse.scan import Scan
 from engine.parse.words import CONTEXT_UNIT_WORDS, CONTEXT_WORDS
-from engine.registry import id_window
 
 _CONTEXT_AFTER_NAME = CONTEXT_WORDS | CONTEXT_UNIT_WORDS
 

@@ -4,7 +4,7 @@ Every list is a frozenset or dict of lower-case words as the lexer yields them; 
 """
 from __future__ import annotations
 
-from engine.sizing import PRECISION_SYNONYMS
+from engine.sizing.rule import PRECISION_SYNONYMS
 
 TOKENS_PER_K = 1024  # "k" as inference servers count it: 32k = 32,768 tokens
 TOKENS_PER_M = 1024 * 1024
@@ -154,7 +154,7 @@ BITS_TO_PRECISION = {4: "int4", 8: "int8", 16: "bf16", 32: "fp32"}
 UNSIZED = "unsized"
 UNSIZED_PREFIXES = frozenset({"int", "fp", "float", "bf", "bfloat"})
 FP4_WORDS = frozenset({"fp4", "mxfp4", "nvfp4", "float4"})
-# ---- issue #10 (d-quant): named weight formats (engine/formats.py)
+# ---- issue #10 (d-quant): named weight formats (engine/formats/table.py)
 # What engine.parse.precision.precision_token returns for a word that names only a format, with no seed precision
 # ("exl2", "bnb"): it ends a model name; the format itself is read with the word after it.
 FORMAT_ONLY = "format"

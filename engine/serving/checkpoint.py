@@ -6,7 +6,7 @@ What vLLM does, read in its source (vllm-project/vllm; the lines are the same in
 * no AWQ or GPTQ quantization while loading: those formats are read from a checkpoint's quantization_config;
 * `--quantization bitsandbytes` on a 16-bit checkpoint quantizes every linear to NF4 as it loads it
   (model_loader/bitsandbytes_loader.py `_unquantized_generator`: `quantize_4bit(..., compress_statistics=True,
-  quant_type="nf4")`, i.e. the double-quantized NF4 of engine/data/formats.yaml bnb_nf4); the load format follows
+  quant_type="nf4")`, i.e. the double-quantized NF4 of engine/formats/formats.yaml bnb_nf4); the load format follows
   from the flag (engine/arg_utils.py create_load_config); 8-bit bitsandbytes loads only pre-quantized checkpoints
   (`_quantized_8bit_generator`), and ROCm has no bitsandbytes on gfx9 cards (platforms/rocm.py: "bitsandbytes not
   supported on gfx9 (warp size 64 limitation)");
@@ -27,13 +27,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from catalog.schema import Card
-from engine.formats import WeightFormat
+from engine.formats.quant import find_format
+from engine.formats.table import WeightFormat
+from engine.models.registry import ModelShape
 from engine.notes import Note
-from engine.quant import find_format
-from engine.registry import ModelShape
-from engine.sizing import ResolvedRequest
+from engine.sizing.rule import ResolvedRequest
 
-# Registry quant names (engine/data/models/*.yaml `quantized`) per format name where they differ.
+# Registry quant names (engine/models/data/*.yaml `quantized`) per format name where they differ.
 REGISTRY_NAMES = {"fp8_dynamic": ("fp8_dynamic", "fp8_channel")}
 # A plain "INT4"/"4-bit" answer names a published 4-bit checkpoint in this order (vLLM's Marlin kernels load all
 # three), else vLLM's in-flight NF4 of the 16-bit release.
@@ -184,7 +184,7 @@ def card_notes(resolved: ResolvedRequest, checkpoint: Checkpoint, card: Card) ->
     if fp4 is not None and card.architecture in FP8_MARLIN:
         # Issue #3's rule refuses FP4 weights without FP8/FP4 hardware (the fit's verdict stays); vLLM still
         # starts there: "Weight-only FP4 compression ... leveraging the Marlin kernel" (vllm issue #31085, the
-        # gpt-oss-120b log quoted in engine/data/formats.yaml mxfp4), and its gpt-oss recipe runs 120b on one A100.
+        # gpt-oss-120b log quoted in engine/formats/formats.yaml mxfp4), and its gpt-oss recipe runs 120b on one A100.
         return Note(f"{card.name} has no FP4 hardware: vLLM runs the {fp4} weights weight-only through its Marlin "
                     "kernel (no FP4 compute)", "serving_fp4_weight_only", card=card.name, weights=fp4), None
     if card.fp8 or not fp8_weights(resolved, checkpoint):

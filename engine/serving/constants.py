@@ -74,7 +74,7 @@ NON_TORCH_GIB_TP: Final = 0.3
 SAMPLER_ANCHOR_GIB: Final = 7.44 - NON_TORCH_GIB_SINGLE  # vLLM #23278, activation only
 SAMPLER_ANCHOR_LOGITS: Final = 1024 * 201088  # max_num_seqs x gpt-oss vocabulary (a multiple of 64: unpadded)
 SAMPLER_BYTES_PER_LOGIT: Final = SAMPLER_ANCHOR_GIB * GIB / SAMPLER_ANCHOR_LOGITS
-# top_k when a MoE shape does not publish experts_active: 8, the most common in engine/data/models (DeepSeek-V3,
+# top_k when a MoE shape does not publish experts_active: 8, the most common in engine/models/data (DeepSeek-V3,
 # Qwen3 MoE, GLM-4.5, Kimi K2, MiniMax-M2).
 ASSUMED_MOE_TOP_K: Final = 8
 # CUDA graphs: 0.67 GiB (Mistral-7B), 2.02 GiB (Llama-3.1-8B-INT8), ~2.4 GiB (Yi-34B TP4) measured; 0 when eager.

@@ -1,6 +1,6 @@
 """The KV cache as the engines reserve it: bytes per token per GPU, vLLM's blocks and layer groups, llama.cpp's cells.
 
-Shapes are engine.registry.ModelShape; the formulas are research §3 (vLLM 0.33.0) and §6.3 (llama.cpp 0c1e57098).
+Shapes are engine.models.registry.ModelShape; the formulas are research §3 (vLLM 0.33.0) and §6.3 (llama.cpp 0c1e57098).
 """
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from engine.memo import by_identity
-from engine.registry import ModelShape
+from engine.models.registry import ModelShape
 from engine.serving.constants import (
     BLOCK_SIZE,
     CELL_PADDING,

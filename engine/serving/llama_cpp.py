@@ -4,8 +4,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from engine.models.registry import ModelShape
 from engine.notes import Note
-from engine.registry import ModelShape
 from engine.serving import command, kv, memory, weights
 from engine.serving.constants import CELL_PADDING, FIT_MARGIN_MIB, GB, LLAMA_CPP_COMMIT, MIB, N_UBATCH
 from engine.serving.outcome import (

@@ -5,15 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from catalog.schema import Card
+from engine.models.registry import ModelShape
 from engine.notes import Note
-from engine.registry import ModelShape
-from engine.sequence import MAX_CONTEXT_TOKENS
 from engine.serving.constants import GIB
 from engine.serving.kv import ServingShapeError
 from engine.serving.memory import ModelDims
 from engine.serving.weights import ResidentWeights
+from engine.sizing.sequence import MAX_CONTEXT_TOKENS
 
-# The reverse questions search up to this context when the model publishes no maximum (engine.sizing's limit).
+# The reverse questions search up to this context when the model publishes no maximum (engine.sizing.rule's limit).
 UNCAPPED_CONTEXT_TOKENS = MAX_CONTEXT_TOKENS
 
 
@@ -45,7 +45,7 @@ class ServingModel:
     repo: str | None = None
 
 
-@dataclass(slots=True, unsafe_hash=True)  # per answer: not frozen (engine.fit.PerGpu)
+@dataclass(slots=True, unsafe_hash=True)  # per answer: not frozen (engine.fit.selection.PerGpu)
 class ServingCheck:
     """The JSON `serving` object of DESIGN.md "Contract v2" (GB decimal, per GPU where the name says so)."""
 

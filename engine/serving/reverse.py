@@ -3,14 +3,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from engine.registry import ModelShape, typical_shape
+from engine.models.registry import ModelShape, typical_shape
 from engine.serving.constants import FIT_MIN_CONTEXT, MIB
 from engine.serving.llama_cpp import LlamaCppSettings, llama_cpp_check
 from engine.serving.outcome import Gpu, ServingCheck, ServingModel
 from engine.serving.vllm import VllmSettings, vllm_check
 from engine.serving.weights import ResidentWeights
 
-# The biggest-model search: 0.1 B steps up to 100,000 B (engine.sizing's MAX_PARAMS_B).
+# The biggest-model search: 0.1 B steps up to 100,000 B (engine.sizing.rule's MAX_PARAMS_B).
 PARAMS_STEP_B = 0.1
 MAX_PARAMS_B = 100_000.0
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.models.registry import ModelShape
 from engine.notes import Note
-from engine.registry import ModelShape
 from engine.serving import command, kv, memory, weights
 from engine.serving.constants import (
     ACTIVATION_ERROR_PERCENT,
@@ -127,7 +127,7 @@ _FIXED_MAX = 4096  # layouts kept; cleared when full (a registry of ~200 models 
 
 
 # The same by the identity of the model and settings objects (the answer path keeps one per model and choice,
-# engine.serving_answer): hashing the dataclasses of the key above costs more than the lookup (issue #14).
+# engine.serving.review): hashing the dataclasses of the key above costs more than the lookup (issue #14).
 _BY_ID: dict[tuple[int, int, str, int, int], tuple[ServingModel, VllmSettings, _Fixed]] = {}
 
 

@@ -1,10 +1,10 @@
 """Resident weights per GPU: what each tensor-parallel rank (vLLM) or layer-split device (llama.cpp) holds.
 
-The input is bytes per part of the model. engine.formats.WeightBreakdown (issue #10) maps onto it as
+The input is bytes per part of the model. engine.formats.table.WeightBreakdown (issue #10) maps onto it as
     ResidentWeights(body_bytes=b.body, embedding_bytes=b.embedding, lm_head_bytes=b.lm_head,
                     replicated_bytes=b.one_d + b.router, vocab_size=<config vocab_size>)
 (norms and MoE routers are ReplicatedLinear / per-rank copies in vLLM; everything else in `body` is split).
-Until that is wired, from_precision() builds it from engine.sizing's plain precisions.
+Until that is wired, from_precision() builds it from engine.sizing.rule's plain precisions.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 
 from engine.serving.constants import MXFP4_BITS, MXFP4_PADDING, VOCAB_PADDING
-from engine.sizing import PRECISION_BYTES
+from engine.sizing.rule import PRECISION_BYTES
 
 # Embeddings and lm_head stay in the model dtype for AWQ, GPTQ, FP8 and MXFP4 checkpoints (research §4:
 # quantization/auto_awq.py:291-292, auto_gptq.py:198, fp8.py:177-210, mxfp4.py:91-113 quantize LinearBase only).
@@ -45,7 +45,7 @@ class ResidentWeights:
     @classmethod
     def from_precision(cls, params_b: float, bytes_per_param: float, *, vocab_size: int | None = None,
                        hidden_size: int | None = None, tied: bool = False) -> ResidentWeights:
-        """Weights at one of engine.sizing's precisions; below 16 bit the embeddings and lm_head stay 16-bit.
+        """Weights at one of engine.sizing.rule's precisions; below 16 bit the embeddings and lm_head stay 16-bit.
 
         Without vocab_size and hidden_size every parameter counts as body at `bytes_per_param`.
         """
@@ -65,7 +65,7 @@ class ResidentWeights:
 
 def weights_at_precision(params_b: float, precision: str, *, vocab_size: int | None = None,
                          hidden_size: int | None = None, tied: bool = False) -> ResidentWeights:
-    """ResidentWeights for an engine.sizing precision name (bf16, fp8, int4 ...; PRECISION_BYTES)."""
+    """ResidentWeights for an engine.sizing.rule precision name (bf16, fp8, int4 ...; PRECISION_BYTES)."""
     if precision not in PRECISION_BYTES:
         raise ValueError(f"unknown precision {precision!r} (use one of {', '.join(PRECISION_BYTES)})")
     return ResidentWeights.from_precision(params_b, PRECISION_BYTES[precision], vocab_size=vocab_size,

@@ -18,8 +18,8 @@ from telegram import Update
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
-from bot.app import build_application
 from bot.config import Settings, load_settings
+from bot.telegram.app import build_application
 
 BOT_ID = 777000
 BOT_USERNAME = "CardfitTestBot"

@@ -6,7 +6,7 @@ It serves what huggingface_hub asks for (read in its installed source, huggingfa
 HEAD and GET (with "Range: bytes=a-b") of /{org}/{name}/resolve/{revision}/{file}, the X-Repo-Commit / ETag
 headers a HEAD answers with, and X-Error-Code (RepoNotFound, GatedRepo, EntryNotFound) on errors.
 
-The configs below are the models' published config.json values (the same numbers as engine/data/models.yaml,
+The configs below are the models' published config.json values (the same numbers as engine/models/data.yaml,
 which names where each was read); the safetensors headers list each model's tensors with their real shapes, built
 from the config, so the parameter count the headers give is the model's own (Qwen2.5-0.5B: 494,032,768).
 """

@@ -6,8 +6,8 @@ from functools import cache
 
 from catalog.loader import load_catalog
 from catalog.schema import Catalog
-from engine.answer import Answer, build_answer
-from engine.sizing import SizeRequest
+from engine.answer.build import Answer, build_answer
+from engine.sizing.rule import SizeRequest
 
 
 @cache

@@ -1,0 +1,585 @@
+"""The `cardfit` command line: size, ask, chat, bot, catalog check, announce."""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import math
+import os
+import sys
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from catalog.loader import CatalogError, LoadedCatalog, load_catalog
+from catalog.schema import Catalog
+from engine.answer.build import Answer, build_answer
+from engine.formats.quant import canonical_quant
+from engine.models.registry import default_registry, find_hf_repo
+from engine.parse import Vocabulary, parse
+from engine.serving.review import ENGINES, ServingOptions
+from engine.sizing.rule import WORKLOADS, SizeRequest
+
+if TYPE_CHECKING:
+    import logging
+
+    from bot.cli.ask_batch import AskBatch
+    from bot.config import Settings
+    from bot.features.hub_lookup import HubLookup
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+
+
+class CliError(Exception):
+    """Bad arguments: exit 2 with a one-line message on stderr (and `error` set in --json output)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # argparse would exit 2 with usage; keep it one line
+        raise CliError(message)
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse makes a formatter for every add_argument, and each asks shutil for the terminal's width:
+        # importing shutil (with bz2, lzma and zlib) was ~5 ms of every start (issue #14). The same width, here.
+        formatter_class: Any = self.formatter_class  # typeshed's protocol names prog only; HelpFormatter takes width
+        return formatter_class(prog=self.prog, width=_terminal_columns() - 2)  # type: ignore[no-any-return]
+
+
+def _terminal_columns() -> int:
+    """shutil.get_terminal_size().columns: $COLUMNS, else the terminal's, else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    return value
+
+
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):  # 'nan', 'inf': no answer for them, and no NaN in the JSON (issue 15)
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with `only` (the command being run), that command's part alone: each command's
+    parser is a dozen argparse objects and gettext look-ups that a start of another command never reads (issue #14:
+    cold start). Its usage, help and errors are the same either way."""
+    parser = _Parser(prog="cardfit", description="How much VRAM do I need, and which GPU should I rent?")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name, add in _SUBCOMMANDS.items():
+        if only not in _SUBCOMMANDS or name == only:
+            add(sub)
+    return parser
+
+
+def _add_size(sub: argparse._SubParsersAction[_Parser]) -> None:
+    size = sub.add_parser("size", help="size a model from flags")
+    size.add_argument("--catalog", default="gpurenthub", help="bundled catalog name or YAML path")
+    what = size.add_mutually_exclusive_group(required=True)
+    what.add_argument("--model", help="registry id or Hugging Face repo, e.g. llama-3.1-70b, meta-llama/Llama-3.1-70B")
+    what.add_argument("--params", type=_number, help="parameters in billions, e.g. 70")
+    size.add_argument("--precision")
+    size.add_argument("--quant", help="weight format with its real size: q4_k_m, q8_0, iq4_xs, awq, gptq, exl2:4.65, "
+                                      "nf4, fp8, mxfp4, nvfp4 (docs/formats.md)")
+    size.add_argument("--kv-precision")
+    size.add_argument("--context", type=_positive_int)
+    size.add_argument("--batch", type=_positive_int)
+    size.add_argument("--workload", choices=WORKLOADS)
+    size.add_argument("--card")
+    size.add_argument("--count", type=_positive_int)
+    size.add_argument("--region")
+    size.add_argument("--billing", choices=("hour", "day", "week", "month"))
+    size.add_argument("--coin")
+    size.add_argument("--lang", choices=("en", "de"), default="en")
+    size.add_argument("--details", action="store_true", help="show every component's arithmetic")
+    size.add_argument("--json", action="store_true")
+    size.add_argument("--chart", metavar="FILE.png", help="also write the answer's chart as a PNG")
+    _add_serving_flags(size)
+
+
+def _add_ask(sub: argparse._SubParsersAction[_Parser]) -> None:
+    ask = sub.add_parser("ask", help="answer a question in your own words (English or German)")
+    ask.add_argument("--catalog", default="gpurenthub", help="bundled catalog name or YAML path")
+    ask.add_argument("--lang", choices=("en", "de"), help="reply language (default: the question's)")
+    ask.add_argument("--details", action="store_true")
+    ask.add_argument("--json", action="store_true")
+    ask.add_argument("text", nargs="+", help='the question (quotes optional), or "-" to read one question per line '
+                                             "from stdin (with --json)")
+
+
+def _add_chat(sub: argparse._SubParsersAction[_Parser]) -> None:
+    sub.add_parser("chat", help="the bot's conversation in the terminal (CARDFIT_* settings apply)")
+
+
+def _add_bot(sub: argparse._SubParsersAction[_Parser]) -> None:
+    sub.add_parser("bot", help="run the Telegram bot (long polling); needs CARDFIT_BOT_TOKEN")
+
+
+def _add_announce(sub: argparse._SubParsersAction[_Parser]) -> None:
+    announce = sub.add_parser("announce", help="show the channel post the current catalog would produce")
+    announce.add_argument("--dry-run", action="store_true", required=True,
+                          help="print only (posting happens in the bot: /reload or the catalog watch)")
+    announce.add_argument("--catalog", help="catalog name or path (default: CARDFIT_CATALOG)")
+    announce.add_argument("--lang", choices=("en", "de"), default="en")
+
+
+def _add_health(sub: argparse._SubParsersAction[_Parser]) -> None:
+    sub.add_parser("health", help="exit 0 when configuration, catalog and store are usable (Docker HEALTHCHECK)")
+
+
+def _add_models(sub: argparse._SubParsersAction[_Parser]) -> None:
+    models = sub.add_parser("models", help="list the models the registry knows (id, params, context, formats)")
+    models.add_argument("--search", metavar="TEXT", nargs="+",
+                        help="only models whose names or repo ids contain every word")
+    models.add_argument("--json", action="store_true")
+    models.set_defaults(handler=cmd_models)
+
+
+def _add_catalog(sub: argparse._SubParsersAction[_Parser]) -> None:
+    catalog = sub.add_parser("catalog", help="catalog tools")
+    catalog_sub = catalog.add_subparsers(dest="catalog_command", required=True, parser_class=_Parser)
+    check = catalog_sub.add_parser("check", help="validate a catalog YAML file")
+    check.add_argument("file")
+
+
+_SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction[_Parser]], None]] = {  # in `cardfit --help`'s order
+    "size": _add_size, "ask": _add_ask, "chat": _add_chat, "bot": _add_bot, "announce": _add_announce,
+    "health": _add_health, "models": _add_models, "catalog": _add_catalog,
+}
+
+
+def _emit_error(message: str, as_json: bool) -> int:
+    if as_json:
+        print(json.dumps(_error_object(message), allow_nan=False))
+    print(f"cardfit: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def _error_object(message: str) -> dict[str, Any]:
+    return {"request": None, "requirement": None, "fit": None, "reason": None, "alternatives": [],
+            "topup_url": None, "error": message}
+
+
+def _load(catalog: str) -> LoadedCatalog:
+    try:
+        return load_catalog(catalog)
+    except CatalogError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _add_serving_flags(size: argparse.ArgumentParser) -> None:
+    """The serving check's options (issue #11, DESIGN.md "Contract v2")."""
+    size.add_argument("--engine", choices=ENGINES, help="serving check engine (default: llama.cpp for GGUF, else vllm)")
+    size.add_argument("--tp", type=_positive_int, help="serving check on N GPUs of the fit's card (no --card/--count)")
+    size.add_argument("--max-num-batched-tokens", type=_positive_int, help="vLLM's --max-num-batched-tokens")
+    size.add_argument("--gpu-memory-utilization", type=_number, help="vLLM's share of GPU memory, e.g. 0.9")
+
+
+def _serving_options(args: argparse.Namespace) -> ServingOptions:
+    if args.tp is not None and args.card:
+        raise CliError("--tp applies to the fit's card; with --card use --count")
+    try:
+        return ServingOptions(engine=args.engine, tp=args.tp, max_num_batched_tokens=args.max_num_batched_tokens,
+                              gpu_memory_utilization=args.gpu_memory_utilization)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+
+
+def cmd_size(args: argparse.Namespace) -> int:
+    catalog = _load(args.catalog).catalog
+    if args.count is not None and not args.card:
+        raise CliError("--count needs --card")
+    regions = [region.id for region in catalog.regions]
+    if args.region and args.region.upper() not in regions:
+        raise CliError(f"unknown region {args.region!r} for {catalog.provider} "
+                       f"({'use ' + ', '.join(regions) if regions else 'it publishes no regions'})")
+    if args.coin and args.coin.upper() not in catalog.coins:
+        raise CliError(f"{catalog.provider} does not take {args.coin!r} (use {', '.join(catalog.coins)})")
+    quant = canonical_quant(args.quant) if args.quant else None
+    if args.quant and quant is None:
+        raise CliError(f"unknown weight format {args.quant!r} (e.g. q4_k_m, q8_0, iq4_xs, awq, gptq, exl2:4.65, nf4, "
+                       "fp8, mxfp4, nvfp4)")
+    request = SizeRequest(
+        model=_model_id(args.model), params_b=args.params, precision=args.precision, kv_precision=args.kv_precision,
+        context_tokens=args.context, batch=args.batch, workload=args.workload, card=args.card,
+        gpu_count=args.count if args.card else None, region=args.region.upper() if args.region else None,
+        quant=quant,
+    )
+    registry = None
+    if args.model and "/" in args.model and default_registry().get(args.model) is None and _hub_lookup().enabled:
+        from bot.features.hub_lookup import hub_note, hub_status
+
+        hub = _hub_lookup().lookup_sync(args.model)
+        note = hub_note(hub)
+        if hub.hub is not None and note is not None:
+            registry = default_registry().with_models(hub.hub.shape)
+            request.assumed.append(note)
+        elif note is not None:  # no size in a bare --model to fall back to: say why the model is unknown
+            print(f"cardfit: {hub_status(hub)}", file=sys.stderr)
+    answer = build_answer(request, catalog, registry=registry, billing=args.billing, coin=args.coin,
+                          serving=_serving_options(args))
+    if args.chart and not answer.error:
+        write_chart(answer, args.lang, args.chart)
+    return print_answer(answer, args.json, args.lang, details=args.details)
+
+
+def write_chart(answer: Answer, lang: str, path: str) -> None:
+    """--chart FILE.png: matplotlib is imported here only, so no other command pays for it."""
+    from bot.features.chart import chart_data, render_png
+
+    try:
+        with open(path, "wb") as handle:
+            handle.write(render_png(chart_data(answer, lang)))
+    except OSError as exc:
+        raise CliError(f"cannot write the chart to {path}: {exc.strerror or exc}") from None
+
+
+def _model_id(model: str | None) -> str | None:
+    """--model as a registry id or alias, else as a Hugging Face repo id (case-insensitive); else as given (the
+    engine then says it does not know it)."""
+    if not model:
+        return model
+    registry = default_registry()
+    if registry.get(model) is not None:
+        return model
+    found = find_hf_repo(registry, model)
+    return found.id if found is not None else model
+
+
+def print_answer(answer: Answer, as_json: bool, lang: str = "en", *, details: bool = False) -> int:
+    if as_json:
+        print(json.dumps(answer.to_json(), ensure_ascii=False, allow_nan=False))
+    elif not answer.error:
+        from bot.texts.render import plain, render_answer  # the text only: --json never imports the renderer (#14)
+
+        print(plain(render_answer(answer, lang, details=details, max_alternatives=3)))
+    if answer.error:
+        print(f"cardfit: {answer.error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return EXIT_OK
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    """`cardfit models [--search TEXT] [--json]`: the registry's models, one line each (or a JSON list)."""
+    from engine.models.registry import default_registry
+
+    registry = default_registry()
+    text = " ".join(args.search or ())
+    found = registry.search(text) if text else registry.models
+    if args.json:
+        print(json.dumps([model.listing() for model in found], ensure_ascii=False))
+        return EXIT_OK
+    if not found:
+        print(f"no model matches {text!r}; `cardfit models` lists all {len(registry)}")
+        return EXIT_OK
+    for model in found:
+        formats = [model.weights_format or "-"]
+        if model.published_weights:
+            formats[0] += f" {model.published_weights.gb:g} GB"
+        for repo in model.quantized:
+            quant = repo.quant.upper().replace("GGUF_", "GGUF ")
+            formats.append(f"{quant} {repo.gb:g} GB" if repo.gb else quant)
+        context = f"{model.context_max:,}" if model.context_max else "-"
+        print(f"{model.id:<30} {model.name:<34} {model.params_b:>8g}B {context:>10}  {', '.join(formats)}")
+    print(f"{len(found)} of {len(registry)} models")
+    return EXIT_OK
+
+
+def cmd_catalog_check(args: argparse.Namespace) -> int:
+    try:
+        loaded = load_catalog(args.file, compiled=False)  # `catalog check` validates the YAML itself
+    except CatalogError as exc:
+        print(str(exc))
+        return EXIT_BAD_INPUT
+    print(f"ok: {loaded.catalog.provider}, {len(loaded.catalog.cards)} cards")
+    return EXIT_OK
+
+
+def ask_answer(text: str, catalog: Catalog, vocabulary: Vocabulary) -> tuple[Answer | None, str | None, str]:
+    """(answer, parse error, language) for one question; pure, no preferences. `vocabulary`: the catalog's
+    (Vocabulary.of_catalog), built once per run."""
+    answer, error, language, _ = _ask(text, catalog, vocabulary)
+    return answer, error, language
+
+
+def _ask(text: str, catalog: Catalog, vocabulary: Vocabulary,
+         memo: bool = True) -> tuple[Answer | None, str | None, str, bool]:
+    """ask_answer, and whether the Hugging Face lookup was asked (its answer may change between two asks).
+    `memo`: engine.parse's memo (False: the text is read afresh)."""
+    result = parse(text, vocabulary, memo=memo)
+    registry = None
+    asked_hub = False
+    # an org/name the registry does not know: ask the Hub (bot/features/hub_lookup.py)
+    if result.hub_candidate is not None:
+        lookup = _hub_lookup()
+        if lookup.enabled:
+            from bot.features.hub_lookup import hub_question
+
+            asked_hub = True
+            hub = lookup.lookup_sync(result.hub_candidate)
+            result = hub_question(text, result, hub, vocabulary)
+            registry = default_registry().with_models(hub.hub.shape) if hub.hub is not None else None
+    if result.request is None:
+        return None, result.error or "not a sizing question", result.language, asked_hub
+    return build_answer(result.request, catalog, registry=registry), None, result.language, asked_hub
+
+
+@lru_cache(maxsize=1)
+def _hub_lookup() -> HubLookup:
+    """One per run: a batch on stdin asks the Hub once per repository. bot.features.hub_lookup (and through it the
+    store,
+    asyncio and the database drivers) is imported here, when a question names a repository the registry does not
+    know, not on every start of `cardfit ask` (issue #14: cold start)."""
+    from bot.features.hub_lookup import HubLookup
+
+    return HubLookup.from_env()
+
+
+def _ask_json(text: str, catalog: Catalog, vocabulary: Vocabulary) -> dict[str, Any]:
+    return ask_json(text, catalog, vocabulary)[0]
+
+
+def ask_batch(catalog: Catalog, vocabulary: Vocabulary, memo: bool = True) -> AskBatch:
+    """What `cardfit ask --json -` answers its lines with (bot/cli/ask_batch.py: identical lines once per run)."""
+    from bot.cli.ask_batch import AskBatch
+
+    return AskBatch(lambda text: ask_json(text, catalog, vocabulary, memo), memo=memo)
+
+
+def ask_json(text: str, catalog: Catalog, vocabulary: Vocabulary,
+             memo: bool = True) -> tuple[dict[str, Any], bool]:
+    """The JSON object `cardfit ask --json` prints for one question, and whether it is the same whenever the text
+    is: False when the Hugging Face lookup was asked or the line failed inside (bot/cli/ask_batch.py keeps only
+    those that are)."""
+    try:
+        answer, error, _, asked_hub = _ask(text, catalog, vocabulary, memo)
+    except Exception as exc:  # one bad line must not end a batch; say what happened on that line
+        return _error_object(f"internal error: {exc.__class__.__name__}"), False
+    if answer is None:
+        error = error or "not a sizing question"
+        return _error_object(f"{error}: {HELP_HINT}" if error == "not a sizing question" else error), not asked_hub
+    return answer.to_json(), not asked_hub
+
+
+HELP_HINT = "ask e.g. '70B at 4-bit, 32k context', 'QLoRA Llama 3.1 70B' or 'Mixtral 8x7B on an RTX 4090'"
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    catalog = _load(args.catalog).catalog
+    vocabulary = Vocabulary.of_catalog(catalog)
+    args.text = " ".join(args.text)
+    if args.text == "-":
+        if not args.json:
+            raise CliError("reading questions from stdin needs --json")
+        import gc
+
+        # CARDFIT_ASK_MEMO=0 answers every line afresh (the benchmark's cold figure): no line memo, no parse memo
+        batch = ask_batch(catalog, vocabulary, memo=os.environ.get("CARDFIT_ASK_MEMO", "1") != "0")
+        gc.freeze()  # the catalog, registry and indexes live for the whole batch: no collection rescans them
+        stdin = sys.stdin
+        if isinstance(stdin, io.TextIOWrapper) and stdin.errors == "strict":
+            # An undecodable byte is that line's business, not the end of the run (a UTF-8 locale other than C
+            # reads stdin strictly): it reaches the parser as a surrogate and goes back out as the same byte.
+            stdin.reconfigure(errors="surrogateescape")
+        batch.run(stdin, sys.stdout)
+        return EXIT_OK
+    answer, error, language = ask_answer(args.text, catalog, vocabulary)
+    if answer is None:
+        if args.json:
+            print(json.dumps(_ask_json(args.text, catalog, vocabulary), ensure_ascii=False, allow_nan=False))
+        else:
+            from bot.texts.render import plain, render_parse_error
+
+            lang = args.lang or language
+            print(plain(render_parse_error(lang, error or "not a sizing question")))
+        print(f"cardfit: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return print_answer(answer, args.json, args.lang or language, details=args.details)
+
+
+def _settings() -> Settings:
+    from bot.config import ConfigError, load_settings
+
+    try:
+        return load_settings()
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from bot.cli.chat import run_chat
+
+    settings = _settings()
+    _load(settings.catalog)
+    return asyncio.run(run_chat(settings))
+
+
+class RedactSecrets:
+    """A logging filter that replaces secrets (the bot token, the top-up key) in every record with '***',
+    tracebacks included: a record's exc_info is formatted here, redacted, and kept as its exc_text."""
+
+    def __init__(self, secrets: list[str]):
+        self.secrets = [secret for secret in secrets if len(secret) >= 8]
+
+    def redact(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if any(secret in message for secret in self.secrets):
+            record.msg, record.args = self.redact(message), None
+        if record.exc_info and record.exc_info[0] is not None:
+            # logging.Formatter prints exc_text as is when it is set: format the traceback once, redacted.
+            import traceback  # here and below, not at the top: `cardfit ask` never needs it (issue #14)
+
+            record.exc_text = self.redact("".join(traceback.format_exception(*record.exc_info)).rstrip("\n"))
+            record.exc_info = None
+        elif record.exc_text:
+            record.exc_text = self.redact(record.exc_text)
+        return True
+
+    def excepthook(self, kind: type[BaseException], error: BaseException, trace: TracebackType | None) -> None:
+        """sys.excepthook: an uncaught exception is printed to stderr with the secrets replaced."""
+        import traceback
+
+        sys.stderr.write(self.redact("".join(traceback.format_exception(kind, error, trace))))
+
+
+BOT_TOKEN_REFUSED = "the bot token was refused by Telegram (revoked or mistyped? get a new one from @BotFather)"
+
+
+def cmd_bot(args: argparse.Namespace) -> int:
+    settings = _settings()
+    if settings.bot_token is None:
+        raise CliError("CARDFIT_BOT_TOKEN is not set (get one from @BotFather); `cardfit chat` runs without it")
+    _load(settings.catalog)
+    import logging
+
+    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # its request lines contain the bot token
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)  # a line per catalog-watch run otherwise
+    redact = RedactSecrets([settings.bot_token.get_secret_value(),
+                            settings.topup_secret.get_secret_value() if settings.topup_secret else "",
+                            settings.webhook_secret.get_secret_value() if settings.webhook_secret else ""])
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(redact)  # whatever a library logs at DEBUG, the secrets never reach the log
+    sys.excepthook = redact.excepthook  # nor an uncaught exception's traceback on stderr
+    from telegram.error import InvalidToken
+
+    from bot.telegram.app import build_application
+
+    application = build_application(settings)
+    import asyncio
+
+    try:
+        if settings.webhook_url is not None:
+            from bot.telegram.webhook import serve_webhook
+
+            asyncio.run(serve_webhook(application, settings))
+            return EXIT_OK
+        # Polling (the default) through the durable inbox (issue #15): stored before confirmed. On a bot that had a
+        # webhook it deletes the webhook first, as PTB's run_polling did.
+        from bot.telegram.inbox import serve_polling
+
+        asyncio.run(serve_polling(application))
+    except InvalidToken:
+        # PTB's message quotes the whole token ("The token `...` was rejected by the server"): never print it.
+        raise CliError(BOT_TOKEN_REFUSED) from None
+    return EXIT_OK
+
+
+def cmd_health(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from bot.store import Store
+    from bot.store.database import redacted
+
+    settings = _settings()
+    _load(settings.catalog)
+
+    async def probe() -> None:
+        store = await Store.open(settings.db)
+        try:
+            await store.count_users()
+        finally:
+            await store.close()
+
+    try:
+        asyncio.run(probe())
+    except Exception as exc:  # any failure to open the store is unhealthy; say which, never a secret
+        raise CliError(f"store {redacted(settings.db)}: {exc.__class__.__name__}: {exc}") from None
+    print("ok")
+    return EXIT_OK
+
+
+def cmd_announce(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from bot.operators.announcements import dry_run_text
+    from bot.store import Store
+    from bot.texts.render import plain
+
+    settings = _settings()
+    loaded = _load(args.catalog or settings.catalog)
+
+    async def last_text() -> str | None:
+        store = await Store.open(settings.db)
+        try:
+            last = await store.last_posted()  # of any catalog id, as the bot diffs (a renamed id is a change)
+            return last.catalog_text if last is not None else None
+        finally:
+            await store.close()
+
+    print(plain(dry_run_text(loaded, asyncio.run(last_text()), args.lang)))
+    return EXIT_OK
+
+
+COMMANDS = {"size": cmd_size, "ask": cmd_ask, "chat": cmd_chat, "bot": cmd_bot, "health": cmd_health,
+            "announce": cmd_announce}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in argv
+    try:
+        args = build_parser(argv[0] if argv else None).parse_args(argv)
+        if args.command == "catalog":
+            return cmd_catalog_check(args)
+        handler = COMMANDS.get(args.command) or getattr(args, "handler", None)
+        if handler is None:
+            raise CliError(f"unknown command {args.command!r}")
+        return handler(args)
+    except CliError as exc:
+        return _emit_error(str(exc), as_json)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # `cardfit ask ... | head`: the reader left; not an error worth a traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

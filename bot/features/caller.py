@@ -1,0 +1,70 @@
+"""Who is asking: the user as the front end knows them, their stored preferences, and the language to answer in.
+
+Resolved once per update (Telegram: the pre-handler in bot/handlers/incoming.py; the terminal chat: each line),
+then handed to the conversation, so no reply reads the preferences a second time.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from bot.store import Preferences
+from bot.store.users import UserRepository
+from bot.texts.i18n import normalize_language
+
+
+@dataclass(frozen=True, slots=True)
+class UserInfo:
+    id: int
+    language_code: str | None = None
+    first_name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    user: UserInfo
+    preferences: Preferences
+
+    @property
+    def id(self) -> int:
+        return self.user.id
+
+    @property
+    def telegram_language(self) -> str | None:
+        """The client's language as 'en'/'de', or None when the update carried no language_code."""
+        return normalize_language(self.user.language_code) if self.user.language_code else None
+
+    @property
+    def language(self) -> str:
+        return self.language_for(None)
+
+    def language_for(self, detected: str | None) -> str:
+        """An explicit /set lang wins; then the language the question itself told (`ParseResult.told_language`:
+        None when it told none, as "70B int4" does), so an English question from a German client is answered in
+        English; then the client's language."""
+        if self.preferences.language:
+            return self.preferences.language
+        if detected in ("en", "de"):
+            return detected
+        return normalize_language(self.user.language_code)
+
+    def with_preferences(self, preferences: Preferences) -> Caller:
+        """After a preference was written: the answer that follows must already use it."""
+        return replace(self, preferences=preferences)
+
+
+async def resolve_caller(users: UserRepository, user: UserInfo, *, record_activity: bool = True) -> Caller:
+    """Read the user's preferences; with `record_activity` (the user wrote to the bot) also record that they are
+    reachable again and their client's language. That write happens only when it changes something (a new user,
+    a blocked one, another language), so most updates cost one read, as they did before; it is deferred
+    (bot/store/deferred.py): inside an update's handling it commits with the update's next write."""
+    caller = Caller(user, await users.get_preferences(user.id))
+    if record_activity and _activity_changes(caller):
+        caller = caller.with_preferences(await users.touch_user(user.id, caller.telegram_language,
+                                                                read=caller.preferences))
+    return caller
+
+
+def _activity_changes(caller: Caller) -> bool:
+    prefs = caller.preferences
+    language = caller.telegram_language
+    return not prefs.stored or prefs.blocked or (language is not None and language != prefs.telegram_language)

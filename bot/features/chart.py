@@ -1,0 +1,332 @@
+"""The answer as a picture (issue #12): plain chart data from an answer, a PNG from the data, and the chart button.
+
+`chart_data` is pure (no matplotlib): the requirement as a stacked bar of its components beside the memory of the
+fit and of each alternative, grouped by card count -- a set is drawn per GPU (its per-GPU share of the requirement
+beside one card's memory), because that is the figure that decides whether a set starts. `render_png` imports
+matplotlib (Agg, no pyplot: the bot renders in a worker thread, and pyplot's global state is not thread-safe)
+only when a chart is asked for, so the cold start of `cardfit ask` never pays for it.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bot.features.callbacks import ChartButton
+from bot.features.caller import Caller
+from bot.features.conversation import CallbackResult, Conversation
+from bot.texts.i18n import fmt_gb, fmt_usd, t, texts
+from bot.texts.render import plain, render_request
+from engine.answer.build import Answer
+from engine.fit.selection import Layout
+from engine.sizing.payload import PayloadError, decode_request
+
+MAX_LAYOUTS = 5  # the fit and four others: more bars than that stop being readable at 900 px
+CAPTION_LIMIT = 900  # Telegram's photo caption holds 1,024 characters; escaping may lengthen ours
+LayoutKey = tuple[str, int]  # (card id, count)
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    key: str  # what it is (a component name, "capacity"): the renderer's colour
+    label: str  # in the reader's language, for the legend
+    gb: float
+
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    label: str  # under the bar (may hold a line break)
+    value: str  # above the bar, formatted for the reader
+    segments: tuple[Segment, ...]  # stacked, bottom first; a card's memory is one segment
+    need: bool = False  # the requirement (else a card's memory)
+    chosen: bool = False  # the layout the answer recommends
+    holds: bool = True  # a card's memory: the layout holds the requirement
+    usable_gb: float | None = None  # what the serving engine can use of this card (when the answer carries it)
+
+    @property
+    def total_gb(self) -> float:
+        return sum(segment.gb for segment in self.segments)
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    title: str
+    need_gb: float  # drawn as a dashed line across the group's bars
+    bars: tuple[Bar, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ChartData:
+    title: str
+    y_label: str
+    groups: tuple[Group, ...]
+    caption: str  # plain text: escape it for HTML
+    legend: Mapping[str, str]  # labels for the renderer's own marks: capacity, short, usable, need, chosen
+
+    @property
+    def bars(self) -> tuple[Bar, ...]:
+        return tuple(bar for group in self.groups for bar in group.bars)
+
+
+# -- data (pure) -------------------------------------------------------------------------------------------------
+
+def _key(layout: Layout) -> LayoutKey:
+    return layout.card.id, layout.count
+
+
+def chart_layouts(answer: Answer) -> list[Layout]:
+    """The layouts to draw, the recommended one first: those compared, else the fit, the policy's choice (when a
+    named layout fails) and the alternatives; each once."""
+    if answer.compare is not None:
+        candidates = [item.layout for item in answer.compare]
+    else:
+        selection = answer.selection
+        candidates = [] if selection is None else [
+            layout for layout in (selection.fit, selection.recommended, *selection.alternatives) if layout is not None]
+    payable = answer.payable
+    if payable is not None:
+        candidates.sort(key=lambda layout: _key(layout) != _key(payable))  # stable: the rest keep their order
+    seen: set[LayoutKey] = set()
+    layouts = []
+    for layout in candidates:
+        if _key(layout) not in seen:
+            seen.add(_key(layout))
+            layouts.append(layout)
+    return layouts[:MAX_LAYOUTS]
+
+
+def serving_usable(answer: Answer) -> dict[LayoutKey, float]:
+    """The serving check's usable GB per GPU for the layout it describes (DESIGN.md Contract v2: `serving`
+    describes the layout `fit` describes), when the answer carries one."""
+    serving = getattr(answer, "serving", None)
+    usable = getattr(serving, "usable_gb_per_gpu", None)
+    fit = answer.fit
+    if fit is None or not isinstance(usable, int | float) or getattr(serving, "tp", fit.count) != fit.count:
+        return {}
+    return {_key(fit): float(usable)}
+
+
+def _label(lang: str, key: str, fallback: str) -> str:
+    return t(lang, key) if key in texts("en") else fallback
+
+
+def _need_bar(answer: Answer, lang: str, count: int, layout: Layout | None) -> Bar:
+    requirement = answer.requirement
+    assert requirement is not None
+    per = layout.per_gpu if layout is not None else None
+    segments: tuple[Segment, ...]
+    if count > 1 and per is not None:
+        segments = (Segment("weights", t(lang, "component.weights"), per.weights_gb),
+                    Segment("kv_cache", t(lang, "component.kv_cache"), per.kv_cache_gb),
+                    Segment("other", t(lang, "chart.other"), per.other_gb))
+        total = per.total_gb
+    else:
+        segments = tuple(Segment(c.name, _label(lang, f"component.{c.name}", c.name), c.gb)
+                         for c in requirement.components)
+        total = requirement.total_gb
+    return Bar(t(lang, "chart.need"), fmt_gb(lang, total), tuple(s for s in segments if s.gb > 0), need=True)
+
+
+def _capacity_bar(lang: str, layout: Layout, per_gpu: bool, chosen: bool, usable: float | None) -> Bar:
+    capacity = layout.card.vram_gb if per_gpu else layout.vram_gb
+    label = f"{layout.label}\n" + t(lang, "chart.per_month", monthly=fmt_usd(lang, layout.monthly_usd))
+    return Bar(label, fmt_gb(lang, capacity, None), (Segment("capacity", t(lang, "chart.capacity"), capacity),),
+               chosen=chosen, holds=layout.valid, usable_gb=usable)
+
+
+def chart_data(answer: Answer, lang: str, usable_gb_per_gpu: Mapping[LayoutKey, float] | None = None) -> ChartData:
+    """The chart of a sizing answer (one with a requirement). `usable_gb_per_gpu`: what the serving engine can
+    use per GPU of a layout, by (card id, count); by default the answer's own serving check, if any."""
+    requirement = answer.requirement
+    if requirement is None or answer.resolved is None:
+        raise ValueError("only a sizing answer has a chart")
+    usable = dict(serving_usable(answer) if usable_gb_per_gpu is None else usable_gb_per_gpu)
+    payable = answer.payable
+    by_count: dict[int, list[Layout]] = {}
+    for layout in chart_layouts(answer):
+        by_count.setdefault(layout.count if layout.per_gpu is not None else 1, []).append(layout)
+    if not by_count:
+        by_count[1] = []
+    groups = []
+    for count, layouts in by_count.items():
+        need = _need_bar(answer, lang, count, layouts[0] if layouts else None)
+        per_gpu = count > 1
+        bars = [need] + [_capacity_bar(lang, layout, per_gpu, payable is not None and _key(layout) == _key(payable),
+                                       usable.get(_key(layout))) for layout in layouts]
+        title = t(lang, "chart.group_set", count=count) if per_gpu else t(lang, "chart.group_single")
+        groups.append(Group(title, need.total_gb, tuple(bars)))
+    legend = {key: t(lang, f"chart.legend.{key}") for key in ("capacity", "short", "usable", "need", "chosen")}
+    return ChartData(title=plain(render_request(answer, lang)[0]), y_label=t(lang, "chart.y_label"),
+                     groups=tuple(groups), caption=chart_caption(answer, lang), legend=legend)
+
+
+def chart_caption(answer: Answer, lang: str) -> str:
+    """The key numbers in words: the question, the need, the fit with its spare memory and prices."""
+    requirement = answer.requirement
+    assert requirement is not None
+    lines = [plain(render_request(answer, lang)[0]),
+             t(lang, "chart.caption_need", need=fmt_gb(lang, requirement.total_gb))]
+    fit, payable = answer.fit, answer.payable
+    if fit is not None and not fit.valid:
+        lines.append(t(lang, "chart.caption_short", layout=fit.label, vram=fmt_gb(lang, fit.vram_gb, None)))
+    if payable is not None:
+        lines.append(t(lang, "chart.caption_fit", layout=payable.label, vram=fmt_gb(lang, payable.vram_gb, None),
+                       spare=fmt_gb(lang, payable.spare_gb), hourly=fmt_usd(lang, payable.hourly_usd),
+                       monthly=fmt_usd(lang, payable.monthly_usd)))
+    else:
+        lines.append(t(lang, "chart.caption_no_fit"))
+    caption = "\n".join(lines)
+    return caption if len(caption) <= CAPTION_LIMIT else caption[:CAPTION_LIMIT - 1] + "…"
+
+
+# -- the button (front-end neutral: the Telegram handler and the terminal chat both call it) ---------------------
+
+async def press_chart(conversation: Conversation, caller: Caller, data: object, *,
+                      shared: bool = False) -> ChartData | CallbackResult:
+    """The chart of the answer a button belongs to, or the stale notice for data that does not decode into one.
+    Same language rule as the other answer buttons: an explicit /set lang wins, else the message's language."""
+    button = ChartButton.decode(data)
+    if button is None:
+        return conversation.invalid_button(caller, ChartButton.invalid_notice)
+    try:
+        request = decode_request(button.payload)
+    except PayloadError:
+        return conversation.invalid_button(caller, ChartButton.invalid_notice)
+    prefs = caller.preferences
+    answer = conversation.answer(request, caller.user, prefs, anonymous=shared)
+    if answer.error is not None or answer.requirement is None:
+        return conversation.invalid_button(caller, ChartButton.invalid_notice)
+    return chart_data(answer, prefs.language or button.lang)
+
+
+def chart_path(directory: str | Path, data: ChartData) -> Path:
+    """Where the terminal chat writes a chart: one file per distinct chart, so pressing again overwrites it."""
+    digest = hashlib.sha256(repr(data).encode()).hexdigest()[:12]
+    return Path(directory) / f"chart-{digest}.png"
+
+
+# -- rendering (matplotlib, imported here only) -----------------------------------------------------------------
+
+COLOURS = {
+    "weights": "#4c72b0", "kv_cache": "#dd8452", "overhead": "#937860", "other": "#bda68c",
+    "optimizer": "#c44e52", "optimizer_upper": "#e8a0a2", "gradients": "#8172b3", "activations": "#55a868",
+    "adapter": "#da8bc3", "capacity": "#2a9d8f", "short": "#c8c8c8",
+}
+HEIGHT_INCHES = 4.8
+LEFT_INCHES, LEGEND_INCHES = 0.7, 2.4
+MIN_PLOT_INCHES, INCHES_PER_BAR = 5.0, 0.95  # 95 px per bar fits "8x RTX 4090" and "2.808 $/Monat" at 8 pt
+DPI = 100  # about 900 x 480 px: sharp in a Telegram chat, and a PNG of a few dozen KB
+BAR_WIDTH = 0.7
+GROUP_GAP = 0.8
+
+
+def render_png(data: ChartData) -> bytes:
+    """The chart as PNG bytes. Safe in a worker thread: one Figure and canvas per call, no pyplot (whose current
+    figure is global), and matplotlib keeps one FreeType font object per thread (font_manager.get_font passes
+    threading.get_ident() to its cache), so renders in parallel threads share no drawing state."""
+    import io
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.collections import LineCollection, PatchCollection
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch, Rectangle
+    from matplotlib.transforms import blended_transform_factory
+
+    layout = _Layout.of(data)
+    units = layout.positions[-1] + 1.2 if layout.positions else 1.2
+    plot_inches = max(MIN_PLOT_INCHES, units * INCHES_PER_BAR)  # every card's name stays readable under its bar
+    width = LEFT_INCHES + plot_inches + LEGEND_INCHES
+    figure = Figure(figsize=(width, HEIGHT_INCHES), dpi=DPI)
+    FigureCanvasAgg(figure)
+    axes = figure.add_axes((LEFT_INCHES / width, 0.15, plot_inches / width, 0.73))
+    # One collection per kind of mark instead of a bar() call per segment, and the labels under the bars as plain
+    # texts instead of x ticks (a matplotlib Tick costs milliseconds to build): the chart must render well under
+    # 300 ms on a busy 2-core machine (benchmarks/bench_chart.py).
+    axes.add_collection(PatchCollection(
+        [Rectangle((x - BAR_WIDTH / 2, bottom), BAR_WIDTH, height) for x, bottom, height, _, _ in layout.rectangles],
+        facecolors=[colour for *_, colour, _ in layout.rectangles],
+        edgecolors=["#222222" if chosen else "white" for *_, chosen in layout.rectangles],
+        linewidths=[1.6 if chosen else 0.5 for *_, chosen in layout.rectangles]))
+    axes.add_collection(LineCollection(layout.need_lines, colors="#444444", linestyles="dashed", linewidths=0.9))
+    if layout.usable_lines:
+        axes.add_collection(LineCollection(layout.usable_lines, colors="#111111", linewidths=2.2))
+    below = blended_transform_factory(axes.transData, axes.transAxes)  # x in bars, y in the axes' height
+    for x, bar in zip(layout.positions, data.bars, strict=True):
+        axes.text(x, -0.015, bar.label, transform=below, ha="center", va="top", fontsize=8)
+        axes.text(x, bar.total_gb, bar.value + (f"\n{data.legend['chosen']}" if bar.chosen else ""), ha="center",
+                  va="bottom", fontsize=8, fontweight="bold" if bar.chosen else "normal")
+    for x, group in zip(layout.group_centres, data.groups, strict=True):
+        axes.text(x, 1.0, group.title, transform=below, ha="center", va="bottom", fontsize=9, color="#333333")
+    top = max([bar.total_gb for bar in data.bars] + [bar.usable_gb or 0 for bar in data.bars] + [1.0]) * 1.18
+    axes.set_xticks([])
+    axes.set_xlim(-0.6, units - 0.6)
+    axes.set_ylim(0, top)
+    axes.set_yticks(_nice_ticks(top))
+    axes.set_ylabel(data.y_label, fontsize=9)
+    axes.spines[["top", "right"]].set_visible(False)
+    axes.tick_params(axis="y", labelsize=8)
+    axes.grid(axis="y", alpha=0.3)
+    axes.set_axisbelow(True)
+    handles: list[Any] = [Patch(color=colour) for colour in layout.legend.values()]
+    handles.append(Line2D([], [], color="#444444", linestyle="dashed", linewidth=0.9))
+    labels = [*layout.legend, data.legend["need"]]
+    if layout.usable_lines:
+        handles.append(Line2D([], [], color="#111111", linewidth=2.2))
+        labels.append(data.legend["usable"])
+    figure.legend(handles, labels, loc="center left", bbox_to_anchor=((LEFT_INCHES + plot_inches + 0.15) / width, 0.55),
+                  fontsize=8, frameon=False)
+    figure.suptitle(data.title, fontsize=11, x=(LEFT_INCHES + plot_inches / 2) / width, y=0.97)
+    buffer = io.BytesIO()
+    # zlib level 1: a third of the default's encoding time for a file a few KB larger (flat colours compress well)
+    figure.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None}, pil_kwargs={"compress_level": 1})
+    return buffer.getvalue()
+
+
+def _nice_ticks(top_gb: float, most: int = 5) -> list[float]:
+    """A few round gridlines from 0 up to `top_gb` (steps of 1, 2, 2.5 or 5 x a power of ten)."""
+    raw = top_gb / most
+    magnitude = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1.0
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    return [i * step for i in range(int(top_gb // step) + 1)]
+
+
+@dataclass(slots=True)
+class _Layout:
+    """Where everything goes, in data coordinates (x: one unit per bar, a gap between groups)."""
+
+    positions: list[float]
+    group_centres: list[float]
+    rectangles: list[tuple[float, float, float, str, bool]]  # x, bottom, height, colour, chosen
+    need_lines: list[list[tuple[float, float]]]
+    usable_lines: list[list[tuple[float, float]]]
+    legend: dict[str, str]  # label -> colour, in the order first drawn
+
+    @classmethod
+    def of(cls, data: ChartData) -> _Layout:
+        layout = cls([], [], [], [], [], {})
+        x = 0.0
+        for group in data.groups:
+            start = x
+            for bar in group.bars:
+                layout.place(x, bar, data.legend)
+                x += 1
+            layout.group_centres.append((start + x - 1) / 2)
+            layout.need_lines.append([(start - BAR_WIDTH / 2, group.need_gb), (x - 1 + BAR_WIDTH / 2, group.need_gb)])
+            x += GROUP_GAP
+        return layout
+
+    def place(self, x: float, bar: Bar, legend: Mapping[str, str]) -> None:
+        self.positions.append(x)
+        bottom = 0.0
+        for segment in bar.segments:
+            key = segment.key if bar.need or bar.holds else "short"
+            colour = COLOURS.get(key, "#999999")
+            self.legend.setdefault(segment.label if bar.need else legend["capacity" if bar.holds else "short"], colour)
+            self.rectangles.append((x, bottom, segment.gb, colour, bar.chosen))
+            bottom += segment.gb
+        if bar.usable_gb is not None:
+            self.usable_lines.append([(x - BAR_WIDTH / 2, bar.usable_gb), (x + BAR_WIDTH / 2, bar.usable_gb)])

@@ -1,0 +1,141 @@
+"""The catalog in service: the holder every reply reads, and its reload (the watch job or /reload) — read the
+file until it holds still, validate it, swap it in whole, and hand a changed version to the announcement workflow."""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import html
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from telegram.error import TelegramError
+
+from bot.config import Settings
+from bot.operators.alerts import Sender
+from bot.operators.announcements import AnnouncementWorkflow, short_sha
+from bot.texts.i18n import t
+from catalog.loader import CatalogError, LoadedCatalog, parse_catalog_bytes
+from catalog.schema import Catalog
+from engine.parse import Vocabulary
+
+log = logging.getLogger(__name__)
+esc = html.escape
+
+
+class CatalogHolder:
+    """The catalog in service; swapped whole on a reload so a reply never mixes two versions."""
+
+    def __init__(self, loaded: LoadedCatalog):
+        self.put(loaded)
+
+    def put(self, loaded: LoadedCatalog) -> None:
+        """Put a validated catalog in service: the one place where what is derived from a catalog gets built.
+
+        The parser's vocabulary is built here, once per catalog version, and swapped with it in one assignment,
+        so a reply never reads one version's cards with another version's names."""
+        self._current = (loaded, Vocabulary.of_catalog(loaded.catalog))
+
+    @property
+    def loaded(self) -> LoadedCatalog:
+        return self._current[0]
+
+    @loaded.setter
+    def loaded(self, loaded: LoadedCatalog) -> None:
+        self.put(loaded)
+
+    @property
+    def catalog(self) -> Catalog:
+        return self._current[0].catalog
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The model, card and region names of the catalog in service (engine.parse.Vocabulary)."""
+        return self._current[1]
+
+
+@dataclass(slots=True)
+class ReloadOutcome:
+    status: str  # unchanged | unsettled | invalid | no_changes | previewed | posted | already
+    text: str  # for the admin who asked (HTML)
+    announcement_id: int | None = None
+    notified: bool = False  # the admins were just told (an invalid file): no need to repeat it to the asker
+
+
+class CatalogService:
+    def __init__(self, settings: Settings, catalogs: CatalogHolder, sender: Sender,
+                 announcements: AnnouncementWorkflow, lang: str = "en"):
+        self.settings = settings
+        self.catalogs = catalogs
+        self.sender = sender
+        self.announcements = announcements
+        self.lang = lang
+        self._check_lock = asyncio.Lock()
+        self._rejected_sha: str | None = None
+        self._rejected_error = ""
+
+    async def check(self, *, force: bool = False) -> ReloadOutcome:
+        """Read the catalog file; swap in a valid new version and announce what changed since the last post."""
+        async with self._check_lock:
+            loaded = self.catalogs.loaded
+            path = loaded.path
+            try:
+                raw = await asyncio.to_thread(path.read_bytes)
+            except OSError as exc:
+                return await self._reject(f"{path}: cannot read: {exc.strerror}", None, force)
+            sha = hashlib.sha256(raw).hexdigest()
+            if sha == loaded.sha256 and not force:
+                return ReloadOutcome("unchanged", t(self.lang, "reload.unchanged", sha=short_sha(sha)))
+            if sha == self._rejected_sha and not force:
+                # An invalid version is reported once and not parsed again at every watch tick.
+                return ReloadOutcome("invalid", t(self.lang, "reload.invalid", error=esc(self._rejected_error)))
+            if not await self._holds_still(path, raw):
+                log.info("catalog file %s is still changing; taken once it holds still", path)
+                return ReloadOutcome("unsettled", t(self.lang, "reload.unsettled",
+                                                    delay=f"{self.settings.catalog_settle_s:g}"))
+            try:
+                # The same strict loader as the start (UTF-8, size cap), off the event loop: a large or hostile
+                # file must not stall customers' replies.
+                catalog = await asyncio.to_thread(parse_catalog_bytes, raw, str(path))
+            except CatalogError as exc:
+                return await self._reject(str(exc), sha, force)
+            text = raw.decode("utf-8")
+            self._rejected_sha = None
+            if sha != loaded.sha256:
+                self.catalogs.put(LoadedCatalog(catalog, path, sha))
+                log.info("catalog %s reloaded (%s, %d cards)", catalog.id, short_sha(sha), len(catalog.cards))
+            loaded_text = t(self.lang, "reload.loaded", provider=esc(catalog.provider), count=len(catalog.cards),
+                            sha=short_sha(sha))
+            announced = await self.announcements.announce(catalog, sha, text)
+            if announced.text is not None:
+                loaded_text += "\n" + announced.text
+            return ReloadOutcome(announced.status, loaded_text, announced.announcement_id)
+
+    async def _holds_still(self, path: Path, raw: bytes) -> bool:
+        """True when the file reads the same again after the settle delay (a writer rewriting it in place is
+        still at work otherwise; the next watch tick or /reload tries again)."""
+        delay = self.settings.catalog_settle_s
+        if delay <= 0:
+            return True
+        await asyncio.sleep(delay)
+        try:
+            return await asyncio.to_thread(path.read_bytes) == raw
+        except OSError:
+            return False
+
+    async def _reject(self, error: str, sha: str | None, force: bool) -> ReloadOutcome:
+        text = t(self.lang, "reload.invalid", error=esc(error))
+        notified = sha is None or sha != self._rejected_sha
+        if notified:  # tell the admins (and the log) once per broken version, not at every watch tick
+            log.warning("catalog rejected: %s", error)
+            self._rejected_sha = sha
+            self._rejected_error = error
+            await self.notify_admins(text)
+        return ReloadOutcome("invalid", text, notified=notified)
+
+    async def notify_admins(self, text: str) -> None:
+        for admin in self.settings.admin_ids:
+            try:
+                await self.sender.send_message(admin, text)
+            except TelegramError as exc:
+                log.warning("could not notify admin %s: %s", admin, exc)

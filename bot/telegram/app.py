@@ -1,0 +1,171 @@
+"""Building the Telegram application: one `build_application(settings)`, services opened in post_init."""
+from __future__ import annotations
+
+import gc
+import logging
+from typing import cast
+
+from telegram import BotCommand, BotCommandScope, BotCommandScopeChat, BotCommandScopeDefault, LinkPreviewOptions
+from telegram._utils.types import JSONDict
+from telegram.constants import ParseMode
+from telegram.ext import Application, Defaults
+from telegram.request import BaseRequest
+
+from bot.config import Settings
+from bot.features.commands import Scope, menu
+from bot.operators.catalog_service import CatalogHolder
+from bot.telegram.context import CONTEXT_TYPES, CardfitApplication, CustomContext
+from bot.telegram.inbox import INBOX_KEY, RAW_UPDATES_KEY, Inbox, InboxRateLimiter, RawUpdatesRequest
+from bot.telegram.services import Services
+from bot.telegram.transport import JsonRequest
+from bot.texts.i18n import LANGUAGES, t
+from catalog.loader import load_catalog
+from engine.parse import parse
+
+log = logging.getLogger(__name__)
+SEND_READ_TIMEOUT_S = 25.0
+SEND_WRITE_TIMEOUT_S = 25.0
+# PTB opens up to 256 connections, and httpcore walks all of them (and every waiting request) whenever a request
+# starts or ends: with 64 updates handled at once that walk cost more CPU than Cardfit's own work (issue #14,
+# benchmarks/bench_bot.py: ~1.5 ms per update less at 8). Telegram takes 30 messages/s: 8 connections carry that
+# while an answer takes under ~250 ms. A send waiting for a connection has not reached Telegram, so it may wait
+# longer than PTB's 1 s rather than fail (and be retried: bot/telegram/send_errors.py, PoolTimeout).
+SEND_POOL_SIZE = 8
+SEND_POOL_TIMEOUT_S = 10.0
+
+
+class NoLinkPreview(LinkPreviewOptions):
+    """LinkPreviewOptions(is_disabled=True) with its Bot API dict written once. PTB's Defaults put this one object
+    into every send, where RequestParameter calls its to_dict: TelegramObject's generic walk over every slot,
+    ~10 us per send (issue #14). Frozen like the plain options, so the dict cannot go stale."""
+
+    __slots__ = ("_wire",)
+
+    def __init__(self) -> None:
+        super().__init__(is_disabled=True)
+        self._wire = super().to_dict()  # a protected attribute may be set on a frozen TelegramObject
+
+    def to_dict(self, recursive: bool = True) -> JSONDict:
+        return dict(self._wire) if recursive else super().to_dict(recursive)
+
+
+def send_request() -> BaseRequest:
+    """The connection for every call but getUpdates: JSON bodies (bot/telegram/transport.py). PTB waits 5 s for an
+    answer; a busy Telegram takes longer, and a send that timed out while reading is not repeated
+    (bot/telegram/ptb.py: it may have arrived): wait long enough not to give up on it."""
+    return JsonRequest(connection_pool_size=SEND_POOL_SIZE, read_timeout=SEND_READ_TIMEOUT_S,
+                       write_timeout=SEND_WRITE_TIMEOUT_S, pool_timeout=SEND_POOL_TIMEOUT_S)
+
+
+def build_application(settings: Settings, *, request: BaseRequest | None = None,
+                      get_updates_request: BaseRequest | None = None) -> CardfitApplication:
+    """The whole bot, wired; nothing is opened until post_init. `request` lets tests inject a fake layer."""
+    if settings.bot_token is None:
+        raise ValueError("CARDFIT_BOT_TOKEN is not set")
+    loaded = load_catalog(settings.catalog)  # fail fast on a broken catalog, before any network call
+    builder = (
+        Application.builder()
+        .token(settings.bot_token.get_secret_value())
+        .base_url(settings.base_url)
+        .base_file_url(settings.base_file_url)
+        .context_types(CONTEXT_TYPES)
+        .defaults(Defaults(parse_mode=ParseMode.HTML, link_preview_options=NoLinkPreview()))
+        .rate_limiter(InboxRateLimiter(max_retries=5, messages_per_s=settings.send_rate_per_s))
+        .concurrent_updates(64)
+        .post_init(_post_init)
+        .post_stop(_post_stop)
+        .post_shutdown(_post_shutdown)
+    )
+    builder = builder.request(request if request is not None else send_request())
+    raw_updates: RawUpdatesRequest | None = None
+    if get_updates_request is None:
+        raw_updates = get_updates_request = RawUpdatesRequest()
+    builder = builder.get_updates_request(get_updates_request)
+    # PTB's builder does not carry the context type into its JobQueue's type: say what it is.
+    application = cast(CardfitApplication, builder.build())
+    application.bot_data["settings"] = settings
+    application.bot_data["catalog"] = CatalogHolder(loaded)
+    if raw_updates is not None:
+        application.bot_data[RAW_UPDATES_KEY] = raw_updates  # the inbox stores getUpdates' own JSON
+
+    from bot.telegram.handlers import register_all
+
+    register_all(application)
+    return application
+
+
+async def _post_init(application: CardfitApplication) -> None:
+    settings: Settings = application.bot_data["settings"]
+    catalogs: CatalogHolder = application.bot_data["catalog"]
+    services = await Services.open(settings, catalogs, application.bot, application.bot.username)
+    application.bot_data["services"] = services
+    # The durable inbox (bot/telegram/inbox.py): the process's one claim owner, shared with alert delivery.
+    alerts = services.announcer.alerts
+    application.bot_data[INBOX_KEY] = Inbox(application, services.store, alerts.owner, alerts.owner_alive)
+    # Warm the parser (rapidfuzz, regexes) now, not inside the first customer's reply; the holder built the
+    # catalog's vocabulary when the catalog was put in service.
+    parse("70B int4", catalogs.vocabulary)
+    await services.announcer.ensure_baseline()
+    await services.announcer.resume()
+    if application.job_queue is not None:
+        application.job_queue.run_repeating(_watch_catalog, interval=settings.catalog_watch_s,
+                                            first=settings.catalog_watch_s, name="catalog-watch")
+        application.job_queue.run_repeating(_sweep_alerts, interval=settings.catalog_watch_s,
+                                            first=settings.catalog_watch_s, name="alert-sweep")
+    await _set_commands(application, settings)
+    settle_heap()
+    log.info("Cardfit started: catalog %s (%d cards), store %s", catalogs.catalog.id, len(catalogs.catalog.cards),
+             services.store.path)  # the path, or the URL without its password
+
+
+def settle_heap() -> None:
+    """Once started: what start-up built (modules, the catalog and its indexes, PTB) stays for the process's life,
+    so the garbage collector stops walking it (gc.freeze); a full collection walks only what came later, and its
+    pause inside a store call (65-170 ms in bench_alerts) shrinks with it. Reference counting still frees frozen
+    objects; only a reference cycle among them is never collected, so nothing that grows is frozen."""
+    gc.collect()
+    gc.freeze()
+
+
+async def _set_commands(application: CardfitApplication, settings: Settings) -> None:
+    """The command menu per scope (everyone; staff add /quote; admins add /reload) and per language (en is also
+    the default for every other language)."""
+    scopes: list[tuple[BotCommandScope, Scope]] = [(BotCommandScopeDefault(), Scope.EVERYONE)]
+    scopes += [(BotCommandScopeChat(user_id), Scope.STAFF) for user_id in settings.staff_ids
+               if user_id not in settings.admin_ids]
+    scopes += [(BotCommandScopeChat(user_id), Scope.ADMIN) for user_id in settings.admin_ids]
+    for scope, level in scopes:
+        for lang in LANGUAGES:
+            commands = [BotCommand(command.name, t(lang, command.description))
+                        for command in menu(level) if command.description is not None]
+            for code in ((None, "en") if lang == "en" else (lang,)):
+                await application.bot.set_my_commands(commands, scope=scope, language_code=code)
+
+
+async def _watch_catalog(context: CustomContext) -> None:
+    """JobQueue: reload the catalog when its content hash changed (an invalid file keeps the old one)."""
+    outcome = await context.announcer.check()
+    if outcome.status not in ("unchanged", "invalid"):
+        log.info("catalog watch: %s", outcome.status)
+
+
+async def _sweep_alerts(context: CustomContext) -> None:
+    """JobQueue: what a dead replica left is taken up by the living, not only at the next start (bot/operators/alerts.py
+    resume): its cut-off sends become unknown, its claims are freed (a dead process of this host at once, another
+    host's when its lease ran out) and the queue is delivered."""
+    await context.announcer.alerts.resume()
+
+
+async def _post_stop(application: CardfitApplication) -> None:
+    """Stop alert delivery while the bot can still send: the alert in flight finishes instead of being cut off
+    (post_shutdown comes after PTB has closed the HTTP client)."""
+    services: Services | None = application.bot_data.get("services")
+    if services is not None:
+        await services.announcer.stop()
+
+
+async def _post_shutdown(application: CardfitApplication) -> None:
+    services: Services | None = application.bot_data.get("services")
+    if services is not None:
+        await services.close()
+    gc.unfreeze()  # what start-up froze is collectable again (an application built again in the same process)

@@ -1,0 +1,30 @@
+"""What the handlers need, opened in post_init and closed in post_shutdown: store, operators, conversation, flood."""
+from __future__ import annotations
+
+from bot.config import Settings
+from bot.features.conversation import Conversation
+from bot.operators.alerts import Sender
+from bot.operators.announce import Announcer
+from bot.operators.catalog_service import CatalogHolder
+from bot.store import Store
+from bot.telegram.flood import FloodGuard
+
+
+class Services:
+    def __init__(self, settings: Settings, catalogs: CatalogHolder, store: Store, announcer: Announcer):
+        self.settings = settings
+        self.catalogs = catalogs
+        self.store = store
+        self.announcer = announcer
+        self.conversation = Conversation(settings, catalogs, store, reloader=announcer)
+        self.flood = FloodGuard(settings.rate_limit_messages, settings.rate_limit_window_s)
+
+    @classmethod
+    async def open(cls, settings: Settings, catalogs: CatalogHolder, sender: Sender,
+                   bot_username: str | None) -> Services:
+        store = await Store.open(settings.db)
+        return cls(settings, catalogs, store, Announcer(settings, catalogs, store, sender, bot_username=bot_username))
+
+    async def close(self) -> None:
+        await self.announcer.stop()
+        await self.store.close()

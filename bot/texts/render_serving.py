@@ -1,0 +1,203 @@
+"""The serving check in a reply (issue #11): the engine's one-line verdict on a layout, the cheapest layout that
+passes when it fails, the launch command and the check's notes for Details, an alternative's engine mark."""
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable
+
+from bot.texts.i18n import fmt_gb, fmt_number, fmt_tokens, fmt_usd, t
+from engine.answer.build import Answer
+from engine.answer.capacity import Capacity
+from engine.fit.selection import Layout
+from engine.notes import Note
+from engine.serving import ServingCheck
+from engine.sizing.sequence import k_label
+
+esc = html.escape
+ENGINE_NAMES = {"vllm": "vLLM", "llama.cpp": "llama.cpp"}
+# The flag that sets the context, as each engine spells it (engine/serving/command.py).
+CONTEXT_FLAGS = {"vllm": "--max-model-len", "llama.cpp": "-c"}
+# Notes that say why the engine refuses a layout at any memory: the line names the reason, not a shortfall.
+REFUSALS = ("serving_tp_heads", "serving_tp_kv_heads", "serving_context_over_max", "serving_v_cache_needs_fa",
+            "serving_fp8_no_kernel", "serving_bnb_no_kernel")
+# vLLM starts, but runs FP8 or FP4 weights weight-only on a card without that hardware (engine/serving/checkpoint.py).
+WEIGHT_ONLY = {"serving_fp8_weight_only": "fp8", "serving_fp4_weight_only": "fp4"}
+
+
+def _weight_only(check: ServingCheck) -> Note | None:
+    return next((note for note in check.notes if isinstance(note, Note) and note.code in WEIGHT_ONLY), None)
+
+
+def _weights(note: Note | None) -> str:
+    """The weights' format a weight-only note names ("MXFP4"); FP8's wording names it itself."""
+    return esc(str(note.values.get("weights", ""))) if note is not None else ""
+
+
+def engine_name(check: ServingCheck) -> str:
+    return ENGINE_NAMES.get(check.engine, check.engine)
+
+
+def short_context(lang: str, tokens: int) -> str:
+    """32k for 32,768: how people write a context that is a whole number of 1,024 tokens."""
+    return k_label(tokens) or t(lang, "capacity.tokens", tokens=fmt_tokens(lang, tokens))  # "448 tokens", not "448"
+
+
+def _layout_label(count: int, name: str) -> str:
+    return esc(f"{count}x {name}")
+
+
+def serving_line(answer: Answer, check: ServingCheck | None, label: str, lang: str,
+                 note_text: Callable[[Note], str], fallback: Layout | None = None) -> str | None:
+    """The engine's verdict on the layout `label` names: starts with how much room, or why not and what runs."""
+    resolved = answer.resolved
+    if check is None or resolved is None:
+        return None
+    engine, context = engine_name(check), resolved.context_tokens
+    if check.starts:
+        concurrency = check.max_concurrency or 0.0
+        users = math.floor(concurrency)
+        key = "serving.starts_one" if users == 1 else "serving.starts"
+        weight_only = _weight_only(check)
+        if weight_only is not None:  # the rule's "no FP8/FP4 hardware" stays true: vLLM runs them weight-only
+            key += "_weight_only_" + WEIGHT_ONLY[weight_only.code]
+        return t(lang, key, engine=engine, layout=label,
+                 tokens=fmt_tokens(lang, int(concurrency * context)), users=users,
+                 context=short_context(lang, context), weights=_weights(weight_only))
+    refusal = next((note for note in check.notes if note.code in REFUSALS), None)
+    if refusal is not None:
+        line = t(lang, "serving.refused", engine=engine, layout=label, reason=note_text(refusal))
+    else:
+        line = t(lang, "serving.fails", engine=engine, layout=label, context=short_context(lang, context),
+                 need=fmt_gb(lang, check.weights_gb_per_gpu + check.kv_gb_per_gpu),
+                 usable=fmt_gb(lang, check.usable_gb_per_gpu))
+    shorter = check.max_context_tokens if refusal is None or refusal.code == "serving_context_over_max" else None
+    flag = CONTEXT_FLAGS.get(check.engine, "--max-model-len")
+    if fallback is not None:
+        line += t(lang, "serving.runs_on", layout=_layout_label(fallback.count, fallback.card.name),
+                  monthly=fmt_usd(lang, fallback.monthly_usd))
+        if shorter:
+            line += t(lang, "serving.or_context", flag=flag, tokens=shorter)
+    elif shorter:
+        line += t(lang, "serving.only_context", flag=flag, tokens=shorter)
+    return line
+
+
+def fit_serving_lines(answer: Answer, layout: Layout, lang: str, details: bool,
+                      note_text: Callable[[Note], str]) -> list[str]:
+    """The verdict for a layout the reply shows as the answer (the fit, the named layout, the recommendation);
+    with Details also the launch command and what the check assumed."""
+    review = answer.review
+    if review is None:
+        return []
+    where = answer.serving_layout
+    is_fit = answer.fit is not None and (layout.card.id, layout.count) == (answer.fit.card.id, answer.fit.count)
+    card, count = where if is_fit and where is not None else (layout.card, layout.count)
+    check = review.check(card, count)
+    fallback = review.passing(layout) if (card.id, count) == (layout.card.id, layout.count) else None
+    line = serving_line(answer, check, _layout_label(count, card.name), lang, note_text, fallback)
+    if line is None or check is None:
+        return []
+    lines = [line]
+    if details:
+        lines.append(t(lang, "serving.command", command=esc(check.command)))
+        notes = [note_text(note) for note in check.notes if isinstance(note, Note)]
+        if notes:
+            lines.append("<i>" + t(lang, "serving.notes", items="; ".join(notes)) + "</i>")
+    return lines
+
+
+def alternative_mark(answer: Answer, layout: Layout, lang: str) -> str:
+    """' · vLLM ✓' / ' · vLLM ✗' after an alternative: whether the engine starts on it."""
+    check = answer.review.check_layout(layout) if answer.review is not None else None
+    if check is None:
+        return ""
+    return t(lang, "serving.mark_yes" if check.starts else "serving.mark_no", engine=engine_name(check))
+
+
+def instead_mark(answer: Answer, layout: Layout, lang: str) -> str:
+    """alternative_mark after the "Instead:" line, and where the engine would not start there, what it starts on:
+    the rule's cheapest card is not a recommendation the renter could start (an AWQ 72B on one A40)."""
+    mark = alternative_mark(answer, layout, lang)
+    passing = answer.review.passing(layout) if answer.review is not None else None
+    if passing is None:
+        return mark
+    return mark + t(lang, "serving.runs_on", layout=_layout_label(passing.count, passing.card.name),
+                    monthly=fmt_usd(lang, passing.monthly_usd))
+
+
+def launch_reply(answer: Answer, lang: str, note_text: Callable[[Note], str] | None = None) -> str:
+    """The launch command of the answer's layout as a code block (the 🚀 Launch button), with what the command
+    cannot say itself: a placeholder to fill in, the quantization vLLM makes while loading, FP8 run weight-only,
+    why the card is refused."""
+    check, where = answer.serving, answer.serving_layout
+    if check is None or where is None:
+        return t(lang, "serving.launch_none")
+    card, count = where
+    lines = [t(lang, "serving.launch", engine=engine_name(check), layout=_layout_label(count, card.name),
+               command=esc(check.command))]
+    checkpoint = answer.review.checkpoint() if answer.review is not None else None
+    if checkpoint is not None and checkpoint.placeholder and checkpoint.repo:
+        lines.append(t(lang, "serving.launch_placeholder", placeholder=esc(checkpoint.repo),
+                       label=esc(checkpoint.label)))
+    if checkpoint is not None and checkpoint.quantization and check.engine == "vllm":
+        lines.append(t(lang, f"serving.launch_inflight_{checkpoint.quantization}"))
+    weight_only = _weight_only(check)
+    if weight_only is not None:
+        lines.append(t(lang, "serving.launch_weight_only_" + WEIGHT_ONLY[weight_only.code], card=esc(card.name),
+                       weights=_weights(weight_only)))
+    refusal = next((note for note in check.notes if note.code in REFUSALS), None)
+    if refusal is not None:
+        reason = note_text(refusal) if note_text is not None else esc(str(refusal))
+        lines.append(t(lang, "serving.launch_refused", reason=reason))
+    elif not check.starts:
+        lines.append(t(lang, "serving.launch_reduced"))
+    return "\n".join(lines)
+
+
+def _value(lang: str, value: float | None, unit: str) -> str:
+    if unit == "tokens":
+        if value is None:  # the engine's check found no layout or had no shape to check
+            return t(lang, "capacity.not_checked")
+        return t(lang, "capacity.tokens", tokens=fmt_number(lang, value, 0))
+    if value is None:
+        return t(lang, "capacity.none")
+    return fmt_number(lang, value, None if unit == "b" else 0) + ("B" if unit == "b" else "")
+
+
+def _sequence_line(capacity: Capacity, lang: str, unit: str, **values: str) -> str:
+    """max_context / max_batch: the rule's value and the engine's. "none" only where the weights alone do not fit
+    (capacity.<kind>_none); where the rule sizes no KV cache (the headroom rule without a named context) the
+    engine's value alone and why (_serving), or, with no engine value either (no attention shape), "not known"
+    (_unknown). "none tokens" was said in all three cases before."""
+    key = f"capacity.{capacity.kind}"
+    if capacity.rule_value is None and not capacity.weights_fit:
+        return t(lang, f"{key}_none", **values)
+    serving = _value(lang, capacity.serving_value, unit)
+    capped = t(lang, "capacity.capped", tokens=fmt_tokens(lang, int(capacity.serving_value))) \
+        if capacity.capped and capacity.serving_value is not None else ""
+    if capacity.rule_value is not None:
+        return t(lang, key, serving=serving, rule=_value(lang, capacity.rule_value, unit), **values) + capped
+    if capacity.serving_value is None:
+        return t(lang, f"{key}_unknown", **values)
+    return t(lang, f"{key}_serving", serving=serving + capped, **values)
+
+
+def capacity_lines(answer: Answer, lang: str) -> list[str]:
+    """A reverse question's answer first: the rule's value and the engine's, for the layout they were computed for."""
+    capacity = answer.capacity
+    if capacity is None:
+        return []
+    layout = fmt_gb(lang, capacity.budget_gb, None) if capacity.budget_gb else _layout_label(capacity.count,
+                                                                                             capacity.card)
+    engine = ENGINE_NAMES.get(capacity.engine, capacity.engine)
+    context = short_context(lang, capacity.context_tokens) if capacity.context_tokens else ""
+    if capacity.kind in ("max_context", "max_batch"):
+        unit = "tokens" if capacity.kind == "max_context" else "n"
+        return [_sequence_line(capacity, lang, unit, layout=layout, engine=engine, context=context)]
+    line = t(lang, "capacity.biggest", layout=layout, engine=engine, context=context,
+             precision=esc((capacity.precision or "").upper()),
+             rule=_value(lang, capacity.rule_value, "b"), serving=_value(lang, capacity.serving_value, "b"))
+    if capacity.models:
+        line += t(lang, "capacity.models", models=esc(", ".join(capacity.models)))
+    return [line]

@@ -1,0 +1,323 @@
+"""One answer end to end (request -> requirement -> fit -> top-up link; a price question -> the card's prices; a
+comparison -> both cards' layouts), and its JSON form (DESIGN.md)."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from catalog.schema import Card, Catalog
+from engine.answer.advice import CardComparison, PrecisionHint, compare_cards, precision_hint
+from engine.answer.capacity import Capacity, biggest_model, sequence_capacity
+from engine.fit.selection import (
+    Layout,
+    Selection,
+    card_alias_notes,
+    price_layout,
+    select,
+    smallest_set,
+    unknown_card_note,
+)
+from engine.fit.topup import billing_hours, period_prices, resolve_coin, topup_amount_usd, topup_url
+from engine.models.registry import Registry
+from engine.notes import Note
+from engine.serving import ServingCheck
+from engine.serving.review import ServingOptions, ServingReview
+from engine.sizing.rule import Requirement, ResolvedRequest, SizeRequest, SizingError, resolve, size
+
+CARD_VRAM_TOLERANCE_GB = 1.0  # "A100 80GB" names an 80 GB card; "A100 40GB" does not
+
+
+@dataclass(slots=True)
+class Answer:
+    catalog: Catalog
+    request: SizeRequest
+    resolved: ResolvedRequest | None = None
+    requirement: Requirement | None = None
+    selection: Selection | None = None
+    hint: PrecisionHint | None = None  # a named layout that fails, but fits in a narrower precision
+    topup_url: str | None = None
+    topup_amount_usd: float | None = None
+    topup_hours: int | None = None  # the billing period the amount pays for (never below the minimum term)
+    topup_minimum_applied: bool = False
+    coin: str | None = None
+    error: str | None = None
+    billing: str | None = None  # the period prices and top-up are for: the question's, else the user's setting
+    compare: list[CardComparison] | None = None  # intent "compare": each named card's layout, in the order named
+    notes: list[Note] = field(default_factory=list)  # what building the answer noted (a coin not taken)
+    review: ServingReview | None = None  # the serving check of the fit and of every layout shown (issue #11)
+    capacity: Capacity | None = None  # a reverse question's answer (intents max_context, max_batch, biggest_model)
+
+    @property
+    def intent(self) -> str:
+        return self.request.intent or "size"
+
+    @property
+    def fit(self) -> Layout | None:
+        return self.selection.fit if self.selection else None
+
+    @property
+    def payable(self) -> Layout | None:
+        """The layout a top-up pays for: the named layout when it works, else the recommended one."""
+        if self.selection is None:
+            return None
+        if self.selection.fit is not None and self.selection.fit.valid:
+            return self.selection.fit
+        return self.selection.recommended
+
+    @property
+    def assumed(self) -> list[str]:
+        """Everything assumed on the way, in order: the request's own notes (parser, settings), then what
+        resolving, sizing and selecting noted. Each step returns its notes; none writes into the request."""
+        notes = list(self.request.assumed)
+        if self.resolved is not None:
+            notes.extend(self.resolved.notes)
+        if self.requirement is not None:
+            notes.extend(self.requirement.notes)
+        if self.selection is not None:
+            notes.extend(self.selection.notes)
+        notes.extend(self.notes)
+        if self.review is not None:
+            notes.extend(self.review.notes)
+        return notes
+
+    @property
+    def serving_layout(self) -> tuple[Card, int] | None:
+        """The card and count the JSON `serving` describes: the fit's, or its card at `--tp` GPUs when no card
+        or count was named."""
+        fit = self.fit
+        if fit is None or self.review is None:
+            return None
+        tp = self.review.options.tp
+        named = self.resolved is not None and (self.resolved.card or self.resolved.gpu_count)
+        return (fit.card, tp) if tp and not named else (fit.card, fit.count)
+
+    @property
+    def serving(self) -> ServingCheck | None:
+        where = self.serving_layout
+        return self.review.check(*where) if self.review is not None and where is not None else None
+
+    @property
+    def serving_fallback(self) -> Layout | None:
+        """When the engine would not start on the fit: the cheapest layout that passes the rule and the check."""
+        fit, where = self.fit, self.serving_layout
+        if self.review is None or fit is None or where != (fit.card, fit.count):
+            return None
+        return self.review.passing(fit)
+
+    def budget(self) -> dict[str, float | bool] | None:
+        if self.resolved is None or self.resolved.memory_budget_gb is None or self.requirement is None:
+            return None
+        budget = self.resolved.memory_budget_gb
+        return {"budget_gb": budget, "fits": self.requirement.total_gb <= budget,
+                "spare_gb": budget - self.requirement.total_gb}
+
+    def to_json(self) -> dict[str, object]:
+        serving, fallback = self.serving, self.serving_fallback  # first: their notes join `assumed`
+        selection = self.selection
+        request = self.resolved.to_json() if self.resolved else _raw_request_json(self.request)
+        asked = self.request
+        request.update(assumed=self.assumed, ignored=list(asked.ignored), intent=self.intent, billing=self.billing,
+                       coin=asked.coin, cheapest=asked.cheapest, count_implied=asked.count_implied,
+                       compare_card=asked.compare_card, card_vram_gb=asked.card_vram_gb,
+                       followup=asked.followup)
+        data: dict[str, object] = {
+            "request": request,
+            "requirement": self.requirement.to_json() if self.requirement else None,
+            "fit": selection.fit.to_json(self.catalog) if selection and selection.fit else None,
+            "reason": selection.reason if selection else None,
+            "alternatives": [layout.to_json(self.catalog) for layout in selection.alternatives] if selection else [],
+            "topup_url": self.topup_url,
+            "error": self.error,
+            "compare": [item.layout.to_json(self.catalog) for item in self.compare] if self.compare is not None
+            else None,
+        }
+        fit = self.fit
+        if self.intent == "price" and fit is not None and isinstance(data["fit"], dict):
+            data["fit"]["prices"] = period_prices(self.catalog, fit.hourly_usd, fit.monthly_usd)
+        budget = self.budget()
+        if budget is not None:
+            data["budget"] = budget
+        data["serving"] = serving.to_json() if serving is not None else None
+        data["serving_fallback"] = fallback.to_json(self.catalog) if fallback is not None else None
+        data["capacity"] = self.capacity.to_json() if self.capacity is not None else None
+        return data
+
+
+def _raw_request_json(request: SizeRequest) -> dict[str, object]:
+    return {
+        "model": request.model, "params_b": request.params_b, "precision": request.precision,
+        "kv_precision": request.kv_precision, "context_tokens": request.context_tokens, "batch": request.batch,
+        "workload": request.workload, "card": request.card, "gpu_count": request.gpu_count,
+    }
+
+
+def build_answer(
+    request: SizeRequest,
+    catalog: Catalog,
+    *,
+    registry: Registry | None = None,
+    user_id: int | str | None = None,
+    topup_secret: str | None = None,
+    billing: str | None = None,
+    coin: str | None = None,
+    serving: ServingOptions | None = None,
+) -> Answer:
+    """`billing`, `coin`: the user's settings; a period or coin named in the question wins over them.
+    `serving`: the engine and its options for the serving check (default: chosen by the format)."""
+    answer = Answer(catalog=catalog, request=request, billing=request.billing or billing or catalog.default_billing)
+    if request.intent == "price":
+        answer.selection = _price_selection(request, catalog)
+    elif request.intent == "biggest_model":
+        return _biggest_model(answer, serving, registry)
+    else:
+        try:
+            resolved = _named_card(request, resolve(request, catalog.sizing, registry), catalog)
+            requirement = size(resolved, catalog.sizing)
+        except SizingError as exc:
+            answer.error = str(exc)
+            return answer
+        answer.resolved, answer.requirement = resolved, requirement
+        answer.selection = select(requirement, resolved, catalog, cheapest=request.cheapest and not resolved.card)
+        answer.hint = precision_hint(resolved, answer.selection.fit, catalog)
+        if request.intent == "compare":
+            answer.compare = _compare(answer, resolved, requirement)
+            answer.hint = None
+            valid = [item.layout for item in answer.compare if item.valid]
+            if valid:
+                # The answer to "H100 or A100?" is the cheaper of the two that works: the fit, and what to pay for.
+                best = min(valid, key=lambda layout: layout.monthly_usd)
+                answer.selection = Selection(fit=best, reason=f"cheaper of the cards compared: {best.label}",
+                                             recommended=best, notes=answer.selection.notes)
+        answer.review = ServingReview.of(resolved, requirement, catalog, serving)
+        _ = answer.serving  # checked now, so its notes are there for every reader of `assumed`
+        if request.intent in ("max_context", "max_batch"):
+            answer.capacity = _sequence_capacity(answer, resolved, requirement)
+    _topup(answer, user_id, topup_secret, coin)
+    return answer
+
+
+def _capacity_layout(answer: Answer, resolved: ResolvedRequest) -> tuple[Card, int] | None:
+    """The layout a reverse question is about: the card named (at its count, else one), else the fit."""
+    if resolved.card is not None:
+        card = _rented_card(resolved.card, answer.request.card_vram_gb, answer.catalog)
+        if card is not None:
+            return card, resolved.gpu_count or 1
+    fit = answer.fit
+    return (fit.card, fit.count) if fit is not None else None
+
+
+def _sequence_capacity(answer: Answer, resolved: ResolvedRequest, requirement: Requirement) -> Capacity | None:
+    layout = _capacity_layout(answer, resolved)
+    if layout is None:
+        return None
+    return sequence_capacity(answer.intent, resolved, requirement, answer.review, *layout)
+
+
+def _biggest_model(answer: Answer, serving: ServingOptions | None, registry: Registry | None) -> Answer:
+    """'The biggest model on a 4090 / in 48 GB': no model to size, the layout's capacity instead."""
+    request, catalog = answer.request, answer.catalog
+    card = None
+    if request.card is not None:
+        card = _rented_card(request.card, request.card_vram_gb, catalog)
+        if card is None:
+            answer.error = str(unknown_card_note(catalog, _written_card(request)))
+            return answer
+    try:
+        answer.capacity = biggest_model(request, catalog, card, request.gpu_count or 1, serving, registry)
+    except SizingError as exc:
+        answer.error = str(exc)
+    return answer
+
+
+def _rented_card(written: str, vram_gb: float | None, catalog: Catalog) -> Card | None:
+    """The catalog's card of that name -- and, when the user gave its memory ("A100 40GB"), of that memory."""
+    card = catalog.card(written)
+    if card is not None and vram_gb is not None and abs(card.vram_gb - vram_gb) > CARD_VRAM_TOLERANCE_GB:
+        return None
+    return card
+
+
+def _written_card(request: SizeRequest) -> str:
+    """The card as the user named it, with its memory when they gave one ('rtx 3060 12GB')."""
+    written = request.card or ""
+    return f"{written} {request.card_vram_gb:g}GB" if request.card_vram_gb is not None else written
+
+
+def _count(request: SizeRequest, card: Card, catalog: Catalog) -> int | None:
+    """The count asked for; None for 'a B200' (an article, and a card rented only in sets): the smallest set
+    that works is then chosen."""
+    if request.count_implied and request.gpu_count == 1 and 1 not in card.set_sizes:
+        return None
+    return request.gpu_count
+
+
+def _article_set_note(card: Card, catalog: Catalog) -> Note:
+    sizes = ", ".join(str(n) for n in card.set_sizes if n <= catalog.selection.max_gpus_per_host)
+    return Note(f"{card.name} is rented in sets of {sizes}: its smallest set that does the job is used",
+                "article_set", card=card.name, sizes=sizes)
+
+
+def _named_card(request: SizeRequest, resolved: ResolvedRequest, catalog: Catalog) -> ResolvedRequest:
+    """The card named, as the selection reads it: its memory checked, an article's count made the card's set."""
+    if resolved.card is None or request.card is None:
+        return resolved
+    card = _rented_card(resolved.card, request.card_vram_gb, catalog)
+    if card is None:
+        return dataclasses.replace(resolved, card=_written_card(request)) if request.card_vram_gb else resolved
+    count = _count(request, card, catalog)
+    if count == resolved.gpu_count:
+        return resolved
+    return dataclasses.replace(resolved, gpu_count=count, notes=(*resolved.notes, _article_set_note(card, catalog)))
+
+
+def _price_selection(request: SizeRequest, catalog: Catalog) -> Selection:
+    """A price question: the named card or set with its prices (a card rented only in sets: its smallest set)."""
+    assert request.card is not None
+    card = _rented_card(request.card, request.card_vram_gb, catalog)
+    if card is None:
+        return Selection(fit=None, reason=unknown_card_note(catalog, _written_card(request)))
+    count = _count(request, card, catalog)
+    notes = card_alias_notes(request.card, card)
+    if count is None:
+        count = smallest_set(card, catalog)
+        if request.gpu_count is not None:  # "a B200": said as one card
+            notes = (*notes, _article_set_note(card, catalog))
+    layout = price_layout(card, count, catalog)
+    reason = f"{layout.label} at {catalog.provider}" if layout.valid else "; ".join(layout.problems)
+    return Selection(fit=layout, reason=reason, recommended=layout if layout.valid else None, notes=notes)
+
+
+def _compare(answer: Answer, resolved: ResolvedRequest, requirement: Requirement) -> list[CardComparison]:
+    """Both cards named, each with its best set; a card the catalog does not rent is noted and left out."""
+    catalog, request = answer.catalog, answer.request
+    cards: list[Card] = []
+    for written in (resolved.card, request.compare_card):
+        if written is None:
+            continue
+        card = catalog.card(written)
+        if card is None:
+            answer.notes.append(unknown_card_note(catalog, written))
+        elif all(card.id != other.id for other in cards):
+            cards.append(card)
+    return compare_cards(resolved, requirement, catalog, cards)
+
+
+def _topup(answer: Answer, user_id: int | str | None, secret: str | None, coin: str | None) -> None:
+    """The top-up link for the layout to pay for, in the question's coin when the catalog takes it."""
+    catalog, asked = answer.catalog, answer.request.coin
+    if asked is not None and asked.upper() not in catalog.coins:
+        answer.notes.append(Note(f"{catalog.provider} does not take {asked.upper()}; the top-up is in "
+                                 f"{resolve_coin(catalog, coin)}", "coin_not_taken", provider=catalog.provider,
+                                 coin=asked.upper(), used=resolve_coin(catalog, coin),
+                                 coins=", ".join(catalog.coins)))
+        asked = None
+    payable = answer.payable
+    if payable is None:
+        return
+    billing = answer.billing
+    amount = topup_amount_usd(catalog, payable.hourly_usd, payable.monthly_usd, billing)
+    answer.topup_amount_usd = amount
+    answer.topup_hours = billing_hours(catalog, billing)
+    answer.topup_minimum_applied = answer.topup_hours > billing_hours(catalog, billing, minimum=False)
+    answer.coin = resolve_coin(catalog, asked or coin)
+    answer.topup_url = topup_url(catalog, amount, answer.coin, user_id, secret)

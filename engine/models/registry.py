@@ -1,0 +1,571 @@
+"""The model registry: real shapes of open models (bundled YAML) and the seed's typical shapes for bare sizes."""
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+from pathlib import Path
+from typing import Any, Literal, TypeVar, cast
+
+from catalog.bundled_yaml import code_signature, load_bundled, load_bundled_file, load_compiled_objects
+from catalog.names import normalize_name
+from engine.memo import by_identity
+
+REGISTRY_DIR = Path(__file__).resolve().parent / "data"
+LANGUAGE_KINDS = ("llm", "vlm")  # decode token by token with a KV cache; diffusion/text-encoder/speech do not
+T = TypeVar("T")
+_DTYPE_NAMES = {"bfloat16": "BF16", "float16": "FP16", "float32": "FP32"}
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedWeights:
+    """The size and format of the weights a model is published in (when not BF16/FP16)."""
+
+    format: str  # "fp8", "mxfp4", "fp4+fp8"
+    gb: float
+    note: str = ""
+
+    @property
+    def needs_fp8_hardware(self) -> bool:
+        """FP8/FP4 weights run only on cards with hardware support (issue 3)."""
+        return any(tag in self.format.lower() for tag in ("fp8", "fp4"))
+
+
+@dataclass(frozen=True, slots=True)
+class QuantizedRepo:
+    """A published quantized checkpoint of a model (AWQ, GPTQ, FP8, GGUF file): its repo and size."""
+
+    hf_id: str  # "Qwen/Qwen2.5-72B-Instruct-AWQ"; a GGUF file is "repo:file"
+    quant: str  # "awq", "gptq", "fp8_block", "gguf_q4_k_m" ...
+    gb: float | None  # decimal GB; None where no reliable size was read or derived
+    gb_kind: str = ""  # "published" (read from the repo page) or "derived" (tensor layout arithmetic)
+    source: str = ""
+
+    @property
+    def repo(self) -> str:
+        return self.hf_id.split(":", 1)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexerCache:
+    """DeepSeek V3.2's lightning-indexer keys: cached per token in every layer next to the MLA latent."""
+
+    head_dim: int
+    bytes_per_token_per_layer: float | None  # None where the cache dtype was not read (GLM-5)
+    layers: int
+    topk: int | None = None
+
+
+_FOUND_MAX = 4096  # names kept per registry by get(); cleared when full
+
+
+@dataclass(frozen=True, slots=True)
+class ModelShape:
+    """One registry model: its real shape (config.json), sizes and published checkpoints."""
+
+    id: str
+    name: str
+    params_b: float
+    active_params_b: float
+    layers: int | None
+    attention_heads: int | None
+    kv_heads: int | None
+    head_dim: int | None
+    family: str = ""
+    kind: str = "llm"
+    sliding_window: int | None = None
+    sliding_layers: int = 0
+    mla_kv_lora_rank: int | None = None
+    mla_qk_rope_head_dim: int | None = None
+    experts_total: int | None = None
+    experts_active: int | None = None
+    published_weights: PublishedWeights | None = None
+    context_max: int | None = None
+    aliases: tuple[str, ...] = ()
+    # Other releases with this exact shape that have no entry of their own (a registry without DeepSeek-V3.1
+    # could list it under DeepSeek-V3): the parser sizes them as this model and says so; they are no aliases
+    # (Registry.get does not know them). The bundled entries list none today: each release has its own entry.
+    variants: tuple[str, ...] = ()
+    source: str = ""
+    typical_size_b: float | None = None  # set for a seed "typical shape" standing in for a bare size
+    # Issue #10: where the model lives on Hugging Face, its exact size and the rest of its config.
+    generation: str = ""  # release family ("llama-3.1", "qwen2.5-coder"); `family` is the parser's word family
+    hf_id: str | None = None
+    hf_ids: tuple[str, ...] = ()
+    params_exact_b: float | None = None  # exact count (config arithmetic / safetensors); params_b is the headline
+    params_note: str = ""  # why params_exact_b and params_b differ by more than 3 %
+    hidden_size: int | None = None
+    intermediate_size: int | None = None
+    vocab_size: int | None = None
+    tie_word_embeddings: bool | None = None
+    torch_dtype: str | None = None
+    vision_params_b: float | None = None  # vision tower + projector in the same checkpoint (VLMs)
+    no_kv_layers: int = 0  # layers with no per-token KV cache (linear attention, cross-attention to images)
+    layer_pattern: str = ""
+    attention_chunk_size: int | None = None  # Llama 4 chunked local attention (also its sliding_window cap)
+    indexer_cache: IndexerCache | None = None
+    context_note: str = ""
+    note: str = ""  # what else a reader of this entry should know (the research's caveats)
+    published_format: str | None = None  # natively quantized format even where its size was not read
+    quantized: tuple[QuantizedRepo, ...] = ()
+
+    @property
+    def typical(self) -> bool:
+        return self.typical_size_b is not None
+
+    @property
+    def is_mla(self) -> bool:
+        return self.mla_kv_lora_rank is not None
+
+    @property
+    def is_language_model(self) -> bool:
+        """Decodes token by token with a KV cache (an LLM or a vision LLM); FLUX denoises, Whisper is speech."""
+        return self.kind in LANGUAGE_KINDS
+
+    @property
+    def kv_unmodelled(self) -> str | None:
+        """What of this model's cache the KV formulas cannot size today (None: nothing).
+
+        Layers without a KV cache still hold a fixed per-sequence state (Gated DeltaNet, lightning attention) or
+        the image tokens' K/V (Llama 3.2 Vision cross-attention); DeepSeek V3.2 adds indexer keys per token.
+        Counting only the other layers would under-size silently, so such a model's KV cache is left out and said.
+        """
+        if self.no_kv_layers:
+            return f"{self.no_kv_layers} of {self.layers} layers keep no per-token KV cache"
+        if self.indexer_cache is not None:
+            return "the sparse-attention indexer keys cached next to the MLA latent"
+        return None
+
+    @property
+    def kv_known(self) -> bool:
+        """Read about five times per answer: kept per shape object (issue #14; a shape is not changed once built)."""
+        return _kv_known(self)
+
+    def quantized_as(self, *names: str) -> QuantizedRepo | None:
+        """The first published checkpoint of this model in one of the formats `names` (registry quant names, in
+        that order of preference)."""
+        return next((repo for name in names for repo in self.quantized if repo.quant == name), None)
+
+    @property
+    def weights_format(self) -> str | None:
+        """The format the model is released in: a natively quantized one (FP8, MXFP4) or the config's dtype."""
+        if self.published_format:
+            return self.published_format.upper()
+        return _DTYPE_NAMES.get(self.torch_dtype or "", self.torch_dtype.upper() if self.torch_dtype else None)
+
+    def listing(self) -> dict[str, object]:
+        """The model as `cardfit models --json` lists it (plain data; front ends word it)."""
+        published = self.published_weights
+        return {
+            "id": self.id, "name": self.name, "family": self.family, "generation": self.generation, "kind": self.kind,
+            "hf_id": self.hf_id, "hf_ids": list(self.hf_ids), "params_b": self.params_b,
+            "params_exact_b": self.params_exact_b, "active_params_b": self.active_params_b,
+            "context_max": self.context_max, "weights_format": self.weights_format,
+            "published_weights": {"format": published.format, "gb": published.gb} if published else None,
+            "quantized": [{"hf_id": repo.hf_id, "quant": repo.quant, "gb": repo.gb} for repo in self.quantized],
+        }
+
+    def summary(self) -> ShapeSummary:
+        """The attention shape as data (what the KV cache formula multiplies); front ends word it."""
+        if not self.kv_known:
+            return ShapeSummary("unknown")
+        if self.is_mla:
+            return ShapeSummary("mla", layers=self.layers, mla_rank=self.mla_kv_lora_rank,
+                                mla_rope=self.mla_qk_rope_head_dim)
+        return ShapeSummary(
+            "mha" if self.kv_heads == self.attention_heads else "gqa", layers=self.layers, kv_heads=self.kv_heads,
+            head_dim=self.head_dim, window_tokens=self.sliding_window or None,
+            window_layers=self.sliding_layers if self.sliding_window else 0,
+        )
+
+
+# 4,096 shapes: the registry has ~200, a Hub lookup adds one each
+@by_identity(maxsize=4096)
+def _kv_known(shape: ModelShape) -> bool:
+    # A diffusion transformer (FLUX.1) has attention but no token-by-token KV cache to size.
+    if shape.layers is None or not shape.is_language_model or shape.kv_unmodelled is not None:
+        return False
+    if shape.is_mla:
+        return True
+    return shape.kv_heads is not None and shape.head_dim is not None
+
+
+@dataclass(frozen=True, slots=True)
+class ShapeSummary:
+    """An attention shape as a reader checks a KV cache against it: "80 layers, GQA 8 KV heads, head dim 128".
+
+    `kind` is unknown (not published), mla (latent rank + RoPE dims), mha (as many KV heads as query heads)
+    or gqa; a sliding window adds how many layers hold only `window_tokens`.
+    """
+
+    kind: Literal["unknown", "mla", "mha", "gqa"]
+    layers: int | None = None
+    kv_heads: int | None = None
+    head_dim: int | None = None
+    mla_rank: int | None = None
+    mla_rope: int | None = None
+    window_tokens: int | None = None
+    window_layers: int = 0
+
+    def english(self) -> str:
+        """The English sentence for the engine's own notes (JSON); bot/texts/render.py words it per locale."""
+        if self.kind == "unknown":
+            return "attention shape not published"
+        if self.kind == "mla":
+            return f"{self.layers} layers, MLA latent {self.mla_rank}+{self.mla_rope}"
+        kind = "MHA" if self.kind == "mha" else f"GQA {self.kv_heads} KV heads"
+        text = f"{self.layers} layers, {kind}, head dim {self.head_dim}"
+        if self.window_tokens:
+            text += f", {self.window_layers} layers with a {self.window_tokens:,}-token window"
+        return text
+
+
+# Seed 000 section 02: "typische Formen" for bare sizes; head dim 128 throughout. Attention heads are not in
+# the seed; they come from the real model of that shape (Llama 2 7B/13B, Yi-34B, Llama 3.1 70B/405B) and only
+# matter for tensor-parallel divisibility.
+TYPICAL_SHAPES: tuple[tuple[float, int, int, int], ...] = (
+    # size_b, layers, attention_heads, kv_heads
+    (7, 32, 32, 8),
+    (13, 40, 40, 40),
+    (34, 60, 56, 8),
+    (70, 80, 64, 8),
+    (405, 126, 128, 8),
+)
+
+
+@lru_cache(maxsize=1024, typed=True)
+def typical_shape(params_b: float) -> tuple[ModelShape, float]:
+    """The seed's typical shape nearest to `params_b` (by ratio), with params set to `params_b`.
+
+    One object per size (cached): the serving check keeps what a layout of a shape needs by the shape's
+    identity (engine.serving.vllm), and a bare "70B" is the same shape on every question.
+
+    Returns the shape and the nominal size whose shape was used, so the caller can say what it assumed.
+    Any positive finite size has a nearest shape (log(p) - log(size), not log(p / size): 5e-324 / 7 is 0);
+    the engine's bounds (engine.sizing.rule.MIN_PARAMS_B) keep absurd sizes from getting here at all.
+    """
+    if not math.isfinite(params_b) or params_b <= 0:
+        raise ValueError(f"no typical shape for {params_b!r}B parameters")
+    log_params = math.log(params_b)
+    size, layers, heads, kv_heads = min(TYPICAL_SHAPES, key=lambda row: abs(log_params - math.log(row[0])))
+    shape = ModelShape(
+        id=f"typical-{size:g}b",
+        name=f"{params_b:g}B",
+        params_b=params_b,
+        active_params_b=params_b,
+        layers=layers,
+        attention_heads=heads,
+        kv_heads=kv_heads,
+        head_dim=128,
+        typical_size_b=size,
+        source="seed 000 section 02 (typical shapes)",
+    )
+    return shape, size
+
+
+@dataclass(frozen=True)
+class Registry:
+    """The models and every name they go by (build_registry)."""
+
+    models: tuple[ModelShape, ...]
+    by_key: dict[str, ModelShape] = field(repr=False)  # ids, names, aliases, hf_id/hf_ids (the parser's names)
+    # Published quantized repos -> (base model, repo). Kept apart from by_key: "Qwen2.5-72B-Instruct-AWQ" in a
+    # question is the model plus a precision word the parser must still read.
+    quantized_by_key: dict[str, tuple[ModelShape, QuantizedRepo]] = field(default_factory=dict, repr=False)
+    # get() by the name as written: every answer looks its model up twice (resolve, hf_repo), issue #14
+    _found: dict[str, ModelShape | None] = field(default_factory=dict, repr=False, compare=False)
+
+    def wider_release(self, model: ModelShape, tokens: int) -> ModelShape | None:
+        """The release of the same shape whose context window holds `tokens` (the narrowest such; the widest
+        when none does) when `model`'s window is shorter, else None. Releases that differ only in their window
+        carry it in their ids (Phi-3 Mini 4K / 128K, Small 8K / 128K, Medium 4K / 128K: max_position_embeddings
+        4096 or 8192 against 131072, the same layers and heads)."""
+        window = model.context_max
+        if not window or tokens <= window or id_window(model.id) is None:
+            return None
+        wider = [other for other in self._windows.get(_WINDOW_ID_RE.sub("", model.id), ())
+                 if (other.context_max or 0) > window]
+        if not wider:
+            return None
+        holding = [other for other in wider if (other.context_max or 0) >= tokens]
+        return min(holding, key=_window) if holding else max(wider, key=_window)
+
+    @cached_property
+    def _windows(self) -> dict[str, tuple[ModelShape, ...]]:
+        """releases_by_window(models), built at the first wider_release() (cached_property writes the instance's
+        __dict__ directly, so the frozen dataclass allows it)."""
+        return releases_by_window(self.models)
+
+    def get(self, model_id: str) -> ModelShape | None:
+        """Exact lookup by id, name, alias or Hugging Face repo id, a published quantized repo's giving its base
+        model (separators and case ignored: "Qwen/Qwen2.5-72B-Instruct", "meta-llama/llama-3.1-8b-instruct")."""
+        found = self._found
+        if model_id in found:
+            return found[model_id]
+        key = normalize_name(model_id)
+        model = self.by_key.get(key)
+        if model is None and key in self.quantized_by_key:
+            model = self.quantized_by_key[key][0]
+        if len(found) >= _FOUND_MAX:
+            found.clear()
+        found[model_id] = model
+        return model
+
+    def quantized_repo(self, hf_id: str) -> QuantizedRepo | None:
+        """The published quantized checkpoint a repo id (or GGUF "repo:file") names; get() gives its base."""
+        found = self.quantized_by_key.get(normalize_name(hf_id))
+        return found[1] if found else None
+
+    def search(self, text: str) -> tuple[ModelShape, ...]:
+        """Models whose id, name, aliases, family or repo ids contain every word of `text`, in registry order."""
+        words = [normalize_name(word) for word in text.split()]
+        words = [word for word in words if word]
+        if not words:
+            return self.models
+        return tuple(model for model in self.models if all(word in _haystack(model) for word in words))
+
+    def __iter__(self) -> Iterator[ModelShape]:
+        return iter(self.models)
+
+    def __len__(self) -> int:
+        return len(self.models)
+
+    def with_models(self, *shapes: ModelShape) -> Registry:
+        """This registry and `shapes` (a model looked up for one question: engine.models.hub); theirs win a name."""
+        by_key = dict(self.by_key)
+        for shape in shapes:
+            by_key[normalize_name(shape.id)] = shape
+        return Registry((*self.models, *shapes), by_key)
+
+
+def _haystack(model: ModelShape) -> str:
+    names = (model.id, model.name, model.family, model.generation, *model.aliases, *_repo_ids(model))
+    return " ".join(normalize_name(name) for name in names)
+
+
+def _repo_ids(model: ModelShape, *, quantized: bool = True) -> tuple[str, ...]:
+    """The Hugging Face repo ids that name this model: its own, same-shape siblings (and its quantized repos)."""
+    own = (model.hf_id,) if model.hf_id else ()
+    repos = tuple(dict.fromkeys(key for repo in model.quantized for key in (repo.hf_id, repo.repo))) \
+        if quantized else ()
+    return (*own, *model.hf_ids, *repos)
+
+
+# The keys an entry may carry; a typo ("aliasses") is an error at load, not a silently missing field.
+ENTRY_KEYS = frozenset({
+    "id", "name", "family", "generation", "kind", "hf_id", "hf_ids", "aliases", "params_b", "params_exact_b",
+    "params_note", "params_source", "active_params_b", "layers", "attention_heads", "kv_heads", "head_dim",
+    "hidden_size", "intermediate_size", "vocab_size", "tie_word_embeddings", "context_max", "context_note",
+    "torch_dtype", "sliding_window", "sliding_layers", "layer_pattern", "attention_chunk_size", "no_kv_layers",
+    "mla", "experts", "vision_params_b", "published_weights", "indexer_cache", "quantized", "note", "source",
+    "variants", "variants_source",
+})
+
+
+def _optional_int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _published(entry: dict[str, Any]) -> tuple[PublishedWeights | None, str | None]:
+    """Published weights only where their size was read (gb null: the format alone is kept)."""
+    published = entry.get("published_weights")
+    if not published:
+        return None, None
+    fmt = str(published["format"])
+    if published.get("gb") is None:
+        return None, fmt
+    return PublishedWeights(fmt, float(published["gb"]), str(published.get("note") or "")), fmt
+
+
+def _indexer(entry: dict[str, Any]) -> IndexerCache | None:
+    data = entry.get("indexer_cache")
+    if not data:
+        return None
+    return IndexerCache(int(data["head_dim"]), _optional_float(data.get("bytes_per_token_per_layer")),
+                        int(data["layers"]), _optional_int(data.get("topk")))
+
+
+def _quantized(entry: dict[str, Any]) -> tuple[QuantizedRepo, ...]:
+    return tuple(
+        QuantizedRepo(str(row["hf_id"]), str(row["quant"]), _optional_float(row.get("gb")),
+                      str(row.get("gb_kind") or ""), str(row.get("source") or ""))
+        for row in entry.get("quantized") or ()
+    )
+
+
+def _shape_from_entry(entry: dict[str, Any]) -> ModelShape:
+    unknown = set(entry) - ENTRY_KEYS
+    if unknown:
+        raise ValueError(f"model registry: {entry.get('id')!r} has unknown keys {sorted(unknown)}")
+    mla = entry.get("mla") or {}
+    experts = entry.get("experts") or {}
+    published, published_format = _published(entry)
+    params_b = float(entry["params_b"])
+    return ModelShape(
+        id=str(entry["id"]),
+        name=str(entry.get("name") or entry["id"]),
+        family=str(entry.get("family") or ""),
+        kind=str(entry.get("kind") or "llm"),
+        params_b=params_b,
+        active_params_b=float(entry.get("active_params_b") or params_b),
+        layers=_optional_int(entry.get("layers")),
+        attention_heads=_optional_int(entry.get("attention_heads")),
+        kv_heads=_optional_int(entry.get("kv_heads")),
+        head_dim=_optional_int(entry.get("head_dim")),
+        sliding_window=_optional_int(entry.get("sliding_window")),
+        sliding_layers=int(entry.get("sliding_layers") or 0),
+        mla_kv_lora_rank=mla.get("kv_lora_rank"),
+        mla_qk_rope_head_dim=mla.get("qk_rope_head_dim"),
+        experts_total=experts.get("total"),
+        experts_active=experts.get("active"),
+        published_weights=published,
+        context_max=_optional_int(entry.get("context_max")),
+        aliases=tuple(str(alias) for alias in entry.get("aliases") or ()),
+        variants=tuple(str(variant) for variant in entry.get("variants") or ()),
+        source=str(entry.get("source") or ""),
+        generation=str(entry.get("generation") or entry.get("family") or ""),
+        hf_id=str(entry["hf_id"]) if entry.get("hf_id") else None,
+        hf_ids=tuple(str(repo) for repo in entry.get("hf_ids") or ()),
+        params_exact_b=_optional_float(entry.get("params_exact_b")),
+        params_note=str(entry.get("params_note") or ""),
+        hidden_size=_optional_int(entry.get("hidden_size")),
+        intermediate_size=_optional_int(entry.get("intermediate_size")),
+        vocab_size=_optional_int(entry.get("vocab_size")),
+        tie_word_embeddings=entry.get("tie_word_embeddings"),
+        torch_dtype=str(entry["torch_dtype"]) if entry.get("torch_dtype") else None,
+        vision_params_b=_optional_float(entry.get("vision_params_b")),
+        no_kv_layers=int(entry.get("no_kv_layers") or 0),
+        layer_pattern=str(entry.get("layer_pattern") or ""),
+        attention_chunk_size=_optional_int(entry.get("attention_chunk_size")),
+        indexer_cache=_indexer(entry),
+        context_note=str(entry.get("context_note") or ""),
+        note=str(entry.get("note") or ""),
+        published_format=published_format,
+        quantized=_quantized(entry),
+    )
+
+
+def build_registry(entries: list[dict[str, Any]]) -> Registry:
+    """The registry of `entries`; a name, alias or repo id that names two models is an error."""
+    models = tuple(_shape_from_entry(entry) for entry in entries)
+    by_key: dict[str, ModelShape] = {}
+    for model in models:
+        for key in (model.id, model.name, *model.aliases, *_repo_ids(model, quantized=False)):
+            _claim(by_key, key, model)
+    quantized_by_key: dict[str, tuple[ModelShape, QuantizedRepo]] = {}
+    for model in models:
+        for repo in model.quantized:
+            for key in (repo.hf_id, repo.repo):  # a GGUF file "repo:file" and its repo both name the model
+                named = by_key.get(normalize_name(key))
+                if named is not None:  # the model's own release (DeepSeek V3 in FP8): already its name
+                    if named.id != model.id:
+                        raise ValueError(f"model registry: quantized repo {key!r} of {model.id} names {named.id}")
+                    continue
+                other = quantized_by_key.get(normalize_name(key))
+                if other is not None and other[0].id != model.id:
+                    raise ValueError(f"model registry: {key!r} names both {other[0].id} and {model.id}")
+                if other is None or key == repo.hf_id:
+                    quantized_by_key[normalize_name(key)] = (model, repo)
+    for model in models:
+        for variant in model.variants:
+            named_model = by_key.get(normalize_name(variant))
+            if named_model is not None:
+                raise ValueError(f"model registry: variant {variant!r} of {model.id} is a name of {named_model.id}")
+    return Registry(models, by_key, quantized_by_key)
+
+
+def _claim(by_key: dict[str, ModelShape], key: str, model: ModelShape) -> None:
+    normalized = normalize_name(key)
+    other = by_key.get(normalized)
+    if other is not None and other.id != model.id:
+        raise ValueError(f"model registry: {key!r} names both {other.id} and {model.id}")
+    by_key[normalized] = model
+
+
+def load_entries(directory: Path = REGISTRY_DIR) -> list[dict[str, Any]]:
+    """Every entry of every *.yaml in `directory`, files in name order, entries in file order (the bundled
+    directory through its compiled copies, catalog/bundled_yaml.py; another one, a test's, from its YAML)."""
+    entries: list[dict[str, Any]] = []
+    for path in sorted(directory.glob("*.yaml")):
+        data = load_bundled_file(path) if directory == REGISTRY_DIR else load_bundled(path.read_text(encoding="utf-8"))
+        entries.extend(data["models"])
+    return entries
+
+
+@lru_cache(maxsize=1)
+def default_registry() -> Registry:
+    """The bundled registry, read once (DESIGN: the engine reads its bundled data at import/first use only): from
+    its compiled copy (catalog/bundled_yaml.py; issue #14), kept under the sha256 of the registry's YAML and the
+    signature of the engine's code, so that an edit to either builds it again."""
+    return load_compiled_objects(_bundled_inputs(), "engine-registry", lambda: build_registry(load_entries()),
+                                 frozenset({"engine.models.registry"}))
+
+
+_ENGINE_DIR = Path(__file__).resolve().parents[1]
+
+
+@lru_cache(maxsize=1)
+def _bundled_inputs() -> bytes:
+    raw = b"".join(path.read_bytes() for path in sorted(REGISTRY_DIR.glob("*.yaml")))
+    return raw + code_signature(_ENGINE_DIR, _ENGINE_DIR.parent / "catalog")
+
+
+_INDEXES: dict[str, object] = {}
+
+
+def bundled_index(slot: str, build: Callable[[Registry], T], modules: frozenset[str]) -> T:
+    """What `build` makes of the bundled registry (the parser's name index), once per run and from its compiled
+    copy when there is one; it refers to the registry's own models (the same objects, not copies)."""
+    if slot not in _INDEXES:
+        registry = default_registry()
+        shared: dict[str, object] = {"registry": registry}
+        shared.update((f"model:{model.id}", model) for model in registry.models)
+        _INDEXES[slot] = load_compiled_objects(_bundled_inputs(), slot, lambda: build(registry), modules, shared)
+    return cast(T, _INDEXES[slot])
+
+
+def hf_repo(model_id: str) -> str | None:
+    """The Hugging Face repo of a bundled registry model (Contract v2 `hf_id`), or None."""
+    shape = default_registry().get(model_id)
+    return shape.hf_id if shape is not None and shape.hf_id else None
+
+
+def find_hf_repo(registry: Registry, repo_id: str) -> ModelShape | None:
+    """A model by its Hugging Face repo id ("meta-llama/Llama-3.1-70B-Instruct"), case-insensitively: the registry
+    indexes hf_id, hf_ids and published quantized repos."""
+    return registry.get(repo_id)
+
+
+_WINDOW_ID_RE = re.compile(r"-\d+k$")  # "phi-3-medium-128k": the release's window, in its registry id
+
+
+def id_window(model_id: str) -> str | None:
+    """The window a release carries in its id ("128k" of "phi-3-medium-128k"), None when it carries none."""
+    found = _WINDOW_ID_RE.search(model_id)
+    return found.group()[1:] if found else None
+
+
+def _window(model: ModelShape) -> int:
+    return model.context_max or 0
+
+
+def releases_by_window(models: tuple[ModelShape, ...]) -> dict[str, tuple[ModelShape, ...]]:
+    """Models whose ids differ only in their window suffix and whose shapes are the same, by the id without the
+    suffix (groups of two or more only)."""
+    groups: dict[str, list[ModelShape]] = {}
+    for model in models:
+        if id_window(model.id) is not None:
+            groups.setdefault(_WINDOW_ID_RE.sub("", model.id), []).append(model)
+    return {stem: tuple(group) for stem, group in groups.items()
+            if len(group) > 1 and len({_shape_key(model) for model in group}) == 1}
+
+
+def _shape_key(model: ModelShape) -> tuple[object, ...]:
+    return (model.family, model.params_b, model.layers, model.attention_heads, model.kv_heads, model.head_dim,
+            model.hidden_size, model.kind)

@@ -1,0 +1,301 @@
+"""The serving check on an answer's layouts (issue #11): which engine, the model as it reads it, one check per
+layout cached within the answer, and the cheapest layout that passes both the rule and the engine."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from catalog.schema import Card, Catalog
+from engine.fit.ranking import plan
+from engine.fit.selection import Layout, Rules, evaluate_layout
+from engine.formats.table import WeightFormat, canonical_format
+from engine.memo import by_identity
+from engine.notes import Note
+from engine.serving import (
+    Gpu,
+    LlamaCppSettings,
+    ResidentWeights,
+    ServingCheck,
+    ServingModel,
+    ServingShapeError,
+    VllmSettings,
+    serving_check,
+)
+from engine.serving.checkpoint import Checkpoint, UnservedFormat, card_notes, checkpoint_for
+from engine.serving.constants import GPU_MEMORY_UTILIZATION, MIB
+from engine.serving.memory import ModelDims
+from engine.sizing.rule import GB, KV_NOT_INCLUDED, PRECISION_BYTES, Requirement, ResolvedRequest
+
+ENGINES = ("vllm", "llama.cpp")
+# KV cache precision as each engine names it: vLLM stores "auto" (the model dtype) or fp8 (1 byte, int8 has no
+# cache dtype of its own there: vllm/config/cache.py CacheDType); llama.cpp's 8-bit cache type is q8_0.
+VLLM_KV_DTYPE = {"fp32": "auto", "fp16": "auto", "bf16": "auto", "fp8": "fp8", "int8": "fp8"}
+# A failing check with one of these notes fails on every layout: no search for one that passes.
+NOWHERE = ("serving_context_over_max", "serving_v_cache_needs_fa")
+UNAVAILABLE = ("serving_unavailable", "serving_format_unserved")  # why an answer has no serving check, said once
+LLAMA_CPP_KV_TYPE = {"fp32": "f16", "fp16": "f16", "bf16": "f16", "fp8": "q8_0", "int8": "q8_0"}
+
+
+@dataclass(frozen=True, slots=True)
+class ServingOptions:
+    """What the user chose for the check (CLI flags, /set engine); None: the engine's default."""
+
+    engine: str | None = None
+    tp: int | None = None  # check the fit's card at this count when no card/count was named
+    max_num_batched_tokens: int | None = None
+    gpu_memory_utilization: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.engine is not None and self.engine not in ENGINES:
+            raise ValueError(f"unknown engine {self.engine!r} (use vllm or llama.cpp)")
+        if self.tp is not None and not 1 <= self.tp <= 64:
+            raise ValueError(f"--tp {self.tp} is outside 1..64")
+        if self.max_num_batched_tokens is not None and not 1 <= self.max_num_batched_tokens <= 1_000_000:
+            raise ValueError(f"max_num_batched_tokens {self.max_num_batched_tokens} is outside 1..1,000,000")
+        if self.gpu_memory_utilization is not None and not 0 < self.gpu_memory_utilization <= 1:
+            raise ValueError(f"gpu_memory_utilization {self.gpu_memory_utilization:g} is outside (0, 1]")
+
+
+@lru_cache(maxsize=256)
+def _format(precision: str) -> WeightFormat | None:
+    """canonical_format of an answer's precision, kept per precision (a handful: bf16, int4, q4_k_m ...)."""
+    return canonical_format(precision)
+
+
+def engine_for(resolved: ResolvedRequest, options: ServingOptions | None = None) -> str:
+    """The engine asked for, else llama.cpp for a GGUF type and vLLM for every safetensors format (the named
+    format first: the parser reads "q4_k_m" as precision INT4 with the format Q4_K_M)."""
+    if options is not None and options.engine is not None:
+        return options.engine
+    fmt = resolved.quant or _format(resolved.precision)
+    return "llama.cpp" if fmt is not None and fmt.is_gguf else "vllm"
+
+
+def _bytes_per_param(resolved: ResolvedRequest, checkpoint: Checkpoint) -> float | None:
+    if checkpoint.fmt is not None:  # the checkpoint's own format (bnb NF4 for vLLM's in-flight 4-bit of "INT4")
+        return checkpoint.fmt.bits_per_weight / 8
+    if resolved.weight_bytes is not None:
+        return resolved.weight_bytes
+    if resolved.precision in PRECISION_BYTES:
+        return PRECISION_BYTES[resolved.precision]
+    fmt = _format(resolved.precision)
+    return fmt.bits_per_weight / 8 if fmt is not None else None
+
+
+_MODELS: dict[tuple[int, float | None, str, str | None, float, str], tuple[ServingModel, Checkpoint]] = {}
+
+
+def serving_model(resolved: ResolvedRequest, engine: str = "vllm") -> ServingModel:
+    """The model as `engine` loads it for this answer (serving_checkpoint)."""
+    return serving_checkpoint(resolved, engine)[0]
+
+
+def serving_checkpoint(resolved: ResolvedRequest, engine: str = "vllm") -> tuple[ServingModel, Checkpoint]:
+    """`_serving_model` and the checkpoint it is, one pair per shape, format and engine: it reads nothing else of
+    the request."""
+    shape = resolved.shape
+    quant = resolved.quant.name if resolved.quant is not None else None
+    key = (id(shape), resolved.weight_bytes, resolved.precision, quant, resolved.params_b, engine)
+    found = _MODELS.get(key)
+    if found is not None and found[0].shape is shape:  # the entry keeps its shape alive: its id is not reused
+        return found
+    checkpoint = checkpoint_for(resolved, engine)
+    found = (_serving_model(resolved, checkpoint), checkpoint)
+    if len(_MODELS) >= 1024:
+        _MODELS.clear()
+    _MODELS[key] = found
+    return found
+
+
+def _serving_model(resolved: ResolvedRequest, checkpoint: Checkpoint) -> ServingModel:
+    """The model as the check reads it: the published checkpoint's size when the answer uses it, else every
+    parameter at the checkpoint's bytes (the answer's precision, or the format of the checkpoint the command names),
+    with the embedding and output matrices at 16 bit where the registry knows the vocabulary and hidden size
+    (config.json; else the check notes its Llama-like assumption) and the transformer body set to the registry's
+    size of that checkpoint where it gives one; and the repo the launch command names."""
+    shape = resolved.shape
+    published = shape.published_weights
+    if resolved.weight_bytes is None and published is not None:
+        weights = ResidentWeights(body_bytes=published.gb * GB)
+    else:
+        per_param = _bytes_per_param(resolved, checkpoint)
+        if per_param is None:
+            raise ValueError(f"the serving check has no bytes per weight for {resolved.precision}")
+        weights = ResidentWeights.from_precision(resolved.params_b, per_param, vocab_size=shape.vocab_size,
+                                                 hidden_size=shape.hidden_size,
+                                                 tied=bool(shape.tie_word_embeddings))
+        weights = _sized_as_published(weights, checkpoint)
+    dims = None
+    if shape.hidden_size and shape.intermediate_size and shape.vocab_size:
+        dims = ModelDims(shape.hidden_size, shape.intermediate_size, shape.vocab_size,
+                         moe=shape.experts_total is not None, experts_active=shape.experts_active or 0)
+    return ServingModel(shape=shape, weights=weights, dims=dims, repo=checkpoint.repo)
+
+
+def _sized_as_published(weights: ResidentWeights, checkpoint: Checkpoint) -> ResidentWeights:
+    """The registry's size of the checkpoint named (AWQ, GPTQ, FP8 repos keep embeddings and lm_head in 16 bit,
+    engine/formats/formats.yaml): the body is what the file holds beyond those. GGUF files quantize the vocabulary
+    matrices too, so their size is not split that way: the format's bits stay."""
+    if checkpoint.gb is None or checkpoint.fmt is None or checkpoint.fmt.is_gguf:
+        return weights
+    body = checkpoint.gb * GB - weights.embedding_bytes - weights.lm_head_bytes - weights.replicated_bytes
+    return dataclasses.replace(weights, body_bytes=body) if body > 0 else weights
+
+
+@lru_cache(maxsize=256)
+def _engine_settings(engine: str, kv: str, tag: str | None, quantization: str | None, dtype: str | None,
+                     options: ServingOptions) -> tuple[VllmSettings | None, LlamaCppSettings | None]:
+    """ServingReview.settings, one object per distinct choice (the checks of every answer share them); `tag`,
+    `quantization` and `dtype` are the checkpoint's (engine.serving.checkpoint.Checkpoint)."""
+    if engine == "llama.cpp":
+        cache = LLAMA_CPP_KV_TYPE.get(kv, "f16")
+        return None, LlamaCppSettings(quant=tag, cache_type_k=cache, cache_type_v=cache)
+    return VllmSettings(
+        gpu_memory_utilization=options.gpu_memory_utilization or GPU_MEMORY_UTILIZATION,
+        kv_cache_dtype=VLLM_KV_DTYPE.get(kv, "auto"), quantization=quantization, dtype=dtype,
+        max_num_batched_tokens=options.max_num_batched_tokens), None
+
+
+@by_identity(maxsize=4096)
+def _gpu(card: Card) -> Gpu:
+    """Gpu.from_card, one per card object (its name and memory do not change once the catalog is loaded)."""
+    return Gpu.from_card(card)
+
+
+@dataclass(slots=True)
+class ServingReview:
+    """One answer's serving checks: computed on first use per (card, count) -- the model, context and
+    precisions are the answer's -- so the JSON path pays for the fit only and a reply for what it shows."""
+
+    resolved: ResolvedRequest
+    requirement: Requirement
+    catalog: Catalog
+    options: ServingOptions = field(default_factory=ServingOptions)
+    engine: str = "vllm"
+    notes: list[Note] = field(default_factory=list)
+    _model: ServingModel | None = None
+    _checkpoint: Checkpoint | None = None
+    _checks: dict[tuple[str, int], ServingCheck | None] = field(default_factory=dict)
+    _passing: Layout | None = None
+    _searched: bool = False
+
+    @classmethod
+    def of(cls, resolved: ResolvedRequest, requirement: Requirement, catalog: Catalog,
+           options: ServingOptions | None = None) -> ServingReview | None:
+        """None for what no engine serves: training, and models that are no LLM."""
+        if resolved.workload != "inference" or resolved.shape.kind != "llm":
+            return None
+        options = options or ServingOptions()
+        return cls(resolved, requirement, catalog, options, engine_for(resolved, options))
+
+    def checkpoint(self) -> Checkpoint:
+        """What the launch command loads (engine.serving.checkpoint): a repo in the answer's format, vLLM's own
+        quantization of the 16-bit release, or a placeholder for one."""
+        if self._checkpoint is None:
+            self._checkpoint = checkpoint_for(self.resolved, self.engine)
+        return self._checkpoint
+
+    def settings(self) -> tuple[VllmSettings | None, LlamaCppSettings | None]:
+        """The engine's options for this answer: the user's, the KV precision mapped, the checkpoint's GGUF type,
+        --quantization and --dtype."""
+        checkpoint = self.checkpoint()
+        return _engine_settings(self.engine, self.resolved.kv_precision, checkpoint.tag, checkpoint.quantization,
+                                checkpoint.dtype, self.options)
+
+    def model(self) -> ServingModel | None:
+        """The model as the check reads it; None (noted once, by check()) when it cannot be read."""
+        if self._model is None:
+            try:
+                self._model, self._checkpoint = serving_checkpoint(self.resolved, self.engine)
+            except ValueError:
+                return None
+        return self._model
+
+    def check(self, card: Card, count: int) -> ServingCheck | None:
+        """The check of `count` x `card`; None (and a note, once) when it cannot be made."""
+        key = (card.id, count)
+        if key not in self._checks:
+            self._checks[key] = self._run(card, count)
+        return self._checks[key]
+
+    def check_layout(self, layout: Layout | None) -> ServingCheck | None:
+        return self.check(layout.card, layout.count) if layout is not None else None
+
+    def _run(self, card: Card, count: int) -> ServingCheck | None:
+        try:
+            if self._model is None:
+                self._model, self._checkpoint = serving_checkpoint(self.resolved, self.engine)
+            vllm, llama_cpp = self.settings()
+            check = serving_check(self._model, _gpu(card), self.resolved.context_tokens,
+                                  engine=self.engine, tp=count, batch=self.resolved.batch, vllm=vllm,
+                                  llama_cpp=llama_cpp)
+            return self._on_card(check, card) if self.engine == "vllm" else check
+        except (ServingShapeError, ValueError) as exc:
+            # A model without a published KV shape already carries sizing's kv_unknown note: said once.
+            said = isinstance(exc, ServingShapeError) and any(n.code in KV_NOT_INCLUDED for n in self.requirement.notes)
+            if not said and not any(note.code in UNAVAILABLE for note in self.notes):
+                self.notes.append(exc.note if isinstance(exc, UnservedFormat) else
+                                  Note(f"no serving check: {exc}", "serving_unavailable", reason=str(exc)))
+            return None
+
+    def _on_card(self, check: ServingCheck, card: Card) -> ServingCheck:
+        """What vLLM does with these weights on this card beyond memory: FP8 weights weight-only on a card without
+        FP8 hardware (said), no kernel at all (the check refuses the card)."""
+        said, refusal = card_notes(self.resolved, self.checkpoint(), card)
+        if said is not None:
+            return dataclasses.replace(check, notes=(*check.notes, said))
+        if refusal is not None:
+            return dataclasses.replace(check, starts=False, max_context_tokens=None, max_concurrency=None,
+                                       notes=(*check.notes, refusal))
+        return check
+
+    def passing(self, failing: Layout | None) -> Layout | None:
+        """When `failing`'s check says the engine would not start: the cheapest valid layout (price order) whose
+        check passes. Searched once per answer."""
+        check = self.check_layout(failing)
+        if failing is None or check is None or check.starts:
+            return None
+        if not self._searched:
+            self._searched = True
+            if not any(note.code in NOWHERE for note in check.notes):
+                self._passing = self._cheapest_passing(self._lower_bound_gb(check, failing.count))
+        return self._passing
+
+    def _lower_bound_gb(self, check: ServingCheck, count: int) -> float:
+        """What the whole set must hold at least, whatever the count: the weights, and the KV cache the start
+        needs (vLLM: one request; llama.cpp: every slot) when the failing check was on one GPU (on a set,
+        replicated KV heads make its per-GPU figure no lower bound)."""
+        if count != 1:
+            return check.weights_gb
+        requests = self.resolved.batch if self.engine == "vllm" else 1
+        return check.weights_gb + check.kv_gb_per_gpu / requests
+
+    def _share_gb(self, card: Card) -> float:
+        """One card's memory under the engine's share (vLLM's gpu_memory_utilization; llama.cpp: all of it)."""
+        share = 1.0 if self.engine == "llama.cpp" else (self.options.gpu_memory_utilization or GPU_MEMORY_UTILIZATION)
+        return (card.memory_mib or 0) * MIB * share / GB
+
+    def _cheapest_passing(self, lower_bound_gb: float) -> Layout | None:
+        catalog, requirement, resolved = self.catalog, self.requirement, self.resolved
+        total, kv_heads = requirement.total_gb, resolved.shape.kv_heads
+        rules = Rules(resolved, catalog)
+        # Price order over what can hold the total at all; the rule is evaluated only on those, the engine
+        # check only on layouts the rule accepts.
+        # (the price order is the catalog's, built once: engine.fit.ranking.plan)
+        for _, count, _, card in plan(catalog).by_price:
+            if card.vram_gb * count < total:
+                continue
+            if self._share_gb(card) * count < lower_bound_gb:
+                continue  # cannot start: the weights (and one request's KV cache) alone exceed the engine's share
+            # A layout is valid when the rules' fast check passes and each card holds its share (engine.fit.selection)
+            if not rules.ok(card, count) or count > 1 and card.vram_gb < requirement.per_gpu_gb(count, kv_heads):
+                continue
+            found = self.check(card, count)
+            if found is None or not found.starts:
+                continue
+            # The check first: the full layout (its rule problems named) only for the one that starts.
+            layout = evaluate_layout(card, count, requirement, resolved, catalog, rules)
+            if layout.valid:
+                return layout
+        return None

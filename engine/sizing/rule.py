@@ -1,0 +1,593 @@
+"""Sizing maths: a request -> named memory components in decimal GB, under the provider's sizing policy.
+
+Pure and synchronous: no I/O, no clock. Every component carries the formula that produced it (engine.sizing.formula),
+so a reply can show its working ("70 x 0.5 B = 35.0 GB")."""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from catalog.schema import SizingPolicy
+from engine.formats.quant import (
+    UnknownFormat,
+    quant_name,
+    quant_precision,
+    quant_weights_gb,
+    request_format,
+    weights_notes,
+)
+from engine.formats.table import WeightFormat
+from engine.models.registry import ModelShape, Registry, default_registry, hf_repo, typical_shape
+from engine.notes import Note
+from engine.sizing.formula import FormulaValue, english_formula, fmt_gb, fmt_num
+from engine.sizing.sequence import MAX_BATCH, MAX_CONTEXT_TOKENS, resolve_sequence, sequence_matters, sequence_notes
+
+GB = 1e9
+
+# Bytes per parameter (DESIGN.md "Sizing"; seed 000 section 01).
+PRECISION_BYTES: dict[str, float] = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
+# Words that mean one of the precisions above. nf4/awq/gptq are 4-bit weight-only methods (issue 2).
+PRECISION_SYNONYMS: dict[str, str] = {
+    "fp32": "fp32", "float32": "fp32", "f32": "fp32", "full": "fp32", "bf16": "bf16", "bfloat16": "bf16",
+    "fp16": "fp16", "float16": "fp16", "f16": "fp16", "half": "fp16", "16bit": "bf16", "fp8": "fp8",
+    "float8": "fp8", "e4m3": "fp8", "int8": "int8", "8bit": "int8", "q8": "int8", "w8a8": "int8",
+    "int4": "int4", "4bit": "int4", "q4": "int4", "nf4": "int4", "awq": "int4", "gptq": "int4", "w4a16": "int4",
+}
+KV_PRECISION_BYTES: dict[str, float] = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
+WORKLOADS = ("inference", "full", "lora", "qlora")
+
+# Below 10M parameters a model is not a sizing question: its weights (< 20 MB in BF16) vanish in any card's
+# runtime overhead, and bandwidth / weights stops meaning anything (billions of tokens/s, then infinity). The
+# smallest open LLMs people deploy start around there (e.g. SmolLM2-135M); nothing in the registry is smaller.
+MIN_PARAMS_B = 0.01
+MAX_PARAMS_B = 100_000
+
+# Full fine-tuning with Adam (seed 000 section 04): BF16 weights 2 + BF16 gradients 2 + FP32 master 4 +
+# Adam moments 4 + 4 = 16 B/param, plus 15 % for activations and fragmentation.
+FULL_FT_ACTIVATION_SHARE = 0.15
+# LoRA adapter: ~0.5 % of the params, 16 B of optimizer state per adapter param (seed 000 section 04).
+LORA_ADAPTER_SHARE = 0.005
+LORA_ADAPTER_BYTES = 16
+# Activations for LoRA/QLoRA with gradient checkpointing, per 2,048 tokens x batch 1. The seed does not give
+# its activation formula; LoRA - 2P = QLoRA - 0.5P in its table, and 1.6 GB + 80 MB per layer reproduces nine of
+# its ten LoRA/QLoRA cells (tests/test_golden_gpurenthub.py names the tenth).
+LORA_ACTIVATION_BASE_GB = 1.6
+LORA_ACTIVATION_PER_LAYER_GB = 0.08
+LORA_ACTIVATION_TOKENS = 2048
+# GPUwithCrypto (seed 004): full fine-tuning 16-18 B/param, QLoRA 0.75 GB per billion params.
+HEADROOM_FULL_LOW_BYTES = 16
+HEADROOM_FULL_HIGH_BYTES = 18
+HEADROOM_QLORA_GB_PER_B = 0.75
+
+
+class SizingError(ValueError):
+    """A request that cannot be sized; the message names the bad value."""
+
+
+@dataclass(slots=True)
+class SizeRequest:
+    """What the user asked; None means "not said" (the policy's default is then used and listed)."""
+
+    model: str | None = None
+    params_b: float | None = None
+    precision: str | None = None
+    kv_precision: str | None = None
+    context_tokens: int | None = None
+    batch: int | None = None
+    workload: str | None = None
+    card: str | None = None
+    gpu_count: int | None = None
+    memory_budget_gb: float | None = None
+    region: str | None = None
+    assumed: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+    # What kind of answer, and how it is paid (issue #12): None/"size" sizes; "price" quotes `card`;
+    # "compare" sets `card` beside `compare_card` for the same model.
+    intent: str | None = None
+    billing: str | None = None  # "hour" | "day" | "week" | "month": the period prices and the top-up are for
+    coin: str | None = None  # a ticker as the user named it ("BTC"); the catalog decides whether it is taken
+    cheapest: bool = False  # the user asked for the cheapest layout of any count, whatever the policy
+    count_implied: bool = False  # gpu_count 1 read from an article ("a B200"): a card rented in sets takes its set
+    compare_card: str | None = None
+    card_vram_gb: float | None = None  # the card's own memory as written ("A100 40GB"), checked against the catalog
+    followup: bool = False  # a change to the question before it (engine.answer.followup), not a question of its own
+    quant: str | None = None  # a named weight format (engine.formats.quant.quant_name: "q4_k_m", "exl2:4.65")
+    rope_scaling: str | None = None  # "yarn": the user extends the model's window by RoPE scaling (engine.parse)
+
+
+@dataclass(slots=True)
+class ResolvedRequest:
+    """A request with every value filled in, and the notes on what resolving it assumed (the request's own
+    notes, from the parser and the user's settings, stay on the SizeRequest; engine.answer.build joins them)."""
+
+    shape: ModelShape
+    model: str | None
+    params_b: float
+    precision: str  # a PRECISION_BYTES key, or the published format of a pre-quantized model
+    weight_bytes: float | None  # None when the published weight size is used
+    kv_precision: str
+    context_tokens: int
+    batch: int
+    workload: str
+    context_named: bool
+    batch_named: bool
+    sequence_matters: bool  # whether context and batch enter this requirement at all
+    card: str | None
+    gpu_count: int | None
+    memory_budget_gb: float | None
+    region: str | None
+    notes: tuple[Note, ...] = ()
+    quant: WeightFormat | None = None  # the named format the weights are sized in (inference only)
+    hf_id: str | None = None  # the registry entry's Hugging Face repo
+
+    def to_json(self) -> dict[str, object]:
+        """The resolved values of the JSON "request" object (engine.answer.build adds "assumed" and "ignored")."""
+        return {
+            "model": self.model,
+            "params_b": self.params_b,
+            "precision": self.precision,
+            "kv_precision": self.kv_precision,
+            "context_tokens": self.context_tokens,
+            "batch": self.batch,
+            "workload": self.workload,
+            "card": self.card,
+            "gpu_count": self.gpu_count,
+            "quant": quant_name(self.quant) if self.quant else None,
+            "bits_per_weight": self.quant.bits_per_weight if self.quant else None,
+            "hf_id": self.hf_id,
+        }
+
+
+@dataclass(slots=True, unsafe_hash=True)  # per answer: not frozen (engine.fit.selection.PerGpu)
+class Component:
+    """One named part of a requirement; its formula as data (`code` + `values`, see engine.sizing.formula) and as the
+    English text that the JSON "formula" string carries (written when read: a requirement sized only to compare,
+    for a precision hint or a capacity, shows none)."""
+
+    name: str
+    gb: float
+    code: str
+    values: Mapping[str, FormulaValue]
+
+    @classmethod
+    def of(cls, name: str, gb: float, code: str, **values: FormulaValue) -> Component:
+        return cls(name, gb, code, values)
+
+    @property
+    def formula(self) -> str:
+        return english_formula(self.code, self.values)
+
+    def to_json(self) -> dict[str, object]:
+        return {"name": self.name, "gb": self.gb, "formula": self.formula}
+
+
+@dataclass(slots=True, unsafe_hash=True)  # per answer: not frozen (engine.fit.selection.PerGpu)
+class Requirement:
+    """The memory a request needs, as components that add up to `total_gb`.
+
+    `low_gb` is set where the policy gives a range (GPUwithCrypto full fine-tuning 16-18 B/param); the high
+    end is `total_gb` and decides the fit. The split fields feed the per-GPU view under tensor parallelism.
+    `notes` says what sizing left out (a KV cache whose attention shape is not published).
+    """
+
+    components: tuple[Component, ...]
+    total_gb: float
+    low_gb: float | None
+    weights_gb: float  # resident weights
+    active_weights_gb: float  # weights read per decoded token (MoE: the active experts only)
+    kv_cache_gb: float
+    per_process_gb: float  # fixed cost that every GPU process pays (runtime overhead)
+    scales_with_weights_gb: float  # headroom/optimizer/activations that shard like the weights
+    kv_replicated: bool  # MLA latent cache: the same on every tensor-parallel rank
+    notes: tuple[Note, ...] = ()
+
+    def component(self, name: str) -> Component | None:
+        for component in self.components:
+            if component.name == name:
+                return component
+        return None
+
+    def per_gpu_gb(self, count: int, kv_heads: int | None) -> float:
+        """Memory on each of `count` GPUs under tensor parallelism.
+
+        Weights (and what scales with them) split evenly; the KV cache splits by KV head, and a KV head is
+        never split, so with fewer KV heads than cards each card holds one (replicated); the runtime overhead
+        is paid once per GPU process.
+        """
+        if count <= 1:
+            return self.total_gb
+        if self.kv_replicated:
+            kv_per_gpu = self.kv_cache_gb
+        elif kv_heads:
+            kv_per_gpu = self.kv_cache_gb * math.ceil(kv_heads / count) / kv_heads
+        else:
+            kv_per_gpu = self.kv_cache_gb / count
+        sharded = (self.weights_gb + self.scales_with_weights_gb) / count
+        return sharded + kv_per_gpu + self.per_process_gb
+
+    def to_json(self) -> dict[str, object]:
+        data: dict[str, object] = {"total_gb": self.total_gb, "components": [c.to_json() for c in self.components]}
+        if self.low_gb is not None:
+            data["low_gb"] = self.low_gb
+        return data
+
+
+def canonical_precision(word: str) -> str | None:
+    key = word.strip().lower().replace("-", "").replace(" ", "").replace("_", "")
+    return PRECISION_SYNONYMS.get(key)
+
+
+def canonical_kv_precision(word: str) -> str | None:
+    precision = canonical_precision(word)
+    if precision is None or precision not in KV_PRECISION_BYTES:
+        return None
+    return precision
+
+
+# -- resolving a request -----------------------------------------------------------------------------------
+
+def resolve(request: SizeRequest, policy: SizingPolicy, registry: Registry | None = None) -> ResolvedRequest:
+    """Fill every value the user did not give from the model and the policy; note each filled value.
+
+    Values are checked in the order they are resolved, so the first bad one is the one named."""
+    notes: list[Note] = []
+    workload = _resolve_workload(request, notes)
+    shape, params_b, model_id = _resolve_model(request, registry, notes)
+    try:  # a named format sizes inference weights with its real bits (engine.formats.quant)
+        quant = request_format(request.quant, workload, notes)
+    except UnknownFormat as exc:
+        raise SizingError(str(exc)) from None
+    precision, weight_bytes = _resolve_precision(request, shape, workload, policy, notes)
+    if quant is not None:
+        precision, weight_bytes = quant_precision(request.precision and precision, shape, quant, notes)
+    notes.extend(weights_notes(shape, params_b, precision if workload == "inference" else "",
+                               quant if weight_bytes is not None else None))
+    kv_precision = _resolve_kv_precision(request, policy)
+    matters = sequence_matters(request, shape, workload, policy)
+    context_tokens, batch = resolve_sequence(request, shape, workload, policy, matters, notes)
+    if request.context_tokens is not None:
+        _check_range("context", context_tokens, 0, MAX_CONTEXT_TOKENS, " tokens")
+    if request.batch is not None:
+        _check_range("batch", batch, 0, MAX_BATCH, "")
+    notes.extend(sequence_notes(request, shape, workload, policy, matters, kv_precision, context_tokens))
+    if request.gpu_count is not None and not 1 <= request.gpu_count <= 64:
+        raise SizingError(f"GPU count {request.gpu_count} is outside 1..64")
+    if request.memory_budget_gb is not None and not 0 < request.memory_budget_gb <= 1_000_000:
+        raise SizingError(f"memory budget {request.memory_budget_gb:g} GB is not a sensible size")
+
+    return ResolvedRequest(
+        shape=shape,
+        model=model_id,
+        params_b=params_b,
+        precision=precision,
+        weight_bytes=weight_bytes,
+        kv_precision=kv_precision,
+        context_tokens=context_tokens,
+        batch=batch,
+        workload=workload,
+        context_named=request.context_tokens is not None,
+        batch_named=request.batch is not None,
+        sequence_matters=matters,
+        card=request.card,
+        gpu_count=request.gpu_count,
+        memory_budget_gb=request.memory_budget_gb,
+        region=request.region,
+        notes=tuple(notes),
+        quant=quant,
+        hf_id=hf_repo(shape.id) if model_id else None,
+    )
+
+
+def _resolve_workload(request: SizeRequest, notes: list[Note]) -> str:
+    workload = (request.workload or "inference").lower()
+    if workload not in WORKLOADS:
+        raise SizingError(f"unknown workload {request.workload!r} (use one of {', '.join(WORKLOADS)})")
+    if request.workload is None:
+        notes.append(Note("workload: inference (default)", "default_workload", workload="inference"))
+    return workload
+
+
+def _resolve_model(request: SizeRequest, registry: Registry | None,
+                   notes: list[Note]) -> tuple[ModelShape, float, str | None]:
+    """The model's shape, its parameter count and registry id (None for a bare size)."""
+    if request.model:
+        registry = registry or default_registry()
+        shape = registry.get(request.model)
+        if shape is None:
+            raise SizingError(f"unknown model {request.model!r}")
+        inference = request.workload in (None, "inference")  # training sizes no window (same shape either way)
+        if inference and request.context_tokens is not None \
+                and (wider := registry.wider_release(shape, request.context_tokens)):
+            # "phi-3 medium at 128k", "and at 128k?" after Phi-3 Medium: the release whose window holds it
+            notes.append(Note(f"sized as {wider.name}: {request.context_tokens:,} tokens is beyond {shape.name}'s "
+                              f"{shape.context_max:,}-token window", "model_window", model=wider.name,
+                              base=shape.name, tokens=request.context_tokens, max_tokens=shape.context_max))
+            shape = wider
+        elif inference and request.intent == "max_context" and request.context_tokens is None \
+                and (wider := registry.wider_release(shape, MAX_CONTEXT_TOKENS)):
+            # "max context for phi-3 medium on an H100": the same weights as the release with the longest window
+            notes.append(Note(f"sized as {wider.name}, the release with the longest window "
+                              f"({wider.context_max:,} tokens)", "model_window_longest", model=wider.name,
+                              tokens=wider.context_max))
+            shape = wider
+        if request.params_b is not None and abs(request.params_b - shape.params_b) > 1e-9:
+            notes.append(Note(f"{fmt_num(request.params_b)}B ignored: {shape.name} has {fmt_num(shape.params_b)}B",
+                              "params_ignored", given=request.params_b, model=shape.name, params=shape.params_b))
+        params_b, model_id = shape.params_b, shape.id
+    elif request.params_b is not None:
+        params_b = float(request.params_b)
+        _check_params(params_b)
+        shape, nominal = typical_shape(params_b)
+        summary = shape.summary()
+        notes.append(Note(f"shape of a typical {fmt_num(nominal)}B model: {summary.english()}", "typical_shape",
+                          size=nominal, shape=summary))
+        model_id = None
+    else:
+        raise SizingError("no model or parameter count given")
+    _check_params(params_b)
+    return shape, params_b, model_id
+
+
+def _resolve_precision(request: SizeRequest, shape: ModelShape, workload: str, policy: SizingPolicy,
+                       notes: list[Note]) -> tuple[str, float | None]:
+    """The weights' precision and bytes per parameter (None: the published weight size is used)."""
+    if request.precision is not None:
+        precision = canonical_precision(request.precision)
+        if precision is None:
+            raise SizingError(f"unknown precision {request.precision!r} (use fp32, bf16, fp16, fp8, int8 or int4)")
+        return precision, PRECISION_BYTES[precision]
+    published = shape.published_weights
+    if published is not None and workload == "inference":
+        notes.append(Note(f"weights as published: {fmt_gb(published.gb)} ({published.format.upper()})",
+                          "published", weights_gb=published.gb, format=published.format.upper()))
+        return published.format, None
+    if workload == "qlora":
+        return "int4", PRECISION_BYTES["int4"]  # QLoRA's base is 4-bit NF4 by definition
+    release = (shape.published_format or "").lower()  # a native FP8/INT4 release whose size was not read
+    precision = release if workload == "inference" and release in PRECISION_BYTES else policy.default_precision
+    if workload in ("inference", "lora"):
+        said, code = ("as released", "release_precision") if precision == release else ("default", "default_precision")
+        notes.append(Note(f"precision: {precision.upper()} ({said})", code, precision=precision.upper()))
+    return precision, PRECISION_BYTES[precision]
+
+
+def _resolve_kv_precision(request: SizeRequest, policy: SizingPolicy) -> str:
+    if request.kv_precision is None:
+        return policy.default_kv_precision
+    kv_precision = canonical_kv_precision(request.kv_precision)
+    if kv_precision is None:
+        raise SizingError(f"unknown KV cache precision {request.kv_precision!r} (use fp16, bf16, fp8 or int8)")
+    return kv_precision
+
+
+def _check_params(params_b: float) -> None:
+    if math.isfinite(params_b) and 0 < params_b < MIN_PARAMS_B:
+        raise SizingError(f"params {params_b:g}B is too small to size: at least {fmt_num(MIN_PARAMS_B)}B "
+                          f"(10M parameters)")
+    _check_range("params", params_b, 0, MAX_PARAMS_B, "B")
+
+
+def _check_range(what: str, value: float, low_exclusive: float, high: float, unit: str) -> None:
+    if not math.isfinite(value) or value <= low_exclusive or value > high:
+        raise SizingError(f"{what} {fmt_num(value)}{unit} is out of range (must be above {fmt_num(low_exclusive)} "
+                          f"and at most {fmt_num(high)}{unit})")
+
+
+# -- KV cache ----------------------------------------------------------------------------------------------
+
+def kv_cache(shape: ModelShape, kv_bytes: float, tokens: int, batch: int) -> Component | None:
+    """2 x layers x kv_heads x head_dim x bytes x tokens x batch, with sliding windows and MLA latents.
+
+    Sliding-window layers hold at most the window (Gemma 2/3, Mistral 7B v0.1, gpt-oss); MLA models (DeepSeek
+    V3/R1) cache one latent of kv_lora_rank + qk_rope_head_dim per layer and token, with no K/V pair.
+    Returns None when the registry does not know the attention shape."""
+    if not shape.kv_known:
+        return None
+    assert shape.layers is not None
+    if shape.is_mla:
+        assert shape.mla_kv_lora_rank is not None and shape.mla_qk_rope_head_dim is not None
+        width = shape.mla_kv_lora_rank + shape.mla_qk_rope_head_dim
+        gb = shape.layers * width * kv_bytes * tokens * batch / GB
+        return Component.of("kv_cache", gb, "kv_mla", layers=shape.layers, rank=shape.mla_kv_lora_rank,
+                            rope=shape.mla_qk_rope_head_dim, bytes=kv_bytes, tokens=tokens, batch=batch, kv_gb=gb)
+    assert shape.kv_heads is not None and shape.head_dim is not None
+    window_layers = shape.sliding_layers if shape.sliding_window else 0
+    full_layers = shape.layers - window_layers
+    per_layer_token = 2 * shape.kv_heads * shape.head_dim * kv_bytes
+    if window_layers and tokens > (shape.sliding_window or 0):
+        windowed = min(tokens, shape.sliding_window or tokens)
+        gb = per_layer_token * (full_layers * tokens + window_layers * windowed) * batch / GB
+        return Component.of("kv_cache", gb, "kv_window", kv_heads=shape.kv_heads, head_dim=shape.head_dim,
+                            bytes=kv_bytes, full_layers=full_layers, tokens=tokens, window_layers=window_layers,
+                            window_tokens=windowed, batch=batch, kv_gb=gb)
+    gb = per_layer_token * shape.layers * tokens * batch / GB
+    return Component.of("kv_cache", gb, "kv", layers=shape.layers, kv_heads=shape.kv_heads, head_dim=shape.head_dim,
+                        bytes=kv_bytes, tokens=tokens, batch=batch, kv_gb=gb)
+
+
+def kv_bytes_per_token(shape: ModelShape, kv_bytes: float = 2) -> float | None:
+    """Full-context KV bytes per token and sequence (no window cap), as the seeds' tables list it."""
+    component = kv_cache(shape, kv_bytes, 1, 1)
+    return None if component is None else float(round(component.gb * GB))  # whole bytes; undo float GB scaling
+
+
+# -- weights -----------------------------------------------------------------------------------------------
+
+def _weights(resolved: ResolvedRequest) -> Component:
+    shape = resolved.shape
+    # real bits, scales included (engine.formats.quant)
+    if resolved.quant is not None and resolved.weight_bytes is not None:
+        gb = quant_weights_gb(resolved.params_b, resolved.quant, shape)  # bits: effective over the whole model
+        return Component.of("weights", gb, "weights_quant", params=resolved.params_b, bits=gb * 8 / resolved.params_b,
+                            format=resolved.quant.label, weights_gb=gb)
+    if resolved.weight_bytes is None:
+        assert shape.published_weights is not None
+        published = shape.published_weights
+        return Component.of("weights", published.gb, "weights_published", model=shape.name,
+                            format=published.format.upper(), weights_gb=published.gb)
+    gb = resolved.params_b * resolved.weight_bytes
+    return Component.of("weights", gb, "weights", params=resolved.params_b, bytes=resolved.weight_bytes,
+                        weights_gb=gb)
+
+
+def _frozen_base(resolved: ResolvedRequest) -> Component:
+    """LoRA's frozen base in the precision asked for (BF16 unless said)."""
+    bytes_per_param = resolved.weight_bytes if resolved.weight_bytes is not None else 2
+    gb = resolved.params_b * bytes_per_param
+    return Component.of("weights", gb, "weights_frozen", params=resolved.params_b, bytes=bytes_per_param,
+                        weights_gb=gb)
+
+
+# The notes of _kv_unknown: no KV cache in the sum, and why.
+KV_NOT_INCLUDED = ("kv_unknown", "kv_unmodelled_layers", "kv_unmodelled_vlm", "kv_unmodelled_indexer")
+
+
+def _kv_unknown(shape: ModelShape) -> tuple[Note, ...]:
+    """Why no KV cache is in the sum: the shape is not published, or it is and part of the cache is not per-token
+    K/V the formula sizes (registry.ModelShape.kv_unmodelled; "not published" was said of Llama 3.2 Vision too)."""
+    if not shape.is_language_model:
+        return ()  # a diffusion transformer has no KV cache: nothing is missing
+    if shape.no_kv_layers and shape.layers:
+        why = "cross-attention to the image" if shape.kind == "vlm" else "linear attention"
+        return (Note(f"KV cache not included: {shape.no_kv_layers} of {shape.layers} layers of {shape.name} keep "
+                     f"no per-token KV cache ({why}), which the formula does not size",
+                     "kv_unmodelled_vlm" if shape.kind == "vlm" else "kv_unmodelled_layers", model=shape.name,
+                     layers=shape.layers, no_kv_layers=shape.no_kv_layers),)
+    if shape.indexer_cache is not None:
+        return (Note(f"KV cache not included: {shape.name} also caches its sparse-attention indexer keys per token, "
+                     "which the formula does not size", "kv_unmodelled_indexer", model=shape.name),)
+    return (Note(f"KV cache not included: the attention shape of {shape.name} is not published", "kv_unknown",
+                 model=shape.name),)
+
+
+def _active_share(shape: ModelShape) -> float:
+    return shape.active_params_b / shape.params_b if shape.params_b else 1.0
+
+
+# -- policies ----------------------------------------------------------------------------------------------
+
+def size(resolved: ResolvedRequest, policy: SizingPolicy) -> Requirement:
+    """The memory requirement of a resolved request under the provider's sizing policy."""
+    if policy.policy == "breakdown":
+        return _size_breakdown(resolved, policy)
+    return _size_headroom(resolved, policy)
+
+
+def _requirement(components: list[Component], *, weights_gb: float, active_weights_gb: float | None = None,
+                 kv_cache_gb: float = 0.0, per_process_gb: float = 0.0, scales_with_weights_gb: float = 0.0,
+                 kv_replicated: bool = False, low_gb: float | None = None,
+                 notes: tuple[Note, ...] = ()) -> Requirement:
+    return Requirement(
+        components=tuple(components), total_gb=sum(component.gb for component in components), low_gb=low_gb,
+        weights_gb=weights_gb, active_weights_gb=weights_gb if active_weights_gb is None else active_weights_gb,
+        kv_cache_gb=kv_cache_gb, per_process_gb=per_process_gb, scales_with_weights_gb=scales_with_weights_gb,
+        kv_replicated=kv_replicated, notes=notes,
+    )
+
+
+def _size_breakdown(resolved: ResolvedRequest, policy: SizingPolicy) -> Requirement:
+    p = resolved.params_b
+    shape = resolved.shape
+    overhead = Component.of("overhead", policy.overhead_gb, "runtime_overhead", overhead_gb=policy.overhead_gb)
+    if resolved.workload == "inference":
+        weights = _weights(resolved)
+        kv = kv_cache(shape, KV_PRECISION_BYTES[resolved.kv_precision], resolved.context_tokens, resolved.batch)
+        components = [weights] if kv is None else [weights, kv]
+        return _requirement(
+            [*components, overhead], weights_gb=weights.gb, active_weights_gb=weights.gb * _active_share(shape),
+            kv_cache_gb=kv.gb if kv else 0.0, per_process_gb=overhead.gb, kv_replicated=shape.is_mla,
+            notes=_kv_unknown(shape) if kv is None else (),
+        )
+    if resolved.workload == "full":
+        weights = Component.of("weights", 2 * p, "weights_bf16", params=p, bytes=2, weights_gb=2 * p)
+        gradients = Component.of("gradients", 2 * p, "gradients_bf16", params=p, bytes=2, gradients_gb=2 * p)
+        optimizer = Component.of("optimizer", 12 * p, "optimizer_adam", params=p, bytes=12, optimizer_gb=12 * p)
+        base = 16 * p
+        activations_gb = FULL_FT_ACTIVATION_SHARE * base
+        activations = Component.of("activations", activations_gb, "activations_share",
+                                   percent=FULL_FT_ACTIVATION_SHARE * 100, base_gb=base, activations_gb=activations_gb)
+        return _requirement(
+            [weights, gradients, optimizer, activations], weights_gb=weights.gb,
+            scales_with_weights_gb=gradients.gb + optimizer.gb + activations.gb,
+        )
+    # LoRA / QLoRA: frozen base + adapter with its optimizer state + activations + runtime overhead.
+    if resolved.workload == "qlora":
+        base_bytes = PRECISION_BYTES["int4"]
+        weights = Component.of("weights", base_bytes * p, "weights_frozen_nf4", params=p, bytes=base_bytes,
+                               weights_gb=base_bytes * p)
+    else:
+        weights = _frozen_base(resolved)
+    adapter_gb = LORA_ADAPTER_SHARE * p * LORA_ADAPTER_BYTES
+    adapter = Component.of("adapter", adapter_gb, "lora_adapter", percent=LORA_ADAPTER_SHARE * 100, params=p,
+                           bytes=LORA_ADAPTER_BYTES, adapter_gb=adapter_gb)
+    layers = shape.layers or typical_shape(p)[0].layers or 0
+    scale = resolved.context_tokens * resolved.batch / LORA_ACTIVATION_TOKENS
+    activations_gb = (LORA_ACTIVATION_BASE_GB + LORA_ACTIVATION_PER_LAYER_GB * layers) * scale
+    activations = Component.of(
+        "activations", activations_gb, "lora_activations", base=LORA_ACTIVATION_BASE_GB,
+        per_layer=LORA_ACTIVATION_PER_LAYER_GB, layers=layers, tokens=resolved.context_tokens, batch=resolved.batch,
+        per_tokens=LORA_ACTIVATION_TOKENS, activations_gb=activations_gb,
+    )
+    return _requirement(
+        [weights, adapter, activations, overhead], weights_gb=weights.gb, per_process_gb=overhead.gb,
+        scales_with_weights_gb=adapter.gb + activations.gb,
+    )
+
+
+def _size_headroom(resolved: ResolvedRequest, policy: SizingPolicy) -> Requirement:
+    if resolved.workload == "inference":
+        return _size_headroom_inference(resolved, policy.headroom_factor)
+    p = resolved.params_b
+    if resolved.workload == "full":
+        weights = Component.of("weights", 2 * p, "weights_bf16", params=p, bytes=2, weights_gb=2 * p)
+        gradients = Component.of("gradients", 2 * p, "gradients", params=p, bytes=2, gradients_gb=2 * p)
+        optimizer = Component.of("optimizer", 12 * p, "optimizer_adamw", params=p, bytes=12, optimizer_gb=12 * p)
+        upper_bytes = HEADROOM_FULL_HIGH_BYTES - HEADROOM_FULL_LOW_BYTES
+        upper = Component.of("optimizer_upper", upper_bytes * p, "optimizer_upper", params=p, bytes=upper_bytes,
+                             optimizer_gb=upper_bytes * p)
+        return _requirement(
+            [weights, gradients, optimizer, upper], low_gb=HEADROOM_FULL_LOW_BYTES * p, weights_gb=weights.gb,
+            scales_with_weights_gb=gradients.gb + optimizer.gb + upper.gb,
+        )
+    if resolved.workload == "lora":
+        factor = policy.headroom_factor
+        weights = _frozen_base(resolved)
+        buffer_gb = weights.gb * (factor - 1)
+        buffer = Component.of("overhead", buffer_gb, "planning_buffer", factor=factor, overhead_gb=buffer_gb)
+        return _requirement([weights, buffer], weights_gb=weights.gb, scales_with_weights_gb=buffer.gb)
+    base_bytes = PRECISION_BYTES["int4"]
+    weights = Component.of("weights", base_bytes * p, "weights_4bit", params=p, bytes=base_bytes,
+                           weights_gb=base_bytes * p)
+    rest_per_b = HEADROOM_QLORA_GB_PER_B - base_bytes
+    adapter = Component.of("adapter", rest_per_b * p, "qlora_rest", params=p, rest=rest_per_b,
+                           per_b=HEADROOM_QLORA_GB_PER_B, adapter_gb=rest_per_b * p)
+    return _requirement([weights, adapter], weights_gb=weights.gb, scales_with_weights_gb=adapter.gb)
+
+
+def _size_headroom_inference(resolved: ResolvedRequest, factor: float) -> Requirement:
+    """Seed 004: weights x 1.2; a named context (or batch) adds the KV cache, never less than the x1.2 rule."""
+    shape = resolved.shape
+    weights = _weights(resolved)
+    headroom_gb = weights.gb * (factor - 1)
+    percent = (factor - 1) * 100
+    kv = None
+    notes: tuple[Note, ...] = ()
+    if resolved.context_named or resolved.batch_named:
+        kv = kv_cache(shape, KV_PRECISION_BYTES[resolved.kv_precision], resolved.context_tokens, resolved.batch)
+        notes = _kv_unknown(shape) if kv is None else ()
+    components = [weights]
+    if kv is not None:
+        components.append(kv)
+        rest = headroom_gb - kv.gb
+        if rest > 0:
+            components.append(Component.of("overhead", rest, "headroom_after_kv", percent=percent,
+                                           headroom_gb=headroom_gb, overhead_gb=rest))
+    else:
+        components.append(Component.of("overhead", headroom_gb, "headroom", percent=percent, weights_gb=weights.gb,
+                                       overhead_gb=headroom_gb))
+    kv_gb = kv.gb if kv else 0.0
+    return _requirement(
+        components, weights_gb=weights.gb, active_weights_gb=weights.gb * _active_share(shape), kv_cache_gb=kv_gb,
+        scales_with_weights_gb=max(0.0, headroom_gb - kv_gb), kv_replicated=shape.is_mla, notes=notes,
+    )
