@@ -1,4 +1,4 @@
-"""The serving check against public engine startup logs (research: /work/research/serving_datapoints.yaml).
+"""The serving check against public engine startup logs (research: research/serving_datapoints.yaml).
 
 Each row compares one logged figure with what engine.serving predicts from the other figures of the same log.
 tests/test_serving.py asserts every row within its tolerance and that docs/serving.md carries this table;

@@ -25,7 +25,7 @@ FIXTURE = yaml.safe_load((Path(__file__).parent / "data" / "formats_published.ya
 MODELS: dict[str, dict[str, Any]] = FIXTURE["models"]
 DOC = Path(__file__).resolve().parents[1] / "docs" / "formats.md"
 
-# docs/research/scripts/check_formats_yaml.py: the per-part formula with the table's bits reproduces the 112
+# research/scripts/check_formats_yaml.py: the per-part formula with the table's bits reproduces the 112
 # published GGUF sizes within 1.48 % (worst: Mistral-7B IQ1_S; mradermacher's 1-decimal 72B sizes are rounded up).
 # Safetensors layouts are exact; HF shows shard sizes to 3 significant digits, so 0.2 % covers the rounding.
 GGUF_TOLERANCE = 0.015
@@ -74,7 +74,7 @@ def test_safetensors_checkpoint_reproduces_the_published_one(row: dict[str, Any]
 
 @pytest.mark.parametrize("row", FIXTURE["derived"], ids=_id)
 def test_the_per_part_formula_agrees_with_the_per_tensor_derivation(row: dict[str, Any]) -> None:
-    # docs/research/scripts/derive_repos.py sizes every tensor with its real shape (GPTQ's g_idx is 32/out_features
+    # research/scripts/derive_repos.py sizes every tensor with its real shape (GPTQ's g_idx is 32/out_features
     # per weight, FP8 block scales ceil(in/128) x ceil(out/128)); the table's one bpw per format stays within 0.2 %.
     override = {"intermediate": row["intermediate"]} if "intermediate" in row else {}
     estimate = weights_bytes(fmt(row["format"]), parts_of(row["model"], **override)).gb

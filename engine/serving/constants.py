@@ -3,7 +3,7 @@
 vLLM: release 0.33.0 (PyPI wheel, vllm/_version.py __commit_id__ 'g4ba787ec9'), the newest release when it was
 read; where an older release differs, the value of the last release before the change is kept next to it (public
 startup logs mostly come from 0.10-0.15). llama.cpp: commit 0c1e57098 (vendored by llama-cpp-python 0.3.36).
-Research notes with every line quoted: /work/research/serving.md (sections named below as "research §N").
+Research notes with every line quoted: research/serving.md (sections named below as "research §N").
 """
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ for e, c in ENTRIES:
         if c[k] is None: del c[k]
     e["aliases"] = list(dict.fromkeys(a for a in e["aliases"] if a and a not in ("turbo", "medium", "large-v3")))
 HEADER = """# Cardfit model registry - research part 1 (Meta, Mistral, Google, Microsoft, Cohere, Falcon, Yi, OLMo 2, Granite,
-# FLUX / T5 / CLIP / SDXL / Whisper). Schema: /work/helpers/MODEL_SCHEMA.md (issue #10).
+# FLUX / T5 / CLIP / SDXL / Whisper). Schema: /work/helpers/MODEL_SCHEMA.md.
 #
 # Every number was read in a source named in `source:` (config.json copies in the docs / code corpora, repos fetched
 # with the search tool, model cards) or derived from read config values by arithmetic that is named as such.
