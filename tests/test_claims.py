@@ -1,4 +1,4 @@
-"""Claims and delivery intents combined (README "Running several replicas"): who counts as a live holder
+"""Claims and delivery intents combined (docs/operations.md, replicas): who counts as a live holder
 (bot/store/owners.py), what a dead holder's claims become, and that a live replica's lease keeps every other
 replica off its alerts on both engines. The SIGKILL of a real replica is in tests/test_replicas_crash.py."""
 from __future__ import annotations

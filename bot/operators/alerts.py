@@ -1,7 +1,7 @@
 """Price-alert delivery: which subscribers an announced change reaches (and in which words), the queue, the sends
 one after another under the rate limiter, and the progress message for the admin.
 
-Delivery rule (README "Robustness"): at most once. An alert is claimed ('sending', committed) before its send
+Delivery rule (docs/operations.md): at most once. An alert is claimed ('sending', committed) before its send
 and gets its outcome after; one found 'sending' at a start was cut off between the two and becomes 'unknown':
 counted in the progress message, never resent, since Telegram has no idempotency key to make a resend safe.
 """

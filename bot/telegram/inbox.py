@@ -7,7 +7,7 @@ Why not PTB's Updater: it advances its getUpdates offset right after a fetch (te
 Here the offset only passes updates the store has (one INSERT per getUpdates batch), and webhook mode answers 200
 only after the INSERT committed (bot/telegram/webhook.py).
 
-Delivery rule (README "Robustness", "Incoming updates: the durable inbox"): an update is handled at most once to
+Delivery rule (docs/operations.md, "the durable inbox"): an update is handled at most once to
 completion. Its row is 'received' until the first non-repeatable request of its handling (a send, an answer; not
 an edit or a read) is about to go out: then 'sending', committed before that request (InboxRateLimiter). A row
 found 'received' after a crash is handled (nothing reached the user yet); one found 'sending' may have been
