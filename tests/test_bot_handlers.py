@@ -11,12 +11,14 @@ from tests.support.botharness import BOT_USERNAME, TOKEN, Harness, network_error
 
 ADMIN = 42
 STAFF = 43
+QUESTIONS_PER_WINDOW = 8
+FLOOD_NOTICE = "faster than I can answer"
 
 
 @pytest.fixture
 def settings(tmp_path):
     return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), admin_ids=f"{ADMIN}",
-                         staff_ids=f"{STAFF}", topup_secret="test-secret", rate_limit_messages=8,
+                         staff_ids=f"{STAFF}", topup_secret="test-secret", rate_limit_messages=QUESTIONS_PER_WINDOW,
                          rate_limit_window_s=60)
 
 
@@ -239,6 +241,28 @@ async def test_flood_from_one_user_does_not_starve_others(bot):
     assert sum("faster than I can answer" in r["text"] for r in flooder) == 1
     assert len(flooder) == 8 + 1
     assert "Memory needed" in bot.last_text(20)
+
+
+async def test_deep_links_with_a_payload_are_flood_limited_like_questions(bot):
+    await bot.send(60, "70B int4")
+    data = [b.get("callback_data", "") for b in buttons(bot.replies(60)[-1])]
+    details = next(d for d in data if d.startswith("d:"))
+    payload = details.split(":", 2)[2]
+    for _ in range(QUESTIONS_PER_WINDOW + 3):
+        await bot.send(61, f"/start {payload}")
+    texts = [r["text"] for r in bot.replies(61)]
+    assert sum("Memory needed" in text for text in texts) == QUESTIONS_PER_WINDOW
+    assert sum(FLOOD_NOTICE in text for text in texts) == 1  # the polite notice once, then silence
+    assert len(texts) == QUESTIONS_PER_WINDOW + 1
+
+
+async def test_a_bare_start_is_not_counted(bot):
+    for _ in range(QUESTIONS_PER_WINDOW + 3):
+        await bot.send(62, "/start")
+    texts = [r["text"] for r in bot.replies(62)]
+    assert len(texts) == QUESTIONS_PER_WINDOW + 3 and not any(FLOOD_NOTICE in text for text in texts)
+    await bot.send(62, "7B bf16")  # the question budget is untouched
+    assert "Memory needed" in bot.last_text(62)
 
 
 async def test_restart_keeps_preferences_and_toggles_work(settings):
