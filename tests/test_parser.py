@@ -386,6 +386,21 @@ def test_a_number_before_a_unit_is_not_a_card(bundled_vocabulary):
     assert (request.card, request.context_tokens) == (None, 4090)
 
 
+@pytest.mark.parametrize(("text", "params"), [
+    ("0.124b", 0.124), ("0,124B", 0.124), ("0.124B in bf16", 0.124), ("a 0.5b model", 0.5), ("0,360B", 0.36),
+    ("1.024b", 1024), ("1.5B", 1.5), ("0.9b", 0.9),
+])
+def test_a_leading_zero_group_is_never_thousands(text, params, bundled_vocabulary):
+    result = parse(text, bundled_vocabulary, memo=False)
+    assert result.request is not None and result.request.params_b == pytest.approx(params)
+
+
+@pytest.mark.parametrize("text", ["8.192 Token für 7B", "32.768 tokens 7b", "1.000.000 Token 7b"])
+def test_thousands_groups_stay(text, bundled_vocabulary):
+    result = parse(text, bundled_vocabulary, memo=False)
+    assert result.request is not None and result.request.context_tokens in (8192, 32768, 1_000_000)
+
+
 # -- not a question, never a crash ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text", [
