@@ -26,7 +26,7 @@ def size_json(capsys, *argv):
     return code, json.loads(out), err
 
 
-def test_issue_example(capsys):
+def test_size_json_of_70b_int4_at_32k(capsys):
     code, data, _ = size_json(capsys, "--catalog", "gpurenthub", "--params", "70", "--precision", "int4",
                               "--context", "32768")
     assert code == 0 and set(data) >= JSON_KEYS and data["error"] is None

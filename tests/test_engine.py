@@ -20,7 +20,7 @@ RH = load_catalog("gpurenthub").catalog
 WC = load_catalog("gpuwithcrypto").catalog
 
 
-def test_issue_example_70b_int4_32k():
+def test_70b_int4_at_32k_components_and_formula():
     answer = ask("gpurenthub", params_b=70, precision="int4", context_tokens=32768)
     parts = {c.name: round(c.gb, 1) for c in answer.requirement.components}
     assert parts == {"weights": 35.0, "kv_cache": 10.7, "overhead": 2.0}
