@@ -355,7 +355,8 @@ class Figure:
 
 
 def example_figures() -> list[Figure]:
-    """Questions the memory rule fits on one card, checked as vLLM would start them, on the catalog cards (A40 45 520 MiB, A100 80GB 81 920 MiB), vLLM 0.33.0 defaults."""
+    """Questions the memory rule fits on one card, checked as vLLM would start them, on the catalog cards
+    (A40 45 520 MiB, A100 80GB 81 920 MiB), vLLM 0.33.0 defaults."""
     a40, a100 = Gpu("A40", 45520), Gpu("A100-SXM4-80GB", 81920)
     llama_70b = ServingModel(_shape("llama-3.1-70b"), weights.weights_at_precision(
         70.554, "int4", vocab_size=128256, hidden_size=8192), ModelDims(8192, 28672, 128256),

@@ -334,7 +334,7 @@ async def test_settings_are_not_shown_to_a_group(bot):
 
 
 async def test_a_named_format_is_sized_and_a_precision_toggle_replaces_it(bot):
-    # issue #10: "Q4_K_M" is its real 42.2 GB of weights, and the BF16 button sizes BF16, not Q4_K_M again
+    # "Q4_K_M" is its real 42.2 GB of weights, and the BF16 button sizes BF16, not Q4_K_M again
     await bot.send(5, "Llama 3.1 70B Q4_K_M")
     reply = bot.replies(5)[-1]
     assert "Q4_K_M" in reply["text"] and "42.2 GB" in reply["text"]

@@ -1,4 +1,4 @@
-"""Issue #11's reverse questions: the largest context, requests at once and the biggest model on a layout, by the
+"""The reverse questions: the largest context, requests at once and the biggest model on a layout, by the
 seeds' rule and by the serving check, in English and German, with the JSON `capacity` of Contract v2."""
 from __future__ import annotations
 

@@ -194,7 +194,7 @@ def test_json_request_says_whether_it_was_a_follow_up():
 
 
 def test_request_to_json_writes_what_json_dumps_wrote(bundled_vocabulary):
-    """request_to_json keeps one encoder (issue #14); the kept text is the one json.dumps(sort_keys=True) wrote
+    """request_to_json keeps one encoder; the kept text is the one json.dumps(sort_keys=True) wrote
     before, for every request of the parser corpus (a change would make old stored contexts read differently)."""
     from pathlib import Path
 

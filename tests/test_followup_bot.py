@@ -1,4 +1,4 @@
-"""Follow-ups through the bot (issue #12): private chats, replies to an answer in a group, after a restart, in the
+"""Follow-ups through the bot: private chats, replies to an answer in a group, after a restart, in the
 terminal chat, forgotten after a day; and the bot changes around them (language, inline prices, coins, taps)."""
 from __future__ import annotations
 

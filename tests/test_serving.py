@@ -1,4 +1,4 @@
-"""The serving check (issue #11): vLLM 0.33.0 / llama.cpp 0c1e57098 constants, formulas, public startup logs."""
+"""The serving check: vLLM 0.33.0 / llama.cpp 0c1e57098 constants, formulas, public startup logs."""
 from __future__ import annotations
 
 import math
@@ -292,7 +292,7 @@ def test_llama_cpp_fit_margin_and_compute() -> None:
     assert check.usable_gb_per_gpu == pytest.approx((24563 - 1024 - 800) * 2**20 / 1e9)
 
 
-# -- the issue's own figures --------------------------------------------------------------------------------------
+# -- everyday questions checked -----------------------------------------------------------------------------------
 
 def test_70b_at_4_bit_32k_does_not_start_on_one_a40() -> None:
     for model in (typical_model(70, 0.5), llama_70b_awq()):

@@ -1,4 +1,4 @@
-"""Issue #11 wired: the serving check in every sizing answer, its JSON, the reply line, the CLI flags, the
+"""The serving check in every sizing answer, its JSON, the reply line, the CLI flags, the
 Launch button and /set engine."""
 from __future__ import annotations
 
@@ -50,14 +50,14 @@ def assert_cheapest_passing(answer) -> None:
             assert check is None or not check.starts, layout.label
 
 
-# -- the issue's examples ---------------------------------------------------------------------------------------
+# -- everyday examples -----------------------------------------------------------------------------------------
 
 def test_70b_4bit_32k_on_one_a40_would_not_start_and_names_the_cheapest_that_does():
     answer = ask("70B at 4-bit, 32k")
     assert answer.fit is not None and answer.fit.label == "1x A40"  # the rule's choice stays
     serving = answer.serving
     assert serving is not None and serving.engine == "vllm" and not serving.starts
-    # docs/serving.md "The issue's own figures": the check's prediction, not a log (17,600 with the earlier dense
+    # docs/serving.md's table of everyday questions: the check's prediction, not a log (17,600 with the earlier dense
     # activation formula; 16,464 with the sampler term measured on dense and MoE peaks, tests/serving_datapoints.py
     # DENSE_H100_ROWS / moe_activation_rows: 256 requests x 128 256 logits x 38.3 B = 1.17 GiB on the A40).
     assert serving.max_context_tokens == 16464
@@ -72,7 +72,7 @@ def test_70b_4bit_32k_on_one_a40_would_not_start_and_names_the_cheapest_that_doe
 
 
 def test_llama_70b_awq_128k_on_one_a100_would_not_start_and_names_the_cheapest_that_does():
-    # The issue's figure was the seed's 0.5 B for every 4-bit word; with AWQ's real bits (engine/formats/table.py) the
+    # The seed's rule gives 0.5 B for every 4-bit word; with AWQ's real bits (engine/formats/table.py) the
     # rule itself no longer picks the A100, so the seed precision reproduces the premise.
     assert ask("Llama 3.1 70B AWQ at 128k").fit.label != "1x A100 SXM"
     answer = ask("Llama 3.1 70B int4 at 128k")

@@ -90,7 +90,7 @@ class ModelShape:
     variants: tuple[str, ...] = ()
     source: str = ""
     typical_size_b: float | None = None  # set for a seed "typical shape" standing in for a bare size
-    # Issue #10: where the model lives on Hugging Face, its exact size and the rest of its config.
+    # Where the model lives on Hugging Face, its exact size and the rest of its config.
     generation: str = ""  # release family ("llama-3.1", "qwen2.5-coder"); `family` is the parser's word family
     hf_id: str | None = None
     hf_ids: tuple[str, ...] = ()
