@@ -32,7 +32,7 @@ from engine.serving import (
 )
 from engine.serving.kv import ServingShapeError
 from engine.serving.reverse import serving_check, typical_model
-from engine.serving.vllm import vllm_batch_limits
+from engine.serving.vllm import _batch_limits
 from tests import serving_datapoints as dp
 
 REGISTRY = default_registry()
@@ -121,7 +121,8 @@ def test_llm_class_batch_defaults() -> None:
 
 def test_batch_tokens_never_exceed_sequences_times_context() -> None:
     settings = VllmSettings(max_num_seqs=2)
-    assert vllm_batch_limits(H100, settings, 1024) == (2048, 2)
+    defaults = memory.batch_defaults(H100.memory_mib, H100.name, settings.usage)
+    assert _batch_limits(defaults, settings, 1024) == (2048, 2)
 
 
 def test_requested_memory_is_ceil_of_total_times_utilization() -> None:
@@ -285,7 +286,7 @@ def test_cudagraphs_counted_since_0_20_and_not_when_eager() -> None:
 
 
 def test_llama_cpp_fit_margin_and_compute() -> None:
-    assert memory.fit_margin_bytes() == 1024 * 2**20
+    assert constants.FIT_MARGIN_MIB == 1024  # common/common.h:483: --fit keeps 1024 MiB free on every device
     model = ServingModel(shape("llama-3.1-8b"), ResidentWeights.from_precision(8.03, 0.5))
     check = llama_cpp_check(model, RTX_4090, 8192)
     assert check.runtime_overhead_gb_per_gpu == pytest.approx((1024 + 800) * 2**20 / 1e9)

@@ -77,6 +77,3 @@ class ChatContextRepository(Repository):
             except PayloadError:
                 return None
         return request
-
-    async def forget_request(self, chat_id: int) -> None:
-        await self._database.write_one("DELETE FROM chat_context WHERE chat_id = ?", (chat_id,), short=True)

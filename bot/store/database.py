@@ -97,10 +97,6 @@ class Connection(ABC):
     async def execute_fetchall(self, sql: str, parameters: Iterable[Any] = ()) -> list[Any]:
         return (await self.execute(sql, parameters)).rows
 
-    async def executemany(self, sql: str, rows: Iterable[Iterable[Any]]) -> None:
-        for parameters in rows:
-            await self.execute(sql, parameters)
-
     # The migration runner's hooks: the engines keep the schema version in different places.
     @abstractmethod
     async def schema_version(self) -> int: ...

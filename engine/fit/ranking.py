@@ -422,12 +422,3 @@ class Stream:
                 index += 1
             if not self._fill(self._next + min(max(self._next, 1), CHUNK)):
                 return
-
-    def up_to(self, price: float, strict: bool) -> list[Candidate]:
-        """The valid layouts at most `price` a month (strict: below it), in ranking order."""
-        end = (bisect_left if strict else bisect_right)(self._prices, price)
-        self._fill(end)
-        found = self.found
-        if strict:
-            return [option for option in found if option.monthly_usd < price]
-        return [option for option in found if option.monthly_usd <= price]

@@ -76,12 +76,8 @@ class VllmBudget:
         return self.requested - self.weights - self.overhead
 
 
-def vllm_batch_limits(gpu: Gpu, settings: VllmSettings, max_model_len: int) -> tuple[int, int]:
-    """(max_num_batched_tokens, max_num_seqs) after arg_utils.py:3189-3240: mnbt <= seqs x L, seqs <= mnbt."""
-    return _batch_limits(memory.batch_defaults(gpu.memory_mib, gpu.name, settings.usage), settings, max_model_len)
-
-
 def _batch_limits(defaults: tuple[int, int], settings: VllmSettings, max_model_len: int) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) after arg_utils.py:3189-3240: mnbt <= seqs x L, seqs <= mnbt."""
     tokens, seqs = defaults
     tokens = settings.max_num_batched_tokens or tokens
     seqs = settings.max_num_seqs or seqs
