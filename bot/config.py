@@ -43,7 +43,7 @@ class Settings(BaseSettings):
     webhook_listen: str = "0.0.0.0"
     webhook_port: int = Field(default=8080, ge=1, le=65535)
     chart_dir: str = Field(default="var", description="where the terminal chat writes a chart button's PNG")
-    # Any Hugging Face model (issue #10): an org/name the registry does not know is looked up on the Hub
+    # Any Hugging Face model: an org/name the registry does not know is looked up on the Hub
     # (HF_ENDPOINT and HF_HUB_OFFLINE are huggingface_hub's own settings and are honoured as they are).
     hf_lookup: bool = Field(default=True, description="look up unknown org/name models on the Hugging Face Hub")
     hf_timeout_s: float = Field(default=5.0, gt=0, le=60, description="the whole Hub lookup, seconds")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 
 class Note(str):
-    __slots__ = ("code", "values")  # no per-note __dict__: about seven notes per answer (issue #14)
+    __slots__ = ("code", "values")  # no per-note __dict__: about seven notes per answer
     code: str
     values: dict[str, object]
 

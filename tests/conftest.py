@@ -13,7 +13,7 @@ from engine.models.registry import default_registry
 from engine.parse import Vocabulary
 from tests.support.botapi_emulator import BotApiEmulator
 
-# No test reaches the Hugging Face Hub (issue #10): huggingface_hub reads these at import, so they are set before
+# No test reaches the Hugging Face Hub: huggingface_hub reads these at import, so they are set before
 # anything imports it; tests of the lookup point it at tests/support/hubserver.py. Port 9 (discard) refuses.
 os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"
 os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="cardfit-hf-home-")

@@ -345,7 +345,7 @@ def all_rows() -> list[Row]:
             *moe_activation_rows(), *qwen25_7b_rtx4060_rows(), *llama_cpp_rows()]
 
 
-# -- the issue's own figures (no log: what the check says) ------------------------------------------------------
+# -- everyday questions checked (no log: what the check says) ---------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
 class Figure:
@@ -354,8 +354,9 @@ class Figure:
     check: ServingCheck
 
 
-def issue_figures() -> list[Figure]:
-    """Issue #11's examples on the catalog cards (A40 45 520 MiB, A100 80GB 81 920 MiB), vLLM 0.33.0 defaults."""
+def example_figures() -> list[Figure]:
+    """Questions the memory rule fits on one card, checked as vLLM would start them, on the catalog cards
+    (A40 45 520 MiB, A100 80GB 81 920 MiB), vLLM 0.33.0 defaults."""
     a40, a100 = Gpu("A40", 45520), Gpu("A100-SXM4-80GB", 81920)
     llama_70b = ServingModel(_shape("llama-3.1-70b"), weights.weights_at_precision(
         70.554, "int4", vocab_size=128256, hidden_size=8192), ModelDims(8192, 28672, 128256),
@@ -400,4 +401,4 @@ def render_table(rows: list[Row]) -> str:
 if __name__ == "__main__":
     print(render_table(all_rows()))
     print()
-    print(render_figures(issue_figures()))
+    print(render_figures(example_figures()))

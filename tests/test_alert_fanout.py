@@ -1,22 +1,28 @@
-"""Issue #14, alerts at scale: the progress counts kept by migration 13's triggers equal a count of the alerts (after
-a mixed run of replicas, fate-unknown sends, a crash and a migration of a database that already had alerts), the
-fan-out queued in chunks resumes after a crash between chunks without losing or doubling anyone, and reading the
-subscribers with their languages in one join renders exactly the messages one read per subscriber did."""
+"""Alerts at scale: the progress counts kept by migration 13's triggers equal a count of the alerts (after a mixed
+run of replicas, fate-unknown sends, a crash and a migration of a database that already had alerts), the fan-out
+queued in chunks resumes after a crash between chunks without losing or doubling anyone, reading the subscribers with
+their languages in one join renders exactly the messages one read per subscriber did, and the admin's progress
+message is claimed in the store, so replicas starting one fan-out send one."""
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import pytest_asyncio
 import yaml
+from telegram.error import NetworkError
 
 import bot.store.alerts as store_alerts
 from bot.config import load_settings
 from bot.operators.alerts import AlertDelivery, alerts_for
 from bot.store import MIGRATIONS, Store, schema
+from bot.store.owners import this_place
 from catalog.diff import diff_catalogs
 from catalog.loader import parse_catalog
+from tests.support.botharness import TOKEN
 
 BUNDLED = Path(__file__).resolve().parents[1] / "catalog" / "data" / "gpurenthub.yaml"
 CHANGED = ("h100-sxm", "h200-sxm", "mi300x")
@@ -328,3 +334,87 @@ async def test_the_migration_counts_the_alerts_a_database_already_has(db_target,
         assert {"sending", "queued", "sent"} <= set(scan_before)
     finally:
         await new.close()
+
+
+# -- one progress message for the admin, however many replicas start the fan-out ------------------------------------
+
+ADMIN = 42
+
+
+class SlowSender:
+    """One Telegram for every replica: a send takes a moment, so two replicas are both past their check before
+    either's message exists (what made each send one)."""
+
+    def __init__(self, fail_sends: int = 0):
+        self.sent: list[tuple[int, str]] = []
+        self.edits: list[tuple[int | None, int | None, str]] = []
+        self.fail_sends = fail_sends
+
+    async def send_message(self, chat_id, text, *, reply_markup=None):
+        await asyncio.sleep(0.2)
+        if self.fail_sends:
+            self.fail_sends -= 1
+            raise NetworkError("connection refused")
+        self.sent.append((chat_id, text))
+        return SimpleNamespace(message_id=500 + len(self.sent))
+
+    async def edit_message_text(self, text, chat_id=None, message_id=None):
+        self.edits.append((chat_id, message_id, text))
+
+
+async def announcement_with_alerts(store: Store) -> int:
+    announcement_id = await store.begin_announcement("gpurenthub", "sha-1", "yaml", "msg")
+    assert announcement_id is not None
+    await store.enqueue_alerts(announcement_id, [(user_id, f"alert {user_id}") for user_id in range(1, 4)])
+    return announcement_id
+
+
+async def test_two_replicas_starting_one_fan_out_send_one_progress_message(db_target):
+    settings = load_settings(bot_token=TOKEN, db=db_target, admin_ids=f"{ADMIN}")
+    first, second = await Store.open(db_target), await Store.open(db_target)  # one database, two replicas
+    try:
+        announcement_id = await announcement_with_alerts(first)
+        sender = SlowSender()
+        replicas = [AlertDelivery(settings, first, sender), AlertDelivery(settings, second, sender)]
+        await asyncio.gather(*(replica._progress(announcement_id) for replica in replicas))
+        assert [chat for chat, _ in sender.sent] == [ADMIN]  # one message, not one per replica
+        message = await second.progress_message(announcement_id)
+        assert message == (ADMIN, 501)
+        assert [(chat, mid) for chat, mid, _ in sender.edits] == [message]  # the other edited the winner's
+        await replicas[1]._progress(announcement_id)  # later updates edit it too
+        assert len(sender.sent) == 1 and len(sender.edits) == 2
+    finally:
+        await first.close()
+        await second.close()
+
+
+async def test_a_claim_whose_holder_died_is_taken_over_and_a_failed_send_frees_it(db_target):
+    settings = load_settings(bot_token=TOKEN, db=db_target, admin_ids=f"{ADMIN}")
+    store = await Store.open(db_target)
+    try:
+        announcement_id = await announcement_with_alerts(store)
+        dead = f"{this_place()}:{os.getpid()}:earlier.1:0badc0de"  # this pid, an earlier process: gone
+        assert await store.claim_progress_message(announcement_id, ADMIN, dead, lambda owner: True)
+        sender = SlowSender(fail_sends=1)
+        delivery = AlertDelivery(settings, store, sender)
+        await delivery._progress(announcement_id)  # takes the dead one's claim over; its send fails
+        assert not sender.sent and await store.progress_message(announcement_id) is None
+        await delivery._progress(announcement_id)  # freed: the next update claims and sends
+        assert [chat for chat, _ in sender.sent] == [ADMIN]
+        assert await store.progress_message(announcement_id) == (ADMIN, 501)
+        # A live holder whose lease has not run out keeps its claim; a sent message is nobody's to claim.
+        assert not await store.claim_progress_message(announcement_id, ADMIN, "other", lambda owner: True)
+        other = await store.begin_announcement("gpurenthub", "sha-2", "yaml", "msg 2")
+        assert other is not None
+        assert await store.claim_progress_message(other, ADMIN, "a", lambda owner: True)
+        assert not await store.claim_progress_message(other, ADMIN, "b", lambda owner: True)
+        # "a" died: "b" takes over, with a lease that has run out at once; then "c" takes it from live "b".
+        assert await store.claim_progress_message(other, ADMIN, "b", lambda owner: owner != "a", lease_s=-1)
+        assert await store.claim_progress_message(other, ADMIN, "c", lambda owner: True)
+        await store.release_progress_claim(other, "b")  # only the holder's release frees it
+        assert not await store.claim_progress_message(other, ADMIN, "d", lambda owner: True)
+        await store.release_progress_claim(other, "c")
+        assert await store.claim_progress_message(other, ADMIN, "d", lambda owner: True)
+        assert await store.progress_message(other) is None  # a claim is not a message
+    finally:
+        await store.close()

@@ -1,4 +1,4 @@
-"""The ask path's shortcuts (issue #14) give what the long way gives: a walk's candidate as a layout, a formula
+"""The ask path's shortcuts give what the long way gives: a walk's candidate as a layout, a formula
 written from cached per-model pieces, a set's prices from the per-catalog table -- over every corpus question that
 sizes, in both bundled catalogs."""
 from __future__ import annotations

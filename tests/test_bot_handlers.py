@@ -11,12 +11,14 @@ from tests.support.botharness import BOT_USERNAME, TOKEN, Harness, network_error
 
 ADMIN = 42
 STAFF = 43
+QUESTIONS_PER_WINDOW = 8
+FLOOD_NOTICE = "faster than I can answer"
 
 
 @pytest.fixture
 def settings(tmp_path):
     return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), admin_ids=f"{ADMIN}",
-                         staff_ids=f"{STAFF}", topup_secret="test-secret", rate_limit_messages=8,
+                         staff_ids=f"{STAFF}", topup_secret="test-secret", rate_limit_messages=QUESTIONS_PER_WINDOW,
                          rate_limit_window_s=60)
 
 
@@ -241,6 +243,28 @@ async def test_flood_from_one_user_does_not_starve_others(bot):
     assert "Memory needed" in bot.last_text(20)
 
 
+async def test_deep_links_with_a_payload_are_flood_limited_like_questions(bot):
+    await bot.send(60, "70B int4")
+    data = [b.get("callback_data", "") for b in buttons(bot.replies(60)[-1])]
+    details = next(d for d in data if d.startswith("d:"))
+    payload = details.split(":", 2)[2]
+    for _ in range(QUESTIONS_PER_WINDOW + 3):
+        await bot.send(61, f"/start {payload}")
+    texts = [r["text"] for r in bot.replies(61)]
+    assert sum("Memory needed" in text for text in texts) == QUESTIONS_PER_WINDOW
+    assert sum(FLOOD_NOTICE in text for text in texts) == 1  # the polite notice once, then silence
+    assert len(texts) == QUESTIONS_PER_WINDOW + 1
+
+
+async def test_a_bare_start_is_not_counted(bot):
+    for _ in range(QUESTIONS_PER_WINDOW + 3):
+        await bot.send(62, "/start")
+    texts = [r["text"] for r in bot.replies(62)]
+    assert len(texts) == QUESTIONS_PER_WINDOW + 3 and not any(FLOOD_NOTICE in text for text in texts)
+    await bot.send(62, "7B bf16")  # the question budget is untouched
+    assert "Memory needed" in bot.last_text(62)
+
+
 async def test_restart_keeps_preferences_and_toggles_work(settings):
     async with Harness(settings) as first:
         await first.send(21, "/set coin XMR")
@@ -310,7 +334,7 @@ async def test_settings_are_not_shown_to_a_group(bot):
 
 
 async def test_a_named_format_is_sized_and_a_precision_toggle_replaces_it(bot):
-    # issue #10: "Q4_K_M" is its real 42.2 GB of weights, and the BF16 button sizes BF16, not Q4_K_M again
+    # "Q4_K_M" is its real 42.2 GB of weights, and the BF16 button sizes BF16, not Q4_K_M again
     await bot.send(5, "Llama 3.1 70B Q4_K_M")
     reply = bot.replies(5)[-1]
     assert "Q4_K_M" in reply["text"] and "42.2 GB" in reply["text"]

@@ -1,4 +1,4 @@
-"""What the running bot keeps per user is bounded by time, not by every user ever seen (issue #14): PTB's
+"""What the running bot keeps per user is bounded by time, not by every user ever seen: PTB's
 persistence marks are emptied (Cardfit has no PTB persistence), and the flood guard forgets idle users."""
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The bot's own cost per update (issue #14): replies not parsed back (bot/telegram/transport.py result_unread),
-keyboards
+"""The bot's own cost per update: replies not parsed back (bot/telegram/transport.py result_unread), keyboards
 written from the buttons (bot/telegram/ptb.py Keyboard), short SQLite calls on the event loop when the connection is
 free, on the thread when another process holds the write lock (bot/store/database.py SqliteDatabase._call)."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue #11's reverse questions: the largest context, requests at once and the biggest model on a layout, by the
+"""The reverse questions: the largest context, requests at once and the biggest model on a layout, by the
 seeds' rule and by the serving check, in English and German, with the JSON `capacity` of Contract v2."""
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from bot.cli.main import ask_answer
 from bot.texts.render import plain, render_answer
 from catalog.loader import load_catalog
 from engine.parse import Vocabulary
-from engine.serving import Gpu, max_concurrency_at, max_context_for_layout
-from engine.sizing.rule import SizeRequest, resolve, size
+from engine.serving import Gpu, max_concurrency_at, max_context_for_layout, serving_check
+from engine.serving.reverse import MAX_PARAMS_B, PARAMS_STEP_B, biggest_model_params_b, typical_model
+from engine.sizing.rule import PRECISION_BYTES, SizeRequest, resolve, size
 
 CATALOG = load_catalog("gpurenthub").catalog
 VOCABULARY = Vocabulary.of_catalog(CATALOG)
@@ -135,3 +136,43 @@ def test_requests_at_once_the_rule_cannot_count_are_never_called_none(catalog_na
     answer, error, _ = ask_answer(text, hub, Vocabulary.of_catalog(hub))
     assert answer is not None and error is None
     assert expected in plain(render_answer(answer, "en"))
+
+
+# -- the biggest model's bisection skips only probes that cannot start ----------------------------------------------
+
+CATALOG_IDS = ("gpurenthub", "gpuwithcrypto")
+
+
+def _biggest_long_way(gpu: Gpu, bytes_per_param: float, context: int, engine: str, tp: int) -> float | None:
+    """The bisection with every probe checked."""
+    def starts(steps: int) -> bool:
+        model = typical_model(steps * PARAMS_STEP_B, bytes_per_param)
+        return serving_check(model, gpu, context, engine=engine, tp=tp).starts
+
+    low, high = 1, round(MAX_PARAMS_B / PARAMS_STEP_B)
+    if not starts(1):
+        return None
+    while low < high:
+        middle = (low + high + 1) // 2
+        if starts(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return round(low * PARAMS_STEP_B, 1)
+
+
+@pytest.mark.parametrize("catalog_id", CATALOG_IDS)
+def test_biggest_model_skips_only_probes_that_cannot_start(catalog_id: str) -> None:
+    catalog = load_catalog(catalog_id).catalog
+    gpus = [Gpu.from_card(card) for card in catalog.cards if card.memory_mib is not None]
+    gpus.append(Gpu("48 GB", int(48e9 / 2**20)))
+    found = 0
+    for gpu in gpus:
+        for bytes_per_param in (PRECISION_BYTES["bf16"], PRECISION_BYTES["int4"]):
+            for engine, tp in (("vllm", 1), ("vllm", 2), ("llama.cpp", 1), ("llama.cpp", 4)):
+                context = 8192 if tp == 1 else 32768
+                quick = biggest_model_params_b(gpu, bytes_per_param=bytes_per_param, context_tokens=context,
+                                               engine=engine, tp=tp)
+                assert quick == _biggest_long_way(gpu, bytes_per_param, context, engine, tp)
+                found += quick is not None
+    assert found > 20

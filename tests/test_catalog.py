@@ -89,7 +89,7 @@ def test_cli_catalog_check(tmp_path, capsys):
     assert code == 2 and "card 'mi300x' (cards[0]), field bandwidth_gbps" in out
 
 
-# -- issue 15: a catalog that passes the check can be served (bounded, finite, strict numbers; safe templates) --
+# -- a catalog that passes the check can be served (bounded, finite, strict numbers; safe templates) --
 
 def _check_fails(tmp_path, mutate, needle: str) -> str:
     path = _broken(tmp_path, mutate)

@@ -1,4 +1,4 @@
-"""Issue 15's contract: any catalog that passes the check can be served. Hypothesis mutates the bundled catalogs
+"""The catalog contract: any catalog that passes the check can be served. Hypothesis mutates the bundled catalogs
 (numbers at and past their limits, booleans, infinities, top-up templates, coins, names); whatever validates
 must answer a few requests, as JSON without Infinity/NaN and rendered in both languages, without an exception."""
 from __future__ import annotations

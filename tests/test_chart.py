@@ -1,4 +1,4 @@
-"""The answer's chart (issue #12): its data without matplotlib, its PNG with it, the button in Telegram, the
+"""The answer's chart: its data without matplotlib, its PNG with it, the button in Telegram, the
 terminal chat and the CLI, and a cold start that never imports matplotlib."""
 from __future__ import annotations
 

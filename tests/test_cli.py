@@ -26,7 +26,7 @@ def size_json(capsys, *argv):
     return code, json.loads(out), err
 
 
-def test_issue_example(capsys):
+def test_size_json_of_70b_int4_at_32k(capsys):
     code, data, _ = size_json(capsys, "--catalog", "gpurenthub", "--params", "70", "--precision", "int4",
                               "--context", "32768")
     assert code == 0 and set(data) >= JSON_KEYS and data["error"] is None
@@ -138,7 +138,7 @@ def test_announce_dry_run(tmp_path, monkeypatch, capsys):
     assert code == 0 and "A40: $240 → $250/month (+4.2 %)" in out and "<b>" not in out
 
 
-# -- issue 15: nothing that passes the check breaks the service; what does not pass is one line, exit 2 --------
+# -- nothing that passes the check breaks the service; what does not pass is one line, exit 2 --------
 
 def _cli(*argv: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "bot.cli", *argv], input=stdin, capture_output=True, text=True,

@@ -59,5 +59,5 @@ async def test_every_command_of_the_table_has_its_handler(bot):
 def test_scopes_include_the_ones_below():
     assert [c.name for c in menu(Scope.EVERYONE)] == [name for name, _ in MENU_EN]
     assert {c.name for c in menu(Scope.ADMIN)} - {c.name for c in menu(Scope.STAFF)} == {"reload"}
-    # /start PAYLOAD sizes its deep link's request, so it counts as a question (issue 15, defect 5)
+    # /start PAYLOAD sizes its deep link's request, so it counts as a question for the flood guard
     assert [c.name for c in COMMANDS if c.asks] == ["size", "start"]

@@ -1,10 +1,11 @@
-"""A model's context window in the answer: the default context never beyond it (engine/sizing/sequence.py), and the
-release whose window holds the asked context (engine/parse/windows.py)."""
+"""A model's context window in the answer: the default context never beyond it (engine/sizing/sequence.py), the
+release whose window holds the asked context (engine/parse/windows.py), and a window the user extends with YaRN."""
 from __future__ import annotations
 
 import pytest
 
 from bot.texts.render import plain, render_answer
+from engine.answer.followup import apply_followup, delta_of
 from engine.models.registry import default_registry
 from engine.parse import default_vocabulary, parse
 from tests.support.seedmath import ask
@@ -366,3 +367,43 @@ def test_scout_at_its_whole_window_is_sized(text):
     result = read(text)
     assert result.error is None and result.request.context_tokens == 10_485_760
     assert result.request.model == "llama-4-scout"
+
+
+# -- YaRN / rope scaling: the user extends the window ---------------------------------------------------------------
+
+def parsed(text: str):
+    return parse(text, default_vocabulary(), memo=False)
+
+
+def assumed_codes(request) -> list[str]:
+    return [getattr(note, "code", "") for note in request.assumed]
+
+
+@pytest.mark.parametrize("text", [
+    "qwen3 8b with 128k context yarn", "qwen3 8b 128k rope scaling", "Qwen3 8B mit 128k Kontext und YaRN",
+    "qwen3 8b with YaRN at 128k", "qwen3 8b 128k rope-scaling", "Qwen3 8B mit RoPE-Skalierung und 128k Kontext",
+    "qwen3 8b, 128k, yarn", "qwen3 8b 128k rope_scaling",
+])
+def test_yarn_is_read_and_carried(text):
+    result = parsed(text)
+    assert result.request is not None and result.request.rope_scaling == "yarn"
+    assert result.request.context_tokens == 131072 and not result.request.ignored
+    assert "rope_scaling" in assumed_codes(result.request)
+
+
+@pytest.mark.parametrize("text", ["qwen3 8b with 128k context", "rope 8b", "llama 3.1 8b with a rope of 32k"])
+def test_no_yarn_where_none_is_said(text):
+    result = parsed(text)
+    request = result.request or result.partial
+    assert request is None or request.rope_scaling is None
+
+
+def test_a_yarn_follow_up_keeps_the_flag_and_a_later_one_keeps_it_too():
+    first = parsed("qwen3 8b with 128k context")
+    assert first.request is not None
+    delta = delta_of(parsed("and with yarn?"))
+    assert delta is not None and delta.rope_scaling == "yarn"
+    merged = apply_followup(first.request, delta).request
+    assert merged.rope_scaling == "yarn" and merged.context_tokens == 131072
+    again = apply_followup(merged, delta_of(parsed("and in fp8?"))).request
+    assert again.rope_scaling == "yarn" and again.precision == "fp8"

@@ -1,4 +1,4 @@
-"""Issue #15, defect 2 and 8: a real `cardfit bot` process killed with SIGKILL between a send and its record
+"""Nothing sent twice across a crash: a real `cardfit bot` process killed with SIGKILL between a send and its record
 (the test-only CARDFIT_TEST_CRASH_AT hook of bot/operators/alerts.py), restarted against the same Bot API emulator and
 database: nothing is sent twice, the alert whose fate is unknown is counted, the admin is asked about the part."""
 from __future__ import annotations
@@ -97,7 +97,7 @@ def alerts_to(emulator: BotApiEmulator, user: int) -> list[Call]:
 
 async def test_kill_between_an_alert_and_its_record_neither_repeats_nor_hides_it(emulator, tmp_path):
     bot = await make_bot(emulator, tmp_path, auto=True, subscribers=SUBSCRIBERS)
-    bot.edit_price("a40", 230)  # edited while the bot is down: announced at the next start (defect 8)
+    bot.edit_price("a40", 230)  # edited while the bot is down: announced at the next start
     await bot.start("alert:2", wait_polling=False)  # posts, alerts 601, sends 602, dies before recording it
     await bot.killed()
     assert [len(alerts_to(emulator, user)) for user in SUBSCRIBERS] == [1, 1, 0]

@@ -1,5 +1,5 @@
-"""Issue #15, defect 1: a real `cardfit bot` process (polling) killed with SIGKILL while a burst of 300 `/set`
-commands is stored but not handled, or handled halfway, then restarted on the same database and Bot API emulator.
+"""The durable inbox across a crash: a real `cardfit bot` process (polling) killed with SIGKILL while a burst of 300
+`/set` commands is stored but not handled, or handled halfway, then restarted on the same database and Bot API emulator.
 The rule of bot/telegram/inbox.py: every update is answered exactly once, or (cut off while its reply was going out) is
 'unknown' in the inbox and answered at most once; none is lost silently, none answered twice.
 

@@ -1,4 +1,4 @@
-"""Issue #15 "Nothing lost, nothing doubled", in process: delivery intents in the store, lost answers, the admin's
+"""Nothing lost, nothing doubled, in process: delivery intents in the store, lost answers, the admin's
 answer about a part, a catalog file that is still being written, big removals, edits made while the bot was down
 and a renamed catalog id. The SIGKILL tests of a real process are in tests/test_crash_delivery.py."""
 from __future__ import annotations
@@ -248,7 +248,7 @@ async def test_the_part_buttons_are_for_admins_and_continue_the_post(tmp_path, c
         assert bot.request.sent("answerCallbackQuery")[-1].params.get("text") == "Unknown button."
 
 
-# -- defect 4: a half-written file --------------------------------------------------------------------------------
+# -- a half-written file ----------------------------------------------------------------------------------------
 
 def valid_prefix(raw: bytes) -> bytes:
     """The longest line-boundary prefix of the catalog that is itself a valid catalog with fewer cards."""
@@ -293,7 +293,7 @@ async def test_a_file_still_being_written_is_not_taken(tmp_path, catalog_file):
 
 
 async def test_rewriting_the_file_in_place_while_the_watch_job_polls_posts_each_edit_once(tmp_path, catalog_file):
-    """The issue's measurement: six in-place rewrites, written in chunks, while the watch job polls. Without the
+    """Six in-place rewrites, written in chunks, while the watch job polls. Without the
     settle delay (catalog_settle_s=0) this run posted 15-26 announcements here, several falsely "no longer
     offered", and held dozens of previews; with it, exactly one post per edit."""
     settings = make_settings(tmp_path, catalog_file, announce_auto=True, catalog_settle_s=0.3)
@@ -368,7 +368,7 @@ def test_the_settle_delay_defaults_to_one_second(monkeypatch):
         load_settings()
 
 
-# -- defect 8: changes that were never announced --------------------------------------------------------------
+# -- changes that were never announced ----------------------------------------------------------------------
 
 async def test_an_edit_made_while_the_bot_was_down_is_announced_at_the_start(tmp_path, catalog_file):
     settings = make_settings(tmp_path, catalog_file)

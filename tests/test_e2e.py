@@ -123,7 +123,7 @@ async def test_faults_deliver_each_reply_once(bot):
     emulator.fail_next("sendMessage", "bad_gateway")
     second = await ask(emulator, "13B fp8")
     # A dropped connection is no longer among these: after the request was written it may have delivered the
-    # message (the emulator's lost_response), so the bot does not repeat it (tests/test_safety_e2e.py, issue 15).
+    # message (the emulator's lost_response), so the bot does not repeat it (tests/test_safety_e2e.py).
     emulator.fail_next("sendMessage", "bad_gateway")
     third = await ask(emulator, "34B int4")
     for call, needle in ((first, "RTX A5000"), (second, "L4"), (third, "RTX A5000")):

@@ -20,7 +20,7 @@ RH = load_catalog("gpurenthub").catalog
 WC = load_catalog("gpuwithcrypto").catalog
 
 
-def test_issue_example_70b_int4_32k():
+def test_70b_int4_at_32k_components_and_formula():
     answer = ask("gpurenthub", params_b=70, precision="int4", context_tokens=32768)
     parts = {c.name: round(c.gb, 1) for c in answer.requirement.components}
     assert parts == {"weights": 35.0, "kv_cache": 10.7, "overhead": 2.0}
@@ -181,7 +181,7 @@ def test_fp8_kv_halves_the_cache(tokens, batch, model):
     assert kv_cache(shape, 1, tokens, batch).gb == pytest.approx(kv_cache(shape, 2, tokens, batch).gb / 2)
 
 
-# -- issue 15: inputs bounded from below; every answer is strict JSON ----------------------------------------
+# -- inputs bounded from below; every answer is strict JSON ----------------------------------------
 
 @pytest.mark.parametrize("params_b", [1e-7, 1e-306, 5e-324, 0.0099])
 def test_a_model_under_10m_parameters_is_not_sized(params_b):

@@ -1,7 +1,8 @@
 """Fit selection rules and properties; the top-up link."""
 from __future__ import annotations
 
-from urllib.parse import parse_qs, urlsplit
+import math
+from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 from hypothesis import given, settings
@@ -11,7 +12,7 @@ from catalog.loader import load_catalog
 from engine.answer.advice import compare_cards
 from engine.answer.build import build_answer
 from engine.fit.selection import candidate_layouts, evaluate_layout, select, tensor_parallel_problem
-from engine.fit.topup import topup_url, user_ref
+from engine.fit.topup import resolve_coin, topup_url, user_ref
 from engine.models.registry import default_registry
 from engine.sizing.rule import SizeRequest, resolve, size
 from tests.support.seedmath import ask
@@ -164,6 +165,20 @@ def test_fast_rule_check_agrees_with_the_described_problems(fields, name, region
     for card in catalog.cards:
         for count in (1, 2, 3, 4, 8, 16):
             assert rules.ok(card, count) == (not rules.problems(card, count)), (card.id, count)
+
+
+def test_topup_link_quotes_the_coin_and_needs_no_quoting_of_the_amount() -> None:
+    catalog = load_catalog("gpurenthub").catalog
+    template = catalog.topup.url_template
+    for amount in (0.0, -0.0, 0.004, 0.005, 1.5, 1234.5, 1e9, 1e22, -3.25, math.inf, -math.inf, math.nan):
+        assert quote(f"{amount:.2f}", safe="") == f"{amount:.2f}"
+        for coin in (None, "btc", "XMR", "DOGE"):
+            for user, secret in ((None, None), (42, "s3cret"), ("u/1 ?&", "k")):
+                url = topup_url(catalog, amount, coin, user, secret)
+                used = resolve_coin(catalog, coin)
+                assert f"coin={quote(used, safe='')}" in url
+                assert f"amount={quote(f'{amount:.2f}', safe='')}" in url
+                assert ("ref=" in url) == (user is not None and "{ref}" in template)
 
 
 # -- engine functions return their notes, never write into what they were given --------------------------------

@@ -1,8 +1,7 @@
-"""Fit selection's work grows slower than the catalog (issue #14: 1,500 cards at most 5x the 15-card catalog's
-cost). Counted, not timed: the layouts the walk checks against the rules (`Ranked.valid`) for the corpus's sized
-questions, on bench_fit's synthetic catalogs. For 100x the cards: 9x the layouts checked at 9530e60 (4,228 ->
-37,979), 7.4x after wave K (2,844 -> 20,952); a shortcut that read every count's stream to its first valid layout
-(taken back at the wave-K merge) checked 24x (3,405 -> 82,266), and bench_fit's 1,500-card figure doubled."""
+"""Fit selection's work grows slower than the catalog (1,500 cards at most 5x the 15-card catalog's cost).
+Counted, not timed: the layouts the walk checks against the rules (`Ranked.valid`) for the corpus's sized
+questions, on bench_fit's synthetic catalogs. For 100x the cards the walk checks 7.4x the layouts (2,844 ->
+20,952); reading every count's stream to its first valid layout would check 24x (3,405 -> 82,266)."""
 from __future__ import annotations
 
 import pytest

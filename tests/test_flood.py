@@ -1,5 +1,5 @@
 """The flood guard (bot/telegram/flood.py): limits per user and budget, one notice per window, and state that is
-forgotten by time, so memory follows the users of the last windows, not every user ever seen (issue #14)."""
+forgotten by time, so memory follows the users of the last windows, not every user ever seen."""
 from __future__ import annotations
 
 from bot.telegram.flood import FloodGuard

@@ -136,6 +136,41 @@ def test_nothing_changed_names_no_change():
     assert followup.changes == [] and set_fields(followup.request) == set_fields(previous())
 
 
+# -- a follow-up that names only the card count ---------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "count"), [
+    ("what about 2 of them", 2), ("and 2 of those?", 2), ("two of them", 2), ("on 4 of them", 4), ("2x", 2),
+    ("and on 2 of them?", 2), ("und auf zwei?", 2), ("und auf 2?", 2), ("zwei davon", 2), ("mit 4 davon", 4),
+    ("x2", 2), ("4x?", 4), ("on two", 2), ("and on 8?", 8), ("und auf acht", 8), ("what about 3 of these", 3),
+    ("how about two of them", 2), ("und 2x?", 2), ("und mit zwei davon?", 2), ("on 2 please", 2),
+    ("what about 2 cards?", 2),
+])
+def test_a_count_alone_is_read(text, count):
+    result = read(text)
+    assert result.request is None and result.partial is not None
+    assert result.partial.gpu_count == count and result.partial.card is None
+    assert not result.partial.ignored
+
+
+@pytest.mark.parametrize("text", ["auf 0?", "on 99", "und auf einer?", "and at 4k?", "and on 2 users?", "hello 2"])
+def test_no_count_where_none_is_said(text):
+    result = read(text)
+    assert result.partial is None or result.partial.gpu_count is None
+
+
+@pytest.mark.parametrize("text", ["what about 2 of them", "und auf zwei?", "2x", "on 4 of them", "and 2 of those?"])
+def test_the_count_goes_on_the_card_of_the_question_before(text):
+    first = read("llama 3.1 70b fp8 on an h100")
+    assert first.request is not None
+    answer = build_answer(first.request, CATALOG)
+    delta = delta_of(read(text))
+    assert delta is not None
+    merged = apply_followup(first.request, delta, shown_of(answer), catalog=CATALOG).request
+    assert CATALOG.card(merged.card).name == CATALOG.card(first.request.card).name
+    assert merged.gpu_count == read(text).partial.gpu_count
+    assert merged.model == "llama-3.1-70b" and merged.precision == "fp8"
+
+
 # -- the kept request as JSON ---------------------------------------------------------------------------------
 
 def test_request_json_round_trip_and_rejects_what_is_not_one():
@@ -159,7 +194,7 @@ def test_json_request_says_whether_it_was_a_follow_up():
 
 
 def test_request_to_json_writes_what_json_dumps_wrote(bundled_vocabulary):
-    """request_to_json keeps one encoder (issue #14); the kept text is the one json.dumps(sort_keys=True) wrote
+    """request_to_json keeps one encoder; the kept text is the one json.dumps(sort_keys=True) wrote
     before, for every request of the parser corpus (a change would make old stored contexts read differently)."""
     from pathlib import Path
 

@@ -1,5 +1,5 @@
-"""Issue #10: an org/name the registry does not know, looked up on a local stand-in for the Hugging Face Hub
-(tests/support/hubserver.py): the lookup's outcomes, its cache in the store, the bot's answer and the CLI."""
+"""Any Hugging Face model: an org/name the registry does not know, looked up on a local stand-in for the Hugging Face
+Hub (tests/support/hubserver.py): the lookup's outcomes, its cache in the store, the bot's answer and the CLI."""
 from __future__ import annotations
 
 import asyncio

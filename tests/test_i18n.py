@@ -39,7 +39,7 @@ def test_fmt_number_never_raises_on_a_finite_float(value, decimals, lang):
 
 
 def test_fmt_number_at_the_ends_of_the_float_range():
-    # issue 15: 1e308 x 10 overflowed to inf and int(inf) raised; the decode ceiling of a 1e-306B model did it
+    # 1e308 x 10 overflowed to inf and int(inf) raised; the decode ceiling of a 1e-306B model did it
     assert fmt_number("en", 1e308, 1).startswith("100,000,000,") and fmt_number("en", 1e308, 1).endswith(".0")
     assert fmt_number("de", 1.7976931348623157e308, 2).endswith(",00")
     assert fmt_number("en", 5e-324, 2) == "0.00" and fmt_number("en", -1e308, 0).startswith("-100,000")

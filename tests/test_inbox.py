@@ -1,4 +1,4 @@
-"""Issue #15, defect 1, the durable inbox: the repository on both engines (store, claim with lease, mark, prune),
+"""The durable inbox: the repository on both engines (store, claim with lease, mark, prune),
 the polling loop in process against the Bot API emulator (duplicates, getUpdates faults still reach the admin,
 a graceful stop leaves unstarted updates stored), and webhook mode: 200 only after the store has the update, a
 repeated update id answered 200 and handled once, a store that cannot take it answered 503."""

@@ -233,7 +233,7 @@ def test_second_card_and_conflicting_precision_are_reported(bundled_vocabulary):
 
 
 def test_a_width_no_format_has_is_an_error_not_a_default(bundled_vocabulary):
-    # q5_k_m is a format since issue #10 (test_named_formats_set_quant); a width nobody stores stays an error
+    # q5_k_m is a format (test_named_formats_set_quant); a width nobody stores stays an error
     result = parse("70B 5bit", bundled_vocabulary)
     assert result.request is None
     assert result.error == "5bit is not a precision Cardfit sizes: use fp32, bf16, fp16, fp8, int8 or int4"
@@ -241,7 +241,7 @@ def test_a_width_no_format_has_is_an_error_not_a_default(bundled_vocabulary):
 
 
 @pytest.mark.parametrize("text, written", [
-    # issue #10: 3-bit, 2 bit, 4.5bpw, 4.65 bpw, q3_k_s, q2_k, Q6_K, q5_0, iq2_xxs and 1.58 bit are formats now
+    # 3-bit, 2 bit, 4.5bpw, 4.65 bpw, q3_k_s, q2_k, Q6_K, q5_0, iq2_xxs and 1.58 bit are formats now
     ("70B 5bit", "5bit"), ("70B 6 Bit", "6 Bit"), ("70B 4.5 bit", "4.5 bit"), ("70B fp6", "fp6"), ("70B FP6", "FP6"),
     ("70B int2", "int2"), ("70B mxfp6", "mxfp6"), ("70B float64", "float64"), ("70B int 3", "int 3"),
     ("70B w2a16", "w2a16"), ("Llama 3.1 70B in 5-bit", "5-bit"),
@@ -295,11 +295,11 @@ def test_fp4_is_sized_as_4_bit_with_a_note(bundled_vocabulary):
     request = parse("70B in MXFP4", bundled_vocabulary).request
     assert request.precision == "int4"
     assert any("MXFP4" in entry for entry in request.assumed)
-    assert request.quant == "mxfp4"  # issue #10: and sized with its real 4.25 bits
+    assert request.quant == "mxfp4"  # and sized with its real 4.25 bits
 
 
 @pytest.mark.parametrize("text, quant, precision", [
-    # the quoted defects of issue #10: each one used to be refused or sized at 0.5 B
+    # formats people write: none is refused or sized at a generic 0.5 B
     ("Llama 3.1 70B Q4_K_M", "q4_k_m", "int4"), ("70B q5_k_m", "q5_k_m", None), ("70B Q6_K", "q6_k", None),
     ("70B 2-bit", "q2_k", None), ("70B 3-bit", "q3_k_m", None), ("70B 3 bit", "q3_k_m", None),
     ("70B 1.58 bit", "iq1_s", None), ("70B 1.58-bit", "iq1_s", None), ("70B EXL2 4.65bpw", "exl2:4.65", None),
@@ -384,6 +384,21 @@ def test_a_number_before_a_unit_is_not_a_card(bundled_vocabulary):
     assert (request.card, request.memory_budget_gb) == (None, 40)
     request = parse("7B with 4090 tokens", bundled_vocabulary).request
     assert (request.card, request.context_tokens) == (None, 4090)
+
+
+@pytest.mark.parametrize(("text", "params"), [
+    ("0.124b", 0.124), ("0,124B", 0.124), ("0.124B in bf16", 0.124), ("a 0.5b model", 0.5), ("0,360B", 0.36),
+    ("1.024b", 1024), ("1.5B", 1.5), ("0.9b", 0.9),
+])
+def test_a_leading_zero_group_is_never_thousands(text, params, bundled_vocabulary):
+    result = parse(text, bundled_vocabulary, memo=False)
+    assert result.request is not None and result.request.params_b == pytest.approx(params)
+
+
+@pytest.mark.parametrize("text", ["8.192 Token für 7B", "32.768 tokens 7b", "1.000.000 Token 7b"])
+def test_thousands_groups_stay(text, bundled_vocabulary):
+    result = parse(text, bundled_vocabulary, memo=False)
+    assert result.request is not None and result.request.context_tokens in (8192, 32768, 1_000_000)
 
 
 # -- not a question, never a crash ---------------------------------------------------------------------------
@@ -858,7 +873,7 @@ def test_one_normalize_name_for_models_cards_and_the_lexer():
     assert normalize_name("H100 (SXM)") == "h100sxm" and normalize_name("command-r+") == "commandr+"
 
 
-# -- issue 10: the right model or an honest answer ------------------------------------------------------------
+# -- the right model or an honest answer --------------------------------------------------------------------
 
 # Cases tagged `when_registered` were written before the registry listed their model: `expect` is the honest
 # answer without the entry ("unknown model, add the size", a generic size), `expect_registered` the answer with it.
@@ -911,7 +926,7 @@ def test_corpus_before_the_registry_lists_the_model(case, small_vocabulary):
 
 
 def test_a_name_is_never_a_bigger_or_other_model(bundled_vocabulary, small_vocabulary):
-    """The quoted defects of issue 10: a size or a distinguishing word in the name wins over a fuzzy match. Without
+    """A size or a distinguishing word in the name wins over a fuzzy match. Without
     the entry (the 54-model registry) the name is no other model; with it, it is that entry."""
     small = small_vocabulary.models.registry
     for text, size, model_id in (
@@ -1002,7 +1017,7 @@ def test_ordinary_words_after_a_family_word_are_no_model(bundled_vocabulary):
 
 
 @pytest.mark.parametrize("text, precision, quant, ignored", [
-    # a format and a precision are one value: the first one named wins, the other is listed (issue #10)
+    # a format and a precision are one value: the first one named wins, the other is listed
     ("70B bf16 q5_k_m", "bf16", None, ["q5_k_m"]), ("70B q5_k_m bf16", None, "q5_k_m", ["bf16"]),
     ("70B q4_k_m q5_k_m", "int4", "q4_k_m", ["q5_k_m"]), ("70B int4 awq", "int4", "awq", []),
     ("70B awq bf16", "int4", "awq", ["bf16"]),

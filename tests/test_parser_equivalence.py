@@ -1,4 +1,4 @@
-"""The parser reads every text as it did before its speed-up (issue #14): the corpus texts and about 17,000 varied
+"""The parser reads every text as it did before its speed-up: the corpus texts and about 17,000 varied
 texts made from them (case, punctuation, German/English pieces, numbers and units, word order; see
 tests/support/parse_snapshot.py), with the bundled vocabulary and both catalogs' -- every field of every result,
 notes with their codes and values, compared with digests recorded from the parser at d4df705."""

@@ -1,13 +1,15 @@
 """Names as real users type them: a typo that makes an ambiguous family prefix one model ('whisper larg v3',
-'llama 4 scot'), a bare version after another family's word ('whisper xyz v3' is never DeepSeek-V3)."""
+'llama 4 scot'), a bare version after another family's word ('whisper xyz v3' is never DeepSeek-V3), a short
+version that names its release ('mistral 7b v3'), Stable Diffusion 3.5 Large apart from SDXL."""
 from __future__ import annotations
 
 import pytest
 
 from engine.models.registry import default_registry
-from engine.parse import _parse_strict, default_vocabulary
+from engine.parse import _parse_strict, default_vocabulary, parse
 from engine.parse.names import NameWords
 from engine.parse.scan import Scan
+from tests.support.seedmath import ask, component_gb
 
 
 def _read(text: str) -> tuple[str | None, str | None, list[str]]:
@@ -175,3 +177,53 @@ def test_a_release_tag_a_model_has_no_entry_for_is_an_unknown_model_never_anothe
     assert result.matched_model is None, text  # "qwen3 32b 2507" is not the 30B-A3B 2507 (32 ~ 30.5)
     assert result.request is not None and [note.code for note in result.request.assumed
                                            if hasattr(note, "code")][:1] == ["unknown_model_sized"]
+
+
+# -- a short version names its release; Stable Diffusion 3.5 Large is its own entry ---------------------------------
+
+def sized(text: str):
+    result = parse(text)
+    assert result.request is not None, result.error
+    request = result.request
+    return ask("gpurenthub", **{name: getattr(request, name) for name in ("model", "params_b", "precision", "quant",
+                                                                         "context_tokens", "batch")})
+
+
+@pytest.mark.parametrize(("text", "model"), [
+    ("mistral 7b v3", "mistral-7b-v0.3"), ("mistral-7b-v3 fp8", "mistral-7b-v0.3"),
+    ("Mistral 7B Instruct v3 auf einer RTX 4090", "mistral-7b-v0.3"), ("mistral 7b v2", "mistral-7b-v0.2"),
+    ("mistral 7b v0.3", "mistral-7b-v0.3"), ("mistral 7b", "mistral-7b"), ("mistrall 7b", "mistral-7b"),
+    ("mistral 7b instruct v0.2", "mistral-7b-v0.2"), ("wie viel vram für mistral 7b v3", "mistral-7b-v0.3"),
+    ("whisper large v3", "whisper-large-v3"), ("deepseek v3", "deepseek-v3"),
+])
+def test_a_short_version_names_its_release(text, model):
+    result = parse(text, default_vocabulary(), memo=False)
+    assert result.request is not None and result.request.model == model
+    assert not result.request.ignored
+
+
+@pytest.mark.parametrize("text", [
+    "stable diffusion 3.5 large vram", "sd3.5 large", "SD 3.5 Large on a 4090", "stable diffusion 3.5 large turbo",
+    "Wie viel VRAM braucht Stable Diffusion 3.5 Large?", "stabilityai/stable-diffusion-3.5-large",
+])
+def test_sd35_large_is_its_own_entry(text):
+    result = parse(text, default_vocabulary(), memo=False)
+    assert result.request is not None and result.request.model == "sd3.5-large"
+
+
+@pytest.mark.parametrize("text", ["stable diffusion 3.5 medium", "stable diffusion 3", "stable diffusion 2.1",
+                                  "stable diffusion 1.5", "sd 3.5 medium"])
+def test_another_stable_diffusion_is_never_sdxl(text):
+    result = parse(text, default_vocabulary(), memo=False)
+    assert result.request is None or result.request.model != "sdxl-base-1.0"
+
+
+@pytest.mark.parametrize("text", ["sdxl", "stable diffusion xl", "stable diffusion", "SDXL base 1.0"])
+def test_sdxl_stays_sdxl(text):
+    result = parse(text, default_vocabulary(), memo=False)
+    assert result.request is not None and result.request.model == "sdxl-base-1.0"
+
+
+def test_sd35_large_is_sized_at_its_8_1b_transformer():
+    weights = component_gb(sized("stable diffusion 3.5 large"), "weights")
+    assert weights == pytest.approx(8.1 * 2)  # BF16, the published checkpoint's dtype; SDXL's UNet is 5.1 GB

@@ -16,7 +16,7 @@ from catalog.loader import load_catalog
 from catalog.schema import Card, Catalog
 from catalog.validation import validate_catalog
 from engine.fit import ranking
-from engine.fit.ranking import Candidate
+from engine.fit.ranking import Candidate, Ranked
 from engine.fit.selection import (
     Layout,
     Selection,
@@ -26,6 +26,7 @@ from engine.fit.selection import (
     _named_reason,
     _policy_reason,
     _price_key,
+    _ranked,
     _Rules,
     candidate_layouts,
     card_alias_notes,
@@ -36,6 +37,7 @@ from engine.fit.selection import (
 from engine.notes import Note
 from engine.parse import Vocabulary, parse
 from engine.sizing.rule import Requirement, ResolvedRequest, SizingError, resolve, size
+from tests.test_answer_path import _sized
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -237,3 +239,52 @@ def test_regions_and_counts_restrict_the_walk() -> None:
     for walk in plan.walks:
         assert [entry.position for entry in walk.entries] == sorted(entry.position for entry in walk.entries)
         assert all(walk.count in entry.card.set_sizes for entry in walk.entries)
+
+
+# -- a ranking's per-count streams and its fastest layout within a price, against the long way ----------------------
+
+CATALOG_IDS = ("gpurenthub", "gpuwithcrypto")
+
+
+def _fresh(resolved: ResolvedRequest, requirement: Requirement, catalog: Catalog) -> Ranked:
+    return _ranked(requirement, resolved, catalog, _Rules(resolved, catalog))
+
+
+@pytest.mark.parametrize("catalog_id", CATALOG_IDS)
+def test_first_below_is_first_when_cheaper(catalog_id: str) -> None:
+    catalog = load_catalog(catalog_id).catalog
+    compared = 0
+    for resolved, requirement in _sized(catalog):
+        every = list(_fresh(resolved, requirement, catalog))
+        for price in sorted({option.monthly_usd for option in every[:2]} | {math.inf}):
+            quick, slow = _fresh(resolved, requirement, catalog), _fresh(resolved, requirement, catalog)
+            for stream, reference in zip(quick.counts(), slow.counts(), strict=True):
+                first = reference.first()
+                expected = first if first is not None and first.monthly_usd < price else None
+                assert stream.first_below(price) == expected
+                assert list(stream) == list(reference)
+                compared += 1
+    assert compared > 1000
+
+
+def _fastest_long_way(ranked: Ranked, price: float, other_than: tuple[str, int]) -> Candidate | None:
+    """Every valid layout at most `price` a month but the one left out: the most bandwidth, then the cheapest,
+    then the earliest ranked."""
+    options = [option for option in ranked if option.monthly_usd <= price
+               and (option.card.id, option.count) != other_than]
+    return min(options, key=lambda o: (-o.card.bandwidth_gbps * o.count, o.monthly_usd, o.position), default=None)
+
+
+@pytest.mark.parametrize("catalog_id", CATALOG_IDS)
+def test_fastest_within_a_price_is_the_brute_force_one(catalog_id: str) -> None:
+    catalog = load_catalog(catalog_id).catalog
+    compared = 0
+    for resolved, requirement in _sized(catalog):
+        every = list(_fresh(resolved, requirement, catalog))
+        for fit in every[:3]:
+            for price in (2 * fit.monthly_usd, math.inf):
+                quick = _fresh(resolved, requirement, catalog).fastest(price, (fit.card.id, fit.count))
+                slow = _fastest_long_way(_fresh(resolved, requirement, catalog), price, (fit.card.id, fit.count))
+                assert quick == slow
+                compared += 1
+    assert compared > 1000

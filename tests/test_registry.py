@@ -1,4 +1,4 @@
-"""The model registry (issue #10): the bundled directory, its integrity rules, repo-id lookups, `cardfit models`."""
+"""The model registry: the bundled directory, its integrity rules, repo-id lookups, `cardfit models`."""
 from __future__ import annotations
 
 import json
@@ -204,7 +204,7 @@ def test_cardfit_models_json_and_no_match(capsys):
     assert json.loads(capsys.readouterr().out) == []
 
 
-# -- the new names reach the parser (issue #10's quoted defects) -----------------------------------------------
+# -- the new names reach the parser --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, model_id", [
     ("deepseek r1 distill qwen 7b", "deepseek-r1-distill-qwen-7b"),  # was DeepSeek-R1 671B

@@ -1,9 +1,8 @@
-"""Issue #13, done when: a replica killed with SIGKILL during an alert fan-out loses and repeats nothing. Two real
-`cardfit bot` processes in webhook mode on one PostgreSQL, against the Bot API emulator: replica A posts a price
-change and fans it out to 300 subscribers; replica B starts meanwhile (a rolling deploy) and takes the alerts A
-does not hold; A is killed between an alert's send and its record (CARDFIT_TEST_CRASH_AT, bot/operators/alerts.py).
-What A
-held is resumed at once, by B's alert sweep while A stays dead or by A's restart (Docker's restart policy). Every
+"""A replica killed with SIGKILL during an alert fan-out loses and repeats nothing. Two real `cardfit bot`
+processes in webhook mode on one PostgreSQL, against the Bot API emulator: replica A posts a price change and fans
+it out to 300 subscribers; replica B starts meanwhile (a rolling deploy) and takes the alerts A does not hold; A is
+killed between an alert's send and its record (CARDFIT_TEST_CRASH_AT, bot/operators/alerts.py). What A held is
+resumed at once, by B's alert sweep while A stays dead or by A's restart (Docker's restart policy). Every
 subscriber gets one alert; the one cut off is counted as unknown and not resent; the admin sees one progress
 message, edited.
 

@@ -1,11 +1,13 @@
-"""Issue 15, "nothing lost, nothing doubled": sends that may have arrived are not repeated, long texts are cut,
-group answers stay anonymous, a refused token is never printed, network noise reaches the admin summarised."""
+"""Nothing lost, nothing doubled, nothing leaked, in process: sends that may have arrived are not repeated, a reply
+that finally fails is told to the user where that cannot double it, long texts are cut, group answers and alerts stay
+private, tokens and secrets are never printed, network noise and polling conflicts reach the admin summarised."""
 from __future__ import annotations
 
+import logging
 import re
 
 import pytest
-from telegram.error import NetworkError
+from telegram.error import Conflict, NetworkError
 
 from bot.config import load_settings
 from bot.features.conversation import Conversation
@@ -33,7 +35,7 @@ def attempts(bot: Harness, chat_id: int, method: str = "sendMessage") -> list[st
     return [c.method for c in bot.request.calls if c.params.get("chat_id") == chat_id and c.method.startswith(method)]
 
 
-# -- defect 3: a lost or slow response must not double the reply ------------------------------------------------
+# -- a lost or slow response must not double the reply -----------------------------------------------------------
 
 async def test_a_send_that_timed_out_reading_is_not_repeated(bot):
     bot.request.fail("sendMessage", exception=read_timeout())
@@ -68,7 +70,7 @@ def test_sends_wait_long_enough_for_a_slow_telegram(settings):
     assert application.bot.request.read_timeout == SEND_READ_TIMEOUT_S >= 20
 
 
-# -- defect 11: no reply over Telegram's 4,096 characters -------------------------------------------------------
+# -- no reply over Telegram's 4,096 characters -------------------------------------------------------------------
 
 LONG = "x" * 10_000
 
@@ -105,7 +107,7 @@ async def test_every_reply_is_cut_to_telegrams_limit_with_balanced_html(bot, mon
     assert text.rstrip("\n…").endswith("</b>") and not text.rstrip("\n…</b>").endswith("&amp")
 
 
-# -- defect 12: what is said in a group is nobody's ------------------------------------------------------------
+# -- what is said in a group is nobody's -------------------------------------------------------------------------
 
 def urls(params: dict) -> list[str]:
     return [b.get("url", "") for row in params.get("reply_markup", {}).get("inline_keyboard", []) for b in row]
@@ -141,7 +143,28 @@ async def test_a_group_that_refuses_the_bot_does_not_block_the_user(bot):
     assert (await svc.store.get_preferences(122)).blocked
 
 
-# -- defect 13: noise for the admin, silence for the user ------------------------------------------------------
+async def test_subscribe_in_a_group_points_to_the_private_chat_and_subscribes_nothing(bot):
+    store = bot.app.bot_data["services"].store
+    await bot.send(150, f"/subscribe@{BOT_USERNAME} A40 below 0.5", chat_type="group", chat_id=-450)
+    text = bot.last_text(-450)
+    assert "private chat" in text and "/subscribe" in text and "A40" not in text and "0.5" not in text
+    assert not await store.subscriptions(150)
+    await bot.send(150, "/subscribe A40 below 0.5")  # in the private chat it does
+    assert "Subscribed to <b>A40</b>" in bot.last_text(150) and await store.subscriptions(150)
+
+
+async def test_unsubscribe_in_a_group_tells_the_group_nothing(bot):
+    store = bot.app.bot_data["services"].store
+    await bot.send(151, "/subscribe A40")
+    await bot.send(151, "/unsubscribe", chat_type="supergroup", chat_id=-451)
+    text = bot.last_text(-451)
+    assert "private chat" in text and "1" not in text
+    assert await store.subscriptions(151)  # nothing removed from a group
+    await bot.send(151, "/subscribe A40", chat_type="group", chat_id=-451, language_code="de")
+    assert "privaten Chat" in bot.last_text(-451)
+
+
+# -- noise for the admin, silence for the user -------------------------------------------------------------------
 
 def admin_texts(bot: Harness) -> list[str]:
     return [p["text"] for p in bot.replies(ADMIN)]
@@ -188,7 +211,69 @@ def test_clip_cuts_at_a_safe_point_and_closes_tags(text):
     assert re.sub(r"&(amp|lt|gt);", "", clipped).count("&") == 0 and clipped.count("<") == clipped.count(">")
 
 
-# -- defect 10: the token in nothing the process prints ---------------------------------------------------------
+# -- another instance polling with the token: a summary, not a traceback per failure ---------------------------
+
+TERMINATED = "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running"
+
+
+async def test_a_409_from_get_updates_is_summarised_not_a_traceback_per_failure(bot, caplog):
+    caplog.set_level(logging.WARNING)
+    for _ in range(6):
+        await bot.app.process_error(None, Conflict(TERMINATED))
+    [notice] = admin_texts(bot)
+    assert "another instance uses this bot token" in notice and "1 × 409 Conflict" in notice
+    assert "<pre>" not in notice and "Traceback" not in notice
+    lines = [r.getMessage() for r in caplog.records if "another instance is polling with this token" in r.getMessage()]
+    assert len(lines) == 6 and all(r.levelno == logging.WARNING and r.exc_info is None for r in caplog.records
+                                   if "another instance" in r.getMessage())
+    bot.app.bot_data["polling_conflict"].last_notice -= POLLING_SUMMARY_S  # ten minutes later
+    await bot.app.process_error(None, Conflict(TERMINATED))
+    assert len(admin_texts(bot)) == 2 and "6 × 409 Conflict" in admin_texts(bot)[-1]
+
+
+async def test_conflicts_and_network_errors_are_counted_apart(bot, caplog):
+    await bot.app.process_error(None, NetworkError("Bad Gateway"))
+    await bot.app.process_error(None, Conflict("Conflict: can't use getUpdates method while webhook is active"))
+    assert len(admin_texts(bot)) == 2  # two different troubles, each summarised on its own
+    assert "Telegram unreachable" in admin_texts(bot)[0] and "another instance" in admin_texts(bot)[1]
+    assert "another instance set a webhook for this token" in caplog.text
+
+
+async def test_a_conflict_while_handling_an_update_is_still_a_bug_report(bot):
+    from telegram import Update
+
+    update = Update.de_json({"update_id": 1, "message": {
+        "message_id": 1, "date": 0, "chat": {"id": 7, "type": "private"}, "text": "hi",
+        "from": {"id": 7, "is_bot": False, "first_name": "U"}}}, bot.app.bot)
+    await bot.app.process_error(update, Conflict("Conflict: something else"))
+    assert "<pre>" in admin_texts(bot)[-1]  # only getUpdates' 409 (no update) is the polling summary
+
+
+# -- a reply that finally fails is told to the user where that cannot double it ---------------------------------
+
+async def test_a_reply_that_never_reached_telegram_is_followed_by_a_notice(bot):
+    bot.request.fail("sendMessage", exception=network_error(), times=5)  # the first try and all four retries
+    await bot.send(170, "7B bf16")
+    calls = [c.method for c in bot.request.calls if c.params.get("chat_id") == 170]
+    assert calls == ["sendMessage!failed"] * 5 + ["sendMessage"]
+    assert "could not send my answer" in bot.last_text(170)
+    assert not admin_texts(bot)  # network weather: logged, no traceback
+
+
+async def test_a_reply_refused_by_telegram_reaches_the_admin_not_the_user(bot):
+    bot.request.fail("sendMessage", 400, "Bad Request: message is too long")
+    await bot.send(171, "7B bf16")
+    assert not bot.replies(171)  # Telegram's complaint is not the user's to read (as for a refused photo)
+    assert "message is too long" in admin_texts(bot)[-1].lower()  # a refused text is our bug
+
+
+async def test_a_reply_that_may_have_arrived_gets_no_notice(bot):
+    bot.request.fail("sendMessage", exception=read_timeout())
+    await bot.send(172, "7B bf16")
+    assert not bot.replies(172)
+
+
+# -- the token in nothing the process prints ---------------------------------------------------------------------
 
 def test_tracebacks_are_redacted_in_log_records_and_on_stderr(capsys):
     import logging
@@ -207,3 +292,27 @@ def test_tracebacks_are_redacted_in_log_records_and_on_stderr(capsys):
     redact.excepthook(type(error), error, error.__traceback__)
     err = capsys.readouterr().err
     assert "SECRET" not in err and "RuntimeError: The token `***`" in err
+
+
+async def test_the_admins_traceback_has_no_secret_in_it(bot, monkeypatch):
+    async def leaky(caller):
+        raise RuntimeError(f"failed with {TOKEN} and key test-secret")
+
+    monkeypatch.setattr(bot.app.bot_data["services"].conversation, "help", leaky)
+    await bot.send(180, "/help")
+    notice = admin_texts(bot)[-1]
+    assert "RuntimeError: failed with *** and key ***" in notice
+    assert TOKEN.split(":")[1] not in notice and "test-secret" not in notice
+    assert "something went wrong" in bot.last_text(180)
+
+
+async def test_a_reply_refused_six_times_with_429_is_logged_with_context_and_told(bot, caplog):
+    # ResilientRateLimiter(max_retries=5): the first try and five waits; a reply given up on must not vanish.
+    bot.request.fail("sendMessage", 429, "Too Many Requests: retry after 1", retry_after=1, times=6)  # ~6 s
+    await bot.send(174, "7B bf16")
+    calls = [c.method for c in bot.request.calls if c.params.get("chat_id") == 174]
+    assert calls == ["sendMessage!failed"] * 6 + ["sendMessage"]
+    assert "could not send my answer" in bot.last_text(174)
+    assert any("gave up on a request while handling update" in r.getMessage() and "chat 174" in r.getMessage()
+               and "RetryAfter" in r.getMessage() for r in caplog.records)
+    assert not admin_texts(bot)

@@ -1,4 +1,4 @@
-"""The serving check (issue #11): vLLM 0.33.0 / llama.cpp 0c1e57098 constants, formulas, public startup logs."""
+"""The serving check: vLLM 0.33.0 / llama.cpp 0c1e57098 constants, formulas, public startup logs."""
 from __future__ import annotations
 
 import math
@@ -32,7 +32,7 @@ from engine.serving import (
 )
 from engine.serving.kv import ServingShapeError
 from engine.serving.reverse import serving_check, typical_model
-from engine.serving.vllm import vllm_batch_limits
+from engine.serving.vllm import _batch_limits
 from tests import serving_datapoints as dp
 
 REGISTRY = default_registry()
@@ -76,12 +76,13 @@ def test_datapoint_within_measured_error(row: dp.Row) -> None:
 def test_docs_carry_the_datapoints_table() -> None:
     docs = (ROOT / "docs" / "serving.md").read_text(encoding="utf-8")
     assert dp.render_table(ROWS) in docs, "regenerate with: python -m tests.serving_datapoints"
-    assert dp.render_figures(dp.issue_figures()) in docs, "regenerate with: python -m tests.serving_datapoints"
+    assert dp.render_figures(dp.example_figures()) in docs, "regenerate with: python -m tests.serving_datapoints"
 
 
-def test_issue_figures() -> None:
-    """Issue #11: "70B at 4-bit, 32k -> 1x A40" and "Llama 3.1 70B AWQ at 128k -> 1x A100 80 GB" do not start."""
-    starts = [figure.check.starts for figure in dp.issue_figures()]
+def test_layouts_the_memory_rule_fits_do_not_all_start() -> None:
+    """The memory rule fits "70B at 4-bit, 32k" on 1x A40 and "Llama 3.1 70B AWQ at 128k" on 1x A100 80 GB; neither
+    starts in vLLM, two A100s do."""
+    starts = [figure.check.starts for figure in dp.example_figures()]
     assert starts == [False, False, False, True]
 
 
@@ -120,7 +121,8 @@ def test_llm_class_batch_defaults() -> None:
 
 def test_batch_tokens_never_exceed_sequences_times_context() -> None:
     settings = VllmSettings(max_num_seqs=2)
-    assert vllm_batch_limits(H100, settings, 1024) == (2048, 2)
+    defaults = memory.batch_defaults(H100.memory_mib, H100.name, settings.usage)
+    assert _batch_limits(defaults, settings, 1024) == (2048, 2)
 
 
 def test_requested_memory_is_ceil_of_total_times_utilization() -> None:
@@ -284,14 +286,14 @@ def test_cudagraphs_counted_since_0_20_and_not_when_eager() -> None:
 
 
 def test_llama_cpp_fit_margin_and_compute() -> None:
-    assert memory.fit_margin_bytes() == 1024 * 2**20
+    assert constants.FIT_MARGIN_MIB == 1024  # common/common.h:483: --fit keeps 1024 MiB free on every device
     model = ServingModel(shape("llama-3.1-8b"), ResidentWeights.from_precision(8.03, 0.5))
     check = llama_cpp_check(model, RTX_4090, 8192)
     assert check.runtime_overhead_gb_per_gpu == pytest.approx((1024 + 800) * 2**20 / 1e9)
     assert check.usable_gb_per_gpu == pytest.approx((24563 - 1024 - 800) * 2**20 / 1e9)
 
 
-# -- the issue's own figures --------------------------------------------------------------------------------------
+# -- everyday questions checked -----------------------------------------------------------------------------------
 
 def test_70b_at_4_bit_32k_does_not_start_on_one_a40() -> None:
     for model in (typical_model(70, 0.5), llama_70b_awq()):

@@ -1,4 +1,4 @@
-"""Issue #11 wired: the serving check in every sizing answer, its JSON, the reply line, the CLI flags, the
+"""The serving check in every sizing answer, its JSON, the reply line, the CLI flags, the
 Launch button and /set engine."""
 from __future__ import annotations
 
@@ -17,11 +17,13 @@ from bot.texts.render import localize, plain, render_answer, render_compact
 from catalog.loader import load_catalog
 from engine import serving as serving_package
 from engine.answer.build import build_answer
-from engine.fit.selection import candidate_layouts
-from engine.parse import Vocabulary
-from engine.serving.review import ServingOptions, engine_for
+from engine.fit.ranking import plan
+from engine.fit.selection import Layout, Rules, candidate_layouts, evaluate_layout
+from engine.parse import Vocabulary, parse
+from engine.serving.review import ServingOptions, ServingReview, engine_for
 from engine.sizing.rule import SizeRequest, resolve
 from tests.support.botharness import Harness, copied_catalog_settings
+from tests.test_answers_identical import corpus_texts
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = load_catalog("gpurenthub").catalog
@@ -48,14 +50,14 @@ def assert_cheapest_passing(answer) -> None:
             assert check is None or not check.starts, layout.label
 
 
-# -- the issue's examples ---------------------------------------------------------------------------------------
+# -- everyday examples -----------------------------------------------------------------------------------------
 
 def test_70b_4bit_32k_on_one_a40_would_not_start_and_names_the_cheapest_that_does():
     answer = ask("70B at 4-bit, 32k")
     assert answer.fit is not None and answer.fit.label == "1x A40"  # the rule's choice stays
     serving = answer.serving
     assert serving is not None and serving.engine == "vllm" and not serving.starts
-    # docs/serving.md "The issue's own figures": the check's prediction, not a log (17,600 with the earlier dense
+    # docs/serving.md's table of everyday questions: the check's prediction, not a log (17,600 with the earlier dense
     # activation formula; 16,464 with the sampler term measured on dense and MoE peaks, tests/serving_datapoints.py
     # DENSE_H100_ROWS / moe_activation_rows: 256 requests x 128 256 logits x 38.3 B = 1.17 GiB on the A40).
     assert serving.max_context_tokens == 16464
@@ -70,7 +72,7 @@ def test_70b_4bit_32k_on_one_a40_would_not_start_and_names_the_cheapest_that_doe
 
 
 def test_llama_70b_awq_128k_on_one_a100_would_not_start_and_names_the_cheapest_that_does():
-    # The issue's figure was the seed's 0.5 B for every 4-bit word; with AWQ's real bits (engine/formats/table.py) the
+    # The seed's rule gives 0.5 B for every 4-bit word; with AWQ's real bits (engine/formats/table.py) the
     # rule itself no longer picks the A100, so the seed precision reproduces the premise.
     assert ask("Llama 3.1 70B AWQ at 128k").fit.label != "1x A100 SXM"
     answer = ask("Llama 3.1 70B int4 at 128k")
@@ -262,3 +264,49 @@ def test_room_for_one_user_is_said_in_the_singular():
     text = plain(render_answer(answer, "en"))
     assert "(1 user at 64k)" in text and "1 users" not in text
     assert "(1 Nutzer bei 64k)" in plain(render_answer(answer, "de"))
+
+
+# -- the search for the cheapest layout that starts, against the long way -------------------------------------------
+
+CATALOG_IDS = ("gpurenthub", "gpuwithcrypto")
+
+
+def _cheapest_passing_long_way(review: ServingReview, lower_bound_gb: float) -> Layout | None:
+    """The search as it was: each layout evaluated in full, then checked."""
+    catalog, requirement, resolved = review.catalog, review.requirement, review.resolved
+    rules = Rules(resolved, catalog)
+    for _, count, _, card in plan(catalog).by_price:
+        if card.vram_gb * count < requirement.total_gb or review._share_gb(card) * count < lower_bound_gb:
+            continue
+        if not rules.ok(card, count) or count > 1 and card.vram_gb < requirement.per_gpu_gb(
+                count, resolved.shape.kv_heads):
+            continue
+        layout = evaluate_layout(card, count, requirement, resolved, catalog, rules)
+        if not layout.valid:
+            continue
+        found = review.check(card, count)
+        if found is not None and found.starts:
+            return layout
+    return None
+
+
+@pytest.mark.parametrize("catalog_id", CATALOG_IDS)
+def test_fallback_search_checks_first_and_finds_the_same(catalog_id: str) -> None:
+    catalog = load_catalog(catalog_id).catalog
+    vocabulary = Vocabulary.of_catalog(catalog)
+    searched = 0
+    for text in corpus_texts():
+        request = parse(text, vocabulary).request
+        if request is None:
+            continue
+        answer = build_answer(request, catalog)
+        review, fit = answer.review, answer.fit
+        check = review.check_layout(fit) if review is not None else None
+        if review is None or fit is None or check is None or check.starts:
+            continue
+        for bound in (0.0, review._lower_bound_gb(check, fit.count)):
+            quick = review._cheapest_passing(bound)
+            slow = _cheapest_passing_long_way(build_answer(request, catalog).review or review, bound)
+            assert quick == slow and repr(quick) == repr(slow)
+            searched += 1
+    assert searched > 100

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,16 @@ def edit_catalog(path: Path, **prices) -> None:
         if card["id"] in prices:
             card["price_monthly_usd"] = prices[card["id"]]
     path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+@pytest.fixture
+async def bot(settings):
+    async with Harness(settings) as harness:
+        yield harness
+
+
+def admin_texts(bot: Harness) -> list[str]:
+    return [p["text"] for p in to(bot, ADMIN)]
 
 
 def channel_posts(bot: Harness) -> list[dict]:
@@ -138,6 +149,13 @@ def test_payload_round_trip():
     assert decode_request(encode_request(SizeRequest(params_b=1.5, context_tokens=1000))).params_b == 1.5
 
 
+async def test_a_deep_link_with_a_tiny_size_is_an_answer_not_a_traceback(bot):
+    for payload in ("S1e-306", "S5e-324", "S0.0000001"):
+        await bot.send(173, f"/start {payload}")
+        assert "Traceback" not in bot.last_text(173)
+    assert not admin_texts(bot)
+
+
 # -- operators: reload, preview, post -----------------------------------------------------------------------
 
 async def test_price_change_preview_then_post_once_across_a_restart(settings, catalog_file):
@@ -224,6 +242,37 @@ def test_long_announcement_splits_cleanly():
     parts = split_message(text)
     assert len(parts) > 1 and all(len(p) <= 4096 for p in parts)
     assert "\n".join(parts) == text
+
+
+async def test_an_invalid_version_is_parsed_once_off_the_event_loop_and_reported_once(bot, catalog_file,
+                                                                                     monkeypatch):
+    import bot.operators.catalog_service as service_module
+
+    threads: list[str] = []
+    real = service_module.parse_catalog_bytes
+
+    def spy(raw, name):
+        threads.append(threading.current_thread().name)
+        return real(raw, name)
+
+    monkeypatch.setattr(service_module, "parse_catalog_bytes", spy)
+    announcer = bot.app.bot_data["services"].announcer
+    catalog_file.write_text("cards: [")
+    first = await announcer.check()
+    assert first.status == "invalid" and first.notified
+    for _ in range(3):  # watch ticks over the same broken bytes
+        again = await announcer.check()
+        assert again.status == "invalid" and not again.notified
+    assert len(threads) == 1 and threads[0] != threading.main_thread().name
+    assert len([t for t in admin_texts(bot) if "rejected" in t]) == 1
+
+
+async def test_reload_refuses_a_latin1_file_the_start_would_refuse(bot, catalog_file):
+    catalog_file.write_bytes(BUNDLED.read_text(encoding="utf-8")
+                             .replace("GPU Rent Hub\n", "GPU Rent Hüb\n", 1).encode("latin-1", "replace"))
+    await bot.send(ADMIN, "/reload")
+    assert "not UTF-8 text" in admin_texts(bot)[-1]
+    assert bot.app.bot_data["catalog"].catalog.provider == "GPU Rent Hub"  # the old version stays in service
 
 
 # -- price alerts -------------------------------------------------------------------------------------------
@@ -334,7 +383,7 @@ async def test_forbidden_marks_subscriber_inactive(settings, catalog_file):
         assert await svc.store.subscribers_for("a40") == [(106, None)]
 
 
-# -- second QA round ------------------------------------------------------------------------------------------
+# -- corner cases of previews, inline answers, channel posts and alerts ---------------------------------------
 
 async def test_an_older_preview_is_superseded_by_a_newer_one(settings, catalog_file):
     async with Harness(settings) as bot:

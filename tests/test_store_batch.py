@@ -1,4 +1,4 @@
-"""One round trip per answer on both engines (issue #14): Database.write_many is one transaction, all or none, and
+"""One round trip per answer on both engines: Database.write_many is one transaction, all or none, and
 UserRepository.remember_answer writes what remember_question and keep_request wrote."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue #12 "A conversation, not a form": each defect found by trying Cardfit as a new user, question -> answer.
+"""A conversation, not a form: what a new user trying Cardfit asks, and the answer, question -> answer.
 
 Figures are the catalogs' own (catalog/data/*.yaml) through the sizing policies the golden tests pin: 70B in FP8
 needs 74.7 GB on GPU Rent Hub (weights 70 + KV 2.7 + overhead 2), an RTX 4090 has 24 GB, so it is short by 50.7.

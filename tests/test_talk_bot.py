@@ -1,4 +1,4 @@
-"""Issue #12 through the bot: price and compare questions are answered in chat, and their buttons still work."""
+"""The conversation through the bot: price and compare questions are answered in chat, and their buttons still work."""
 from __future__ import annotations
 
 import shutil

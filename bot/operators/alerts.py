@@ -253,9 +253,10 @@ class AlertDelivery:
         return text
 
     async def _create_progress(self, announcement_id: int, text: str) -> tuple[int, int] | None:
-        """Send the progress message when this sender wins its claim in the store (issue 13: replicas starting one
-        fan-out at once sent one each) and say None; a sender that lost waits a moment for the winner's message
-        id and says it (to edit), or None when it is not there yet: the winner's later edits show the counts."""
+        """Send the progress message when this sender wins its claim in the store (else replicas starting one
+        fan-out at once would send one each) and say None; a sender that lost waits a moment for the winner's
+        message id and says it (to edit), or None when it is not there yet: the winner's later edits show the
+        counts."""
         admin = self.settings.admin_ids[0]
         if await self.store.claim_progress_message(announcement_id, admin, self.owner, self.owner_alive):
             try:

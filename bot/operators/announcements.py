@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 esc = html.escape
 MESSAGE_LIMIT = 4096
 # A version that removes more than this share of the last post's cards is held for an admin's Post even with
-# auto-announce: a truncated file (issue #15: 22 of 76 byte-prefixes of the bundled catalog are valid catalogs)
+# auto-announce: a truncated file (22 of 76 byte-prefixes of the bundled catalog are valid catalogs)
 # or a slip of the editor looks exactly like that, and "no longer offered" cannot be taken back in a channel.
 CONFIRM_REMOVED_SHARE = 1 / 3
 

@@ -19,7 +19,7 @@ __all__ = [
     "PREFERENCE_FIELDS", "AlertProgress", "AnnouncedVersion", "Announcement", "ChatContextRepository", "HubEntry",
     "PartState", "Preferences", "QueuedAlert", "Store", "Subscriber", "Subscription", "is_postgres_url",
     "split_sql_script",
-    "INBOX_LEASE_S", "Resumed", "StoredUpdate",  # the durable inbox (issue #15, defect 1)
+    "INBOX_LEASE_S", "Resumed", "StoredUpdate",  # the durable inbox
 ]
 
 

@@ -24,7 +24,7 @@ ALERT_STATES = ("queued", "sending", "sent", "failed", "blocked", "unknown")
 # rows: PostgreSQL checks the announcement's foreign key once a row and SQLite runs migration 13's row triggers. On
 # this loaded 2-core machine a 50,000-alert fan-out took (per chunk median, longest; the whole) with 250 rows 21 ms,
 # 49 ms; 4.4 s on PostgreSQL and 8 ms, 36 ms; 2.0 s on SQLite; with 100 rows 12, 36; 6.1 s and 1.2, 31; 1.4 s; with
-# 50 rows 5, 28; 6.2 s and 0.8, 19; 1.5 s (issue #14): below 100 rows each statement's round trip costs more than
+# 50 rows 5, 28; 6.2 s and 0.8, 19; 1.5 s: below 100 rows each statement's round trip costs more than
 # its rows. The text stays far under asyncpg's max_cacheable_statement_size (1024 * 15 characters by default,
 # asyncpg 0.32.0, asyncpg/connection.py: connect() and the `len(query) <=` test in _get_statement; 40 characters a
 # row once numbered for PostgreSQL): a longer statement would be prepared again for every chunk.
@@ -39,7 +39,7 @@ ANALYZE_AFTER = 10_000
 PROGRESS_UNSENT = 0
 PROGRESS_LEASE_S = 120.0
 # Subscribers read per query when an announcement fans out: on SQLite each page holds the store's one connection
-# (1,000 rows held it up to 37 ms on the loaded machine, issue #14).
+# (1,000 rows held it up to 37 ms on the loaded machine).
 RECIPIENT_PAGE = 500
 
 
@@ -106,7 +106,7 @@ class AlertRepository(Repository):
         read holds the store long and 100,000 subscribers are never all in memory at once. The page's start is
         given for users too: PostgreSQL's merge join does not carry `s.user_id > ?` over the join, so without it
         each page read the users from the first one on (29 ms for a page past 50,000, 7 s for a 100,000 fan-out:
-        quadratic; issue #14)."""
+        quadratic)."""
         for card_id in card_ids:
             after = None
             while True:

@@ -1,4 +1,4 @@
-"""The conversation's memory (issue #12): the last question's request per chat, for follow-ups, kept a day."""
+"""The conversation's memory: the last question's request per chat, for follow-ups, kept a day."""
 from __future__ import annotations
 
 import time
@@ -10,8 +10,8 @@ from engine.sizing.payload import PayloadError, decode_request
 from engine.sizing.rule import SizeRequest
 
 CONTEXT_TTL_S = 86_400.0  # "and in fp8?" the next day is a new conversation
-# How often a write of a context also deletes the day-old ones: not with every answer (issue #14: the DELETE was a
-# statement per answer, ~9 us, that found nothing almost every time). Reads filter by age, so what is kept up to
+# How often a write of a context also deletes the day-old ones: not with every answer (the DELETE was a statement
+# per answer, ~9 us, that found nothing almost every time). Reads filter by age, so what is kept up to
 # this much longer is never used.
 SWEEP_EVERY_S = 60.0
 
@@ -77,6 +77,3 @@ class ChatContextRepository(Repository):
             except PayloadError:
                 return None
         return request
-
-    async def forget_request(self, chat_id: int) -> None:
-        await self._database.write_one("DELETE FROM chat_context WHERE chat_id = ?", (chat_id,), short=True)

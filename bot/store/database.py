@@ -97,10 +97,6 @@ class Connection(ABC):
     async def execute_fetchall(self, sql: str, parameters: Iterable[Any] = ()) -> list[Any]:
         return (await self.execute(sql, parameters)).rows
 
-    async def executemany(self, sql: str, rows: Iterable[Iterable[Any]]) -> None:
-        for parameters in rows:
-            await self.execute(sql, parameters)
-
     # The migration runner's hooks: the engines keep the schema version in different places.
     @abstractmethod
     async def schema_version(self) -> int: ...
@@ -271,7 +267,7 @@ class SqliteDatabase(Database):
     """One connection; every write is one BEGIN IMMEDIATE transaction, serialized by an asyncio.Lock.
 
     In WAL mode a short call (`short=True`) that finds the connection free runs at once on the event loop: no
-    thread hop (a queue put, a thread wake-up, call_soon_threadsafe and the loop's self-pipe: issue #14, ~0.13 ms
+    thread hop (a queue put, a thread wake-up, call_soon_threadsafe and the loop's self-pipe: ~0.13 ms
     of process CPU each, bench_bot's pieces). That is safe there because WAL readers never wait for a writer, a
     commit with synchronous=NORMAL does not fsync (https://www.sqlite.org/pragma.html#pragma_synchronous: in WAL
     mode only checkpoints sync, and those run on WalCheckpointer's own connection), and the connection waits for
@@ -414,8 +410,8 @@ class SqliteDatabase(Database):
 
     async def _call(self, function: Callable[[sqlite3.Connection], Any], short: bool = False) -> Any:
         """A short call on a free connection: at once, on the event loop (see the class's docstring). Otherwise
-        on aiosqlite's thread together with every other call waiting for the connection, in one hop (issue #14:
-        with 64 updates in flight, hops one after another behind the lock bounded throughput). Each call keeps
+        on aiosqlite's thread together with every other call waiting for the connection, in one hop (with
+        64 updates in flight, hops one after another behind the lock bounded throughput). Each call keeps
         its own outcome (a failed write is its own transaction), in the order the calls came."""
         if short and self._free():
             try:

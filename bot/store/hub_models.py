@@ -1,4 +1,4 @@
-"""What the Hugging Face Hub said about a repository (issue #10), kept until it expires so replicas ask once."""
+"""What the Hugging Face Hub said about a repository, kept until it expires so replicas ask once."""
 from __future__ import annotations
 
 import json

@@ -96,7 +96,7 @@ class PostgresConnection(Connection):
 async def _keep_session(conn: asyncpg.Connection) -> None:
     """The pool's reset of a returned connection: none beyond asyncpg's own (an open transaction is rolled back,
     listeners dropped). Its default sends a reset query (UNLISTEN, CLOSE ALL, RESET ALL, advisory unlocks): one more
-    round trip inside every write's hold of the write lock (issue #14, bench_alerts), to undo session state the store
+    round trip inside every write's hold of the write lock (bench_alerts), to undo session state the store
     never sets (the migration's advisory lock is released in `migration`)."""
 
 
@@ -182,5 +182,5 @@ class PostgresDatabase(Database):
     async def refresh_statistics(self, table: str) -> None:
         # Not under the write lock: ANALYZE writes no rows and blocks no reads or writes (a SHARE UPDATE EXCLUSIVE
         # lock: https://www.postgresql.org/docs/current/sql-analyze.html). Stale statistics make the planner read a
-        # just-queued fan-out whole (issue #14: 100,000 queued alerts estimated as 275, every claim 110-125 ms).
+        # just-queued fan-out whole (100,000 queued alerts estimated as 275, every claim 110-125 ms).
         await self._pool.execute(f'ANALYZE "{table}"')

@@ -12,7 +12,7 @@ log = logging.getLogger(__name__)
 # Each script runs inside one exclusive transaction together with the version bump: on SQLite BEGIN IMMEDIATE and
 # `PRAGMA user_version`, on PostgreSQL an advisory lock and the schema_version table (bot/store/database.py).
 # Write portable DDL: SQLite's types (INTEGER, REAL, INTEGER PRIMARY KEY) are mapped for PostgreSQL there.
-# Migration 13 (issue #14): how many alerts of an announcement are in each state, kept by triggers in the same
+# Migration 13: how many alerts of an announcement are in each state, kept by triggers in the same
 # statement as every insert, state change and delete on alerts, so the admin's progress reads one row instead of
 # counting 100,000 (the counts equal that count whatever writes the alerts: a replica, a crash's settling, a
 # cascade). A later migration that rebuilds alerts (as 8 did) drops these triggers and must create them again.
@@ -247,7 +247,7 @@ MIGRATIONS: list[tuple[int, str]] = [
     ),
     (
         7,
-        # Follow-ups (issue #12): the last question's request per chat (a private chat's id is its user's), so
+        # Follow-ups: the last question's request per chat (a private chat's id is its user's), so
         # "and in fp8?" changes it after a restart and on another replica; bot/store/contexts.py forgets a day-old
         # one. payload: engine.sizing.payload's encoding when it fits 64 characters; request_json: always.
         """
@@ -262,7 +262,7 @@ MIGRATIONS: list[tuple[int, str]] = [
     ),
     (
         8,
-        # Delivery intents (issue #15): a send's fate is recorded before the send, so a restart can tell "never
+        # Delivery intents: a send's fate is recorded before the send, so a restart can tell "never
         # sent" from "sent, not recorded" and never repeats the second kind silently. alerts gains the 'sending'
         # and 'unknown' states; a channel part can be an 'intent' without a message id; the admin's alert
         # progress message is remembered; a pending announcement records whether its preview went out. The
@@ -312,14 +312,14 @@ MIGRATIONS: list[tuple[int, str]] = [
     ),
     (
         9,
-        # The serving check's engine (issue #11, /set engine): vllm | llama.cpp, NULL = chosen by the format.
+        # The serving check's engine (/set engine): vllm | llama.cpp, NULL = chosen by the format.
         """
         ALTER TABLE users ADD COLUMN engine TEXT;
         """,
     ),
     (
         10,
-        # Any Hugging Face model (issue #10): what the Hub said about a repository the registry does not know,
+        # Any Hugging Face model: what the Hub said about a repository the registry does not know,
         # shared by replicas; bot/store/hub_models.py reads a row until it expires (found: days; errors: an hour).
         # status: found | gated | missing | unreadable; config_json and counts_json (parameters per safetensors
         # dtype) only when found, so a newer engine re-reads the shape from them.
@@ -348,7 +348,7 @@ MIGRATIONS: list[tuple[int, str]] = [
     ),
     (
         12,
-        # The durable inbox (issue #15, defect 1): every update from Telegram is stored here before it is
+        # The durable inbox: every update from Telegram is stored here before it is
         # confirmed (polling: the next getUpdates offset; webhook: the 200), handled from here and marked.
         # state: received (stored, no reply has started) -> sending (the first non-repeatable request of its
         # handling is about to go out) -> done; a 'sending' row whose handler died becomes 'unknown' (its reply
@@ -368,12 +368,12 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE INDEX inbox_received_at ON inbox (received_at);
         """,
     ),
-    # 13 (issue #14): alert_counts, see _ALERT_COUNTS below.
+    # 13: alert_counts, see _ALERT_COUNTS below.
     (13, _ALERT_COUNTS + _ALERT_COUNTS_SQLITE_TRIGGERS),
     (
         14,
-        # The admin's progress message is claimed before it is sent (issue #13: two replicas starting one fan-out
-        # sent one each): a row with message_id 0 (Telegram's ids start at 1) is its sender's claim, until
+        # The admin's progress message is claimed before it is sent (else two replicas starting one fan-out
+        # would send one each): a row with message_id 0 (Telegram's ids start at 1) is its sender's claim, until
         # claimed_until; the sender writes the id and clears the claim, the others edit that message.
         """
         ALTER TABLE alert_progress_messages ADD COLUMN claimed_by TEXT;

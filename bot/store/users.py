@@ -21,7 +21,7 @@ PREFERENCE_FIELDS = (
     "coin",
     "billing",
     "region",
-    "engine",  # issue #11: the serving check's engine; None = llama.cpp for GGUF, else vLLM
+    "engine",  # the serving check's engine; None = llama.cpp for GGUF, else vLLM
 )
 _INTEGER_PREFERENCES = frozenset({"context_tokens", "batch"})
 
@@ -98,7 +98,7 @@ def _preferences_from_row(row: Row) -> Preferences:
 @lru_cache(maxsize=16)
 def _positions(keys: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     """Where each preference column is in a row with these columns (read once per shape of row: a lookup by name
-    on every row was half of building the preferences, ~6 us of each update, issue #14)."""
+    on every row was half of building the preferences, ~6 us of each update)."""
     return tuple((column, keys.index(column)) for column in _PREFERENCE_COLUMNS if column in keys)
 
 
@@ -180,7 +180,7 @@ class UserRepository(Repository):
     async def remember_answer(self, user_id: int, text: str, payload: str | None, telegram_language: str | None,
                               kept: tuple[int, SizeRequest, str | None] | None) -> None:
         """After an answer: remember_question and, with `kept` (chat id, request, payload), keep_request, in one
-        transaction and one round trip instead of two transactions (issue #14: fewer store hops per update);
+        transaction and one round trip instead of two transactions (fewer store hops per update);
         deferred (Database.defer): inside an update's handling it commits with the reply's sending mark."""
         now = time.time()
         statements = [(_REMEMBER, (user_id, text, payload, telegram_language, now, now))]

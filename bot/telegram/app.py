@@ -37,7 +37,7 @@ SEND_POOL_TIMEOUT_S = 10.0
 class NoLinkPreview(LinkPreviewOptions):
     """LinkPreviewOptions(is_disabled=True) with its Bot API dict written once. PTB's Defaults put this one object
     into every send, where RequestParameter calls its to_dict: TelegramObject's generic walk over every slot,
-    ~10 us per send (issue #14). Frozen like the plain options, so the dict cannot go stale."""
+    ~10 us per send. Frozen like the plain options, so the dict cannot go stale."""
 
     __slots__ = ("_wire",)
 

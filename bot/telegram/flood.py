@@ -5,7 +5,7 @@ show an answer again: a precision or context toggle, Details, a coin). Taps come
 parsing, so they get their own, more generous budget (TAP_FACTOR x the questions'): a run of taps never uses up
 the next question, and a tapping script is still capped.
 
-Memory is bounded by the users of the last two windows, not by every user ever seen (issue #14): users live in
+Memory is bounded by the users of the last two windows, not by every user ever seen: users live in
 two generations of one window each; a user seen again moves to the current one, and when a generation is a
 window old the one before it is dropped whole. A dropped user's last event is then more than a window old, so
 nothing they did still counts: forgetting them changes no answer, and costs nothing per update.

@@ -1,4 +1,4 @@
-"""The durable inbox (issue #15, defect 1): every update from Telegram is stored before it is confirmed, handled
+"""The durable inbox: every update from Telegram is stored before it is confirmed, handled
 from the store and marked done; what a dead process left is handled first at the next start. Owns the polling
 loop (instead of PTB's Updater) and the polling lifecycle.
 

@@ -44,7 +44,7 @@ class Answer:
     billing: str | None = None  # the period prices and top-up are for: the question's, else the user's setting
     compare: list[CardComparison] | None = None  # intent "compare": each named card's layout, in the order named
     notes: list[Note] = field(default_factory=list)  # what building the answer noted (a coin not taken)
-    review: ServingReview | None = None  # the serving check of the fit and of every layout shown (issue #11)
+    review: ServingReview | None = None  # the serving check of the fit and of every layout shown
     capacity: Capacity | None = None  # a reverse question's answer (intents max_context, max_batch, biggest_model)
 
     @property

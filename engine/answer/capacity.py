@@ -1,4 +1,4 @@
-"""The reverse questions (issue #11): the largest context, the requests at once, the biggest model on a layout --
+"""The reverse questions: the largest context, the requests at once, the biggest model on a layout --
 each by the seeds' rule (the sizing formula solved for that value) and by the serving check; JSON `capacity`."""
 from __future__ import annotations
 

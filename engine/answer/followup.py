@@ -1,4 +1,4 @@
-"""Follow-ups (issue #12, "a conversation, not a form"): which message changes the question before it, how the
+"""Follow-ups: which message changes the question before it, how the
 change is applied, and the notes that say what changed ("changed: precision BF16 -> FP8").
 
 The delta rule, one field at a time:
@@ -235,7 +235,7 @@ def request_to_json(request: SizeRequest) -> str:
 
 
 # What json.dumps(data, sort_keys=True, allow_nan=False) writes, without building an encoder per call (it does
-# for any non-default argument: ~8 µs of each answer's write in the bot, issue #14).
+# for any non-default argument: ~8 µs of each answer's write in the bot).
 _ENCODE = json.JSONEncoder(sort_keys=True, allow_nan=False).encode
 
 

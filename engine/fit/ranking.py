@@ -1,5 +1,5 @@
 """The selection policy's ranking order of every card x set size, built once per catalog, and one request's walk
-through it (issue #14: the order does not depend on the request, so it is not sorted per question).
+through it (the order does not depend on the request, so it is not sorted per question).
 
 Within one set size the policy ranks by monthly price, then more spare memory, then more bandwidth; spare memory
 is the set's VRAM minus the request's total, so "more spare" is "more VRAM" whatever the request. The "cheapest"
@@ -137,7 +137,7 @@ class Plan:
 
     def usable_stairs(self, walk: Walk, rules: Rules) -> tuple[tuple[float, ...], tuple[Stairs, ...]]:
         """stairs() without the classes the FP8 and training-interconnect rules exclude, cheapest first step
-        first, with those first prices (issue #14: the search stops at the first class dearer than its bound)."""
+        first, with those first prices, so a search can end at the first class dearer than its bound."""
         region, needs_fp8, full = rules.region, rules.needs_fp8, rules.full
         key = (walk.count, region, needs_fp8, full)
         found = self._usable.get(key)
@@ -202,7 +202,7 @@ _SET_FACTS_MAX = 65_536  # cleared when full (1,500 cards x 4 standard set sizes
 
 
 def set_facts(catalog: Catalog, card: Card, count: int) -> SetFacts:
-    """The catalog's prices for `count` x `card`, worked out once per catalog, card and count (issue #14); keyed
+    """The catalog's prices for `count` x `card`, worked out once per catalog, card and count; keyed
     by identity, the entry keeping both objects alive (catalogs and cards are not changed once loaded)."""
     key = (id(catalog), id(card), count)
     entry = _SET_FACTS.get(key)
@@ -405,7 +405,7 @@ class Stream:
 
     def first_below(self, price: float) -> Candidate | None:
         """first() when it costs less than `price` a month, else None: only the entries below the price are
-        checked (issue #14: a set dearer than the single card is most answers' case, and costs no rule check).
+        checked (a set dearer than the single card is most answers' case, and costs no rule check).
         The count's entries are in price order, so its first valid one below the price is among them."""
         bound = bisect_left(self._prices, price)
         while not self.found and self._next < bound:  # in chunks, as __iter__: a big catalog has many below it
@@ -422,12 +422,3 @@ class Stream:
                 index += 1
             if not self._fill(self._next + min(max(self._next, 1), CHUNK)):
                 return
-
-    def up_to(self, price: float, strict: bool) -> list[Candidate]:
-        """The valid layouts at most `price` a month (strict: below it), in ranking order."""
-        end = (bisect_left if strict else bisect_right)(self._prices, price)
-        self._fill(end)
-        found = self.found
-        if strict:
-            return [option for option in found if option.monthly_usd < price]
-        return [option for option in found if option.monthly_usd <= price]

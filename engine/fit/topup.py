@@ -33,7 +33,7 @@ def resolve_coin(catalog: Catalog, coin: str | None) -> str:
 
 def user_ref(user_id: int | str, secret: str) -> str:
     """A short, stable, non-reversible reference for a user: no raw Telegram id ever goes into a URL."""
-    import hashlib  # here: the CLI never makes a reference, and hmac is ~1 ms of its start (issue #14)
+    import hashlib  # here: the CLI never makes a reference, and hmac is ~1 ms of its start
     import hmac
 
     digest = hmac.new(secret.encode(), str(user_id).encode(), hashlib.sha256).hexdigest()
@@ -51,7 +51,7 @@ def topup_url(
     ref = user_ref(user_id, secret) if user_id is not None and secret else ""
     template = catalog.topup.url_template if ref else _without_ref(catalog.topup.url_template)
     # "%.2f" writes only digits, "." and "-" (or inf/nan), and the reference is hex: quote() leaves both as they
-    # are, so only the coin (the catalog's own word, a handful per catalog) is quoted, once (issue #14).
+    # are, so only the coin (the catalog's own word, a handful per catalog) is quoted, once.
     return template.format(amount=f"{amount_usd:.2f}", coin=_quoted(coin), ref=ref)
 
 

@@ -29,7 +29,7 @@ class PublishedWeights:
 
     @property
     def needs_fp8_hardware(self) -> bool:
-        """FP8/FP4 weights run only on cards with hardware support (issue 3)."""
+        """FP8/FP4 weights run only on cards with hardware support."""
         return any(tag in self.format.lower() for tag in ("fp8", "fp4"))
 
 
@@ -90,7 +90,7 @@ class ModelShape:
     variants: tuple[str, ...] = ()
     source: str = ""
     typical_size_b: float | None = None  # set for a seed "typical shape" standing in for a bare size
-    # Issue #10: where the model lives on Hugging Face, its exact size and the rest of its config.
+    # Where the model lives on Hugging Face, its exact size and the rest of its config.
     generation: str = ""  # release family ("llama-3.1", "qwen2.5-coder"); `family` is the parser's word family
     hf_id: str | None = None
     hf_ids: tuple[str, ...] = ()
@@ -140,7 +140,7 @@ class ModelShape:
 
     @property
     def kv_known(self) -> bool:
-        """Read about five times per answer: kept per shape object (issue #14; a shape is not changed once built)."""
+        """Read about five times per answer: kept per shape object (a shape is not changed once built)."""
         return _kv_known(self)
 
     def quantized_as(self, *names: str) -> QuantizedRepo | None:
@@ -274,7 +274,7 @@ class Registry:
     # Published quantized repos -> (base model, repo). Kept apart from by_key: "Qwen2.5-72B-Instruct-AWQ" in a
     # question is the model plus a precision word the parser must still read.
     quantized_by_key: dict[str, tuple[ModelShape, QuantizedRepo]] = field(default_factory=dict, repr=False)
-    # get() by the name as written: every answer looks its model up twice (resolve, hf_repo), issue #14
+    # get() by the name as written: every answer looks its model up twice (resolve, hf_repo)
     _found: dict[str, ModelShape | None] = field(default_factory=dict, repr=False, compare=False)
 
     def wider_release(self, model: ModelShape, tokens: int) -> ModelShape | None:

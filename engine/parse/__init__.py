@@ -92,7 +92,7 @@ if TYPE_CHECKING:
 __all__ = ["ParseResult", "parse", "clear_parse_memo", "Vocabulary", "default_vocabulary", "NOT_A_QUESTION",
            "ERROR_CODES", "TOKENS_PER_K", "MEMO_ENTRIES", "MEMO_MAX_CHARS"]
 
-# The parse memo (issue #14). read_question is a pure function of (text, vocabulary), and the same texts come back
+# The parse memo. read_question is a pure function of (text, vocabulary), and the same texts come back
 # ("70B int4" from many users, a question asked again, lines repeated in a batch on stdin), so `parse` keeps its
 # results per Vocabulary object: a new catalog's vocabulary starts empty, and an old one's memo goes with it
 # (weakref.finalize). Bounds: MEMO_ENTRIES results per vocabulary, least recently used dropped; texts longer than

@@ -1,4 +1,4 @@
-"""The reverse questions (issue #11): "max context for 70B FP8 on an H100", "how many users on an L40S with
+"""The reverse questions: "max context for 70B FP8 on an H100", "how many users on an L40S with
 Llama 3.1 8B at 8k", "biggest model on a 4090 / in 48 GB" -- intents max_context, max_batch, biggest_model.
 
 Run after every other pass, from words no other pass reads; a comparison or a price question keeps its intent.

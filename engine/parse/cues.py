@@ -1,4 +1,4 @@
-"""Follow-up cues (issue #12, "a conversation, not a form"): the words that open a message changing the question
+"""Follow-up cues: the words that open a message changing the question
 before it ("and in fp8?", "what about Qwen 72B?", "und auf einer H100?") rather than asking a new one.
 
 A message that names no model or size but sets a field ("with 128k", "per day", "for 10 users") is a change

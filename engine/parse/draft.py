@@ -75,7 +75,7 @@ class Draft:
         self.second_card: str | None = None  # the second card named: compared with the first, or ignored
         self.compare_card: str | None = None
         self.card_vram_gb: float | None = None  # the card's own memory as written ("A100 40GB")
-        self.quant: str | None = None  # a named weight format, canonical (engine.formats.quant.quant_name; issue #10)
+        self.quant: str | None = None  # a named weight format, canonical (engine.formats.quant.quant_name)
         self.rope_scaling: str | None = None  # "yarn": the user extends the window (engine.parse.runtime)
 
     # ---- model and card (the first one named wins; the passes list later ones)

@@ -55,7 +55,7 @@ from engine.parse.words import KEYWORDS, QUIET, STOP_WORDS, UNLISTED_FAMILIES
 
 if TYPE_CHECKING:
     from rapidfuzz import fuzz, process
-else:  # imported at the first fuzzy comparison (issue #14: cold start)
+else:  # imported at the first fuzzy comparison: a start that never fuzzes skips it
     from engine.parse.fuzzy import fuzz, process
 
 FUZZY_CUTOFF = 85.0  # fuzz.ratio on normalized strings: "lama3170b" vs "llama3170b" = 94.7

@@ -1,4 +1,4 @@
-"""The conversation pass (issue #12): billing periods and coins, and -- once every pass has run -- what kind of
+"""The conversation pass: billing periods and coins, and -- once every pass has run -- what kind of
 answer the question asks for (a price, a comparison, the cheapest layout).
 
 Billing and coin words are read before the model pass, so "for a week" is no count and "Monero" no model name;

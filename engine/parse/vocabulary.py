@@ -21,7 +21,7 @@ from engine.parse.words import DISTINGUISHING, KEYWORDS, STOP_WORDS, UNLISTED_FA
 
 if TYPE_CHECKING:
     from rapidfuzz import fuzz, process
-else:  # imported at the first fuzzy comparison (issue #14: cold start)
+else:  # imported at the first fuzzy comparison: a start that never fuzzes skips it
     from engine.parse.fuzzy import fuzz, process
 
 HEAD_CUTOFF = 75.0  # a family word with a typo: "lama"/"llama" 88.9, "mistrall"/"mistral" 93.3, "quen"/"qwen" 75
@@ -86,7 +86,7 @@ class ModelNames:
         """The choices (sizeless or not) a query of `length` characters can score `cutoff` against with
         fuzz.ratio, and their places in the whole list. fuzz.ratio is 100 * (1 - indel distance / (m + n)), at
         most 200 * min(m, n) / (m + n): a name much shorter or longer than the query can never reach the
-        cutoff, and comparing it costs as much as the rest of the parse (issue #14). The bound is taken one
+        cutoff, and comparing it costs as much as the rest of the parse. The bound is taken one
         point lower, so no choice that could reach the cutoff is left out. Built once per length and list, kept
         beside the index (not in it: the index stays what the registry builds, compiled or not)."""
         index = _REACHABLE.get(self)
@@ -311,7 +311,7 @@ class Vocabulary:
 
 
 def _model_names(registry: Registry) -> ModelNames:
-    """The bundled registry's index is built once and kept compiled (engine.models.registry, issue #14: cold start)."""
+    """The bundled registry's index is built once and kept compiled (engine.models.registry), for the cold start."""
     if registry is default_registry():
         return bundled_index("engine-parse-model-names", ModelNames, frozenset({"engine.parse.vocabulary"}))
     return ModelNames(registry)

@@ -1,4 +1,4 @@
-"""The serving check (issue #11): the request under a real engine, vLLM or llama.cpp, on a card or a set."""
+"""The serving check: the request under a real engine, vLLM or llama.cpp, on a card or a set."""
 from engine.serving.kv import ServingShapeError, kv_bytes_per_token_per_gpu
 from engine.serving.llama_cpp import LlamaCppSettings, llama_cpp_check
 from engine.serving.memory import ModelDims

@@ -11,7 +11,6 @@ from engine.serving.constants import (
     CUDAGRAPH_GIB_LARGE,
     CUDAGRAPH_GIB_SMALL,
     CUDAGRAPH_SMALL_MAX_PARAMS_B,
-    FIT_MARGIN_MIB,
     GIB,
     LLM_CLASS_BATCH_TIERS,
     MIB,
@@ -120,8 +119,3 @@ def llama_cpp_compute_bytes(n_ctx: int, attention_heads: int | None, flash_attn:
     if flash_attn:
         return COMPUTE_FA_MIB * MIB
     return COMPUTE_NO_FA_BASE_MIB * MIB + n_ctx * n_ubatch * (attention_heads or 0) * 4
-
-
-def fit_margin_bytes() -> float:
-    """common/common.h:483: --fit keeps 1024 MiB free on every device."""
-    return FIT_MARGIN_MIB * MIB

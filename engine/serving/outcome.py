@@ -119,7 +119,7 @@ def check_request(shape: ModelShape, context_tokens: int, batch: int, gpus: int)
     if not shape.kv_known:
         raise ServingShapeError(f"the serving check cannot size {shape.name}: no published KV cache shape")
     if 1 <= context_tokens <= UNCAPPED_CONTEXT_TOKENS and 1 <= batch <= 4096 and 1 <= gpus <= 64:
-        return  # every check of every answer passes here: the loop below only names the bad value (issue #14)
+        return  # every check of every answer passes here: the loop below only names the bad value
     for name, value, high in (("context", context_tokens, UNCAPPED_CONTEXT_TOKENS), ("batch", batch, 4096),
                               ("GPU count", gpus, 64)):
         if not 1 <= value <= high:

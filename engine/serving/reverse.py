@@ -90,12 +90,12 @@ def biggest_model_params_b(gpu: Gpu, *, bytes_per_param: float, context_tokens: 
 
 
 def _steps_ceiling(gpu: Gpu, bytes_per_param: float, tp: int, vllm: VllmSettings | None) -> float:
-    """Past this many 0.1 B steps a typical-shape model cannot start on `tp` x `gpu` in either engine (issue #14:
-    about half the bisection's probes are up there). Its weights are all body (no vocabulary published), so each
+    """Past this many 0.1 B steps a typical-shape model cannot start on `tp` x `gpu` in either engine (about
+    half the bisection's probes are up there). Its weights are all body (no vocabulary published), so each
     GPU holds body / tp (weights.vllm_weights_bytes_per_gpu, llama_cpp_weights_bytes_per_gpu); vLLM starts only
     below its requested share (at most the card's memory x gpu_memory_utilization) minus overheads that are never
     negative, llama.cpp only within the card's memory minus its compute buffer and margin. A 0.1 % margin (and one
-    step) keeps the rounding of steps x 0.1 B on the safe side; tests/test_answer_shortcuts.py checks the result
+    step) keeps the rounding of steps x 0.1 B on the safe side; tests/test_capacity.py checks the result
     against the unpruned search."""
     if bytes_per_param <= 0:
         return float("inf")

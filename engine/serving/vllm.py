@@ -76,12 +76,8 @@ class VllmBudget:
         return self.requested - self.weights - self.overhead
 
 
-def vllm_batch_limits(gpu: Gpu, settings: VllmSettings, max_model_len: int) -> tuple[int, int]:
-    """(max_num_batched_tokens, max_num_seqs) after arg_utils.py:3189-3240: mnbt <= seqs x L, seqs <= mnbt."""
-    return _batch_limits(memory.batch_defaults(gpu.memory_mib, gpu.name, settings.usage), settings, max_model_len)
-
-
 def _batch_limits(defaults: tuple[int, int], settings: VllmSettings, max_model_len: int) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) after arg_utils.py:3189-3240: mnbt <= seqs x L, seqs <= mnbt."""
     tokens, seqs = defaults
     tokens = settings.max_num_batched_tokens or tokens
     seqs = settings.max_num_seqs or seqs
@@ -103,7 +99,7 @@ def model_dims(model: ServingModel, notes: list[Note]) -> ModelDims:
 @dataclass(frozen=True, slots=True)
 class _Fixed:
     """What a check reads that depends on the model, the card, the count and the settings only -- never on the
-    question's context or batch -- so it is worked out once per such layout (issue #14), notes included."""
+    question's context or batch -- so it is worked out once per such layout, notes included."""
 
     shape: ModelShape  # the cache is keyed by its id: the entry keeps it alive
     head_notes: tuple[Note, ...]  # the engine version, a head split that refuses the layout
@@ -127,7 +123,7 @@ _FIXED_MAX = 4096  # layouts kept; cleared when full (a registry of ~200 models 
 
 
 # The same by the identity of the model and settings objects (the answer path keeps one per model and choice,
-# engine.serving.review): hashing the dataclasses of the key above costs more than the lookup (issue #14).
+# engine.serving.review): hashing the dataclasses of the key above costs more than the lookup.
 _BY_ID: dict[tuple[int, int, str, int, int], tuple[ServingModel, VllmSettings, _Fixed]] = {}
 
 

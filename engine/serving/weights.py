@@ -1,6 +1,6 @@
 """Resident weights per GPU: what each tensor-parallel rank (vLLM) or layer-split device (llama.cpp) holds.
 
-The input is bytes per part of the model. engine.formats.table.WeightBreakdown (issue #10) maps onto it as
+The input is bytes per part of the model. engine.formats.table.WeightBreakdown maps onto it as
     ResidentWeights(body_bytes=b.body, embedding_bytes=b.embedding, lm_head_bytes=b.lm_head,
                     replicated_bytes=b.one_d + b.router, vocab_size=<config vocab_size>)
 (norms and MoE routers are ReplicatedLinear / per-rank copies in vLLM; everything else in `body` is split).

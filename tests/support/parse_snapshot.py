@@ -1,4 +1,4 @@
-"""A parse result as one JSON line, and a deterministic set of varied texts to parse (issue #14, the parser's speed).
+"""A parse result as one JSON line, and a deterministic set of varied texts to parse (the parser's equivalence tests).
 
 tests/test_parser_equivalence.py compares the parser's results on these texts with the ones recorded from the
 parser before its speed-up (d4df705): `python -m tests.support.parse_snapshot` writes

@@ -1,6 +1,6 @@
-"""The uncached parser's shortcuts (issue #14, wave K) give what the long way gives: the fuzzy search's length
-bound, the lexer's cheaper looks, the positional SizeRequest. tests/test_parser_equivalence.py compares whole
-results; these pin each shortcut against its long way on its own, so a failure says which one."""
+"""The uncached parser's shortcuts give what the long way gives: the fuzzy search's length bound, the lexer's
+cheaper looks, the positional SizeRequest. tests/test_parser_equivalence.py compares whole results; these pin each
+shortcut against its long way on its own, so a failure says which one."""
 from __future__ import annotations
 
 import dataclasses
