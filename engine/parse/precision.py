@@ -1,5 +1,5 @@
 """Precisions and weight formats: weights ("4-bit", "int4", "fp8", "half precision"), named formats ("q4_k_m",
-"Q5_K_M", "exl2 4.65bpw", "gptq int8", "bnb 4bit", "mxfp4", "2-bit", "1.58 bit": engine/formats/table.py, issue #10) and
+"Q5_K_M", "exl2 4.65bpw", "gptq int8", "bnb 4bit", "mxfp4", "2-bit", "1.58 bit": engine/formats/table.py) and
 the KV cache ("kv cache fp8", "fp8 for the kv cache"). The seeds' precision words keep their bytes (4-bit, int4, q4:
 0.5 B); a format word that was an int4 synonym (awq, gptq, nf4, q4_k_m, mxfp4) keeps precision int4 and names its
 format too. Widths no format has ("5 bit", "fp6", "int3") read as UNSIZED: an error for the weights, an ignored entry
@@ -36,7 +36,8 @@ from engine.parse.words import (
     UNSIZED_PREFIXES,
     WORKLOAD_WORDS,
 )
-from engine.sizing.rule import KV_PRECISION_BYTES, PRECISION_BYTES, canonical_precision
+from engine.formats.precision import canonical_precision
+from engine.sizing.rule import KV_PRECISION_BYTES, PRECISION_BYTES
 
 # llama.cpp quant names: q4, q4_0, q4_k_m, q4km, q8_0, iq4_xs (no nested repetition: no backtracking blow-up)
 _QUANT_RE = re.compile(r"i?q([1-8])(?:_?k)?(?:_?(?:[msl]|xs|xxs|nl|[0-9]))?")
