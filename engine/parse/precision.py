@@ -48,6 +48,7 @@ _UNSIZED_PRECISION_RE = re.compile(r"(?:mx|nv)?(?:u?int|fp|float|bf|bfloat)[0-9]
 # "w8a16": weights in 8 bits, activations in 16 -- only the weights matter for memory
 _WA_RE = re.compile(r"w([0-9]{1,2})a([0-9]{1,2})")
 MAX_KV_FILLERS = 3
+MAX_NAME_TOKENS = 3  # a format's name in the table read over at most this many tokens ('hqq 4-bit')
 
 # A precision read at a token: (value, tokens read, the note to add to `assumed` or None, the named format or None);
 # value "" when a format names no seed precision ("q5_k_m", "exl2 4.65bpw")
@@ -247,7 +248,23 @@ def format_at(scan: Scan, i: int) -> NamedFormat | None:
     if quant is None:
         return None
     plain = precision_token(token)
+    if plain is None and nxt is not None:
+        return None, quant, _name_length(scan, i, quant)
     return (plain if plain in PRECISION_BYTES else None), quant, 1
+
+
+def _name_length(scan: Scan, i: int, quant: str) -> int:
+    """The tokens of the longest name of format `quant` in the table that starts at token i: 'hqq 4-bit' is one
+    name of three tokens when the table lists it, so a format's names of several words need no code here."""
+    joined, length = scan.low[i], 1
+    for j in range(i + 1, min(i + MAX_NAME_TOKENS, scan.n)):
+        nxt = scan.next_free(j)
+        if nxt is None or scan.separated(j - 1, j):
+            break
+        joined += nxt
+        if canonical_quant(joined) == quant:
+            length = j - i + 1
+    return length
 
 
 def _bits_at(scan: Scan, i: int) -> tuple[float | None, str, int] | None:
