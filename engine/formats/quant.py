@@ -22,6 +22,7 @@ from engine.models.registry import ModelShape, QuantizedRepo
 from engine.notes import Note
 from engine.sizing.formula import fmt_gb, fmt_num
 
+
 class UnknownFormat(ValueError):
     """A format name that engine/formats/table.py does not know."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 
+from engine.formats.precision import canonical_precision
 from engine.formats.quant import canonical_quant, exl2_name, find_format
 from engine.notes import Note
 from engine.parse.draft import Draft
@@ -36,7 +37,6 @@ from engine.parse.words import (
     UNSIZED_PREFIXES,
     WORKLOAD_WORDS,
 )
-from engine.formats.precision import canonical_precision
 from engine.sizing.rule import KV_PRECISION_BYTES, PRECISION_BYTES
 
 # llama.cpp quant names: q4, q4_0, q4_k_m, q4km, q8_0, iq4_xs (no nested repetition: no backtracking blow-up)

@@ -155,7 +155,7 @@ BITS_TO_PRECISION: dict[int, str] = precision_words().widths  # "4-bit" -> int4,
 UNSIZED = "unsized"
 UNSIZED_PREFIXES = frozenset({"int", "fp", "float", "bf", "bfloat"})
 FP4_WORDS = frozenset({"fp4", "mxfp4", "nvfp4", "float4"})
-# ---- issue #10 (d-quant): named weight formats (engine/formats/table.py)
+# ---- named weight formats (engine/formats/table.py)
 # What engine.parse.precision.precision_token returns for a word that names only a format, with no seed precision
 # ("exl2", "bnb"): it ends a model name; the format itself is read with the word after it.
 FORMAT_ONLY = "format"

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from catalog.schema import SizingPolicy
+from engine.formats.precision import canonical_kv_precision, canonical_precision, precision_words
 from engine.formats.quant import (
     UnknownFormat,
     quant_name,
@@ -17,7 +18,6 @@ from engine.formats.quant import (
     request_format,
     weights_notes,
 )
-from engine.formats.precision import canonical_kv_precision, canonical_precision, precision_words
 from engine.formats.table import WeightFormat
 from engine.models.registry import ModelShape, Registry, default_registry, hf_repo, typical_shape
 from engine.notes import Note
@@ -77,7 +77,7 @@ class SizeRequest:
     region: str | None = None
     assumed: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
-    # What kind of answer, and how it is paid (issue #12): None/"size" sizes; "price" quotes `card`;
+    # What kind of answer, and how it is paid: None/"size" sizes; "price" quotes `card`;
     # "compare" sets `card` beside `compare_card` for the same model.
     intent: str | None = None
     billing: str | None = None  # "hour" | "day" | "week" | "month": the period prices and the top-up are for
