@@ -81,3 +81,10 @@ def canonical_kv_precision(word: str) -> str | None:
 def button_precisions() -> tuple[tuple[str, str], ...]:
     """(name, label) of the precisions offered as toggles under an answer."""
     return tuple((row.name, row.label) for row in precisions() if row.button)
+
+
+def precision_label(name: str) -> str:
+    """How an answer writes a precision: its row's label ('BF16'); a release's own format as written upper-case
+    ('MXFP4')."""
+    row = find_precision(name)
+    return row.label if row is not None else name.upper()

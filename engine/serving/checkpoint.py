@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from catalog.schema import Card
-from engine.formats.precision import find_precision
+from engine.formats.precision import find_precision, precision_label
 from engine.formats.quant import find_format
 from engine.formats.table import WeightFormat
 from engine.models.registry import ModelShape
@@ -106,7 +106,7 @@ def _gguf(shape: ModelShape, fmt: WeightFormat | None, precision: str) -> Checkp
         if repo is not None:
             return Checkpoint(repo.repo, tag=tag, fmt=fmt, label=fmt.label)
         return Checkpoint(placeholder_name("GGUF repo", shape), placeholder=True, tag=tag, fmt=fmt, label=fmt.label)
-    label = fmt.label if fmt is not None else precision.upper()  # llama.cpp loads no AWQ: a GGUF of the precision
+    label = fmt.label if fmt is not None else precision_label(precision)  # llama.cpp loads no AWQ: a GGUF of it
     return Checkpoint(placeholder_name(f"{label} GGUF repo", shape), placeholder=True, fmt=fmt, label=label)
 
 
