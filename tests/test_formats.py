@@ -1,4 +1,4 @@
-"""Weight formats (issue #10): published checkpoint sizes from config fields, the words people write, the data."""
+"""Weight formats: published checkpoint sizes from config fields, the words people write, the data."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -81,7 +81,7 @@ def test_the_per_part_formula_agrees_with_the_per_tensor_derivation(row: dict[st
     assert estimate == pytest.approx(row["gb"], rel=SAFETENSORS_TOLERANCE)
 
 
-def test_the_fixture_covers_what_issue_10_names() -> None:
+def test_the_fixture_covers_the_common_models_in_gguf_and_safetensors() -> None:
     gguf = {(row["model"], row["format"]) for row in FIXTURE["gguf"]}
     for model in ("llama-3.1-8b", "llama-3.1-70b", "mistral-7b-v0.3", "qwen2.5-7b", "qwen2.5-32b", "qwen2.5-72b"):
         assert {(model, "Q4_K_M"), (model, "Q3_K_M")} <= gguf
@@ -303,3 +303,27 @@ def test_the_docs_table_is_the_modules() -> None:
     text = DOC.read_text(encoding="utf-8")
     start, end = "<!-- formats-table:start -->\n", "<!-- formats-table:end -->"
     assert text.split(start, 1)[1].split(end, 1)[0] == docs_table()
+
+
+# -- the precision rows: every fact a consumer reads is there and consistent --------------------------------------
+
+def test_each_precision_row_names_what_its_readers_need() -> None:
+    from engine.formats.precision import precision_words, precisions
+    from engine.serving.constants import LLAMA_CPP_KV_TYPE_BYTES, VLLM_KV_DTYPE_BYTES
+
+    rows = precisions()
+    assert [row.name for row in rows] == ["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
+    assert len({row.payload for row in rows}) == len(rows)  # a deep link's code names one precision
+    for row in rows:
+        for word in row.format_aliases:  # "awq" is INT4 and names the AWQ format too
+            assert canonical_format(word) is not None, word
+        if row.kv_cache is not None:
+            assert row.kv_cache.vllm in VLLM_KV_DTYPE_BYTES and row.kv_cache.llama_cpp in LLAMA_CPP_KV_TYPE_BYTES
+        load = row.vllm
+        assert load.release or load.checkpoints, row.name  # vLLM loads it from something
+        if load.in_flight is not None:
+            made = canonical_format(load.in_flight)
+            assert made is not None and made.vllm_quantization is not None
+    words = precision_words()
+    assert set(words.widths) == {4, 8, 16, 32} and words.widths[16] == "bf16"
+    assert not set(words.question_words) & {"full", "half"}  # a question says "full precision"

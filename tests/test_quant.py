@@ -1,4 +1,4 @@
-"""Issue #10: formats with their real size, from the question through sizing, fit, JSON, payload, CLI and reply."""
+"""Named weight formats sized with their real bits, from the question through sizing, fit, JSON, payload, CLI, reply."""
 from __future__ import annotations
 
 import json
@@ -35,7 +35,7 @@ def test_llama_70b_q4_k_m_is_sized_with_its_real_bits_not_half_a_byte(catalog):
     shape = default_registry().get("llama-3.1-70b")
     assert weights == pytest.approx(quant_weights_gb(70, canonical_format("q4_k_m"), shape))
     assert weights == pytest.approx(Q4_K_M_70B_FILE_GB, rel=0.01)
-    assert weights > 35.0 + 6  # the defect: every 4-bit word was 0.5 B/param = 35.0 GB
+    assert weights > 35.0 + 6  # not the seed's 0.5 B/param for every 4-bit word (35.0 GB)
     assert answer.requirement.component("weights").code == "weights_quant"
 
 

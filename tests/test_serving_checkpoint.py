@@ -53,7 +53,7 @@ def repo_of(cmd: str) -> str:
 # -- the checkpoint named is in the format sized ----------------------------------------------------------------
 
 @pytest.mark.parametrize(("text", "repo", "flags"), [
-    # the issue: no AWQ checkpoint of Yi 34B in the registry -> a placeholder, never the BF16 repo
+    # no AWQ checkpoint of Yi 34B in the registry -> a placeholder, never the BF16 repo
     ("yi 34b awq", "<AWQ checkpoint of Yi 34B>", ()),
     ("yi 34b gptq", "<GPTQ checkpoint of Yi 34B>", ()),
     # the registry's published repos in the format asked
@@ -244,7 +244,7 @@ def test_exl2_has_no_serving_check_rather_than_a_vllm_command_that_cannot_load_i
 
 @pytest.mark.parametrize("name", sorted(CATALOGS))
 def test_mxfp4_on_every_ampere_card_is_one_coherent_answer(name):
-    """Issue #3's rule refuses it (no FP8/FP4 hardware); vLLM still starts there, the MXFP4 weights run through its
+    """The fit's rule refuses it (no FP8/FP4 hardware); vLLM still starts there, the MXFP4 weights run through its
     Marlin kernel: the answer said "❌ No" and then "🚀 vLLM: starts" (QA)."""
     catalog = CATALOGS[name]
     for card in (card for card in catalog.cards if not card.fp8):

@@ -5,12 +5,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from catalog.schema import Catalog
-from engine.sizing.rule import (
-    KV_PRECISION_BYTES,
-    PRECISION_BYTES,
-    canonical_kv_precision,
-    canonical_precision,
-)
+from engine.formats.precision import canonical_kv_precision, canonical_precision
+from engine.sizing.rule import KV_PRECISION_BYTES, PRECISION_BYTES
 from engine.sizing.sequence import MAX_BATCH, MAX_CONTEXT_TOKENS
 
 

@@ -1,9 +1,10 @@
 """The choices of an answer's toggle rows (bot/features/conversation.py builds the buttons): precisions and contexts."""
 from __future__ import annotations
 
+from engine.formats.precision import button_precisions
 from engine.sizing.sequence import k_label
 
-PRECISION_TOGGLES = (("bf16", "BF16"), ("fp8", "FP8"), ("int4", "INT4"))
+PRECISION_TOGGLES = button_precisions()  # the rows of engine/formats/formats.yaml with `button: true`
 CONTEXT_TOGGLES = ((8192, "8k"), (32768, "32k"), (131072, "128k"))
 
 

@@ -11,6 +11,7 @@ from engine.answer.advice import PrecisionHint
 from engine.answer.build import Answer
 from engine.fit.selection import Layout, same_layout
 from engine.fit.topup import period_prices
+from engine.formats.precision import precision_label
 from engine.models.registry import ShapeSummary
 from engine.notes import Note
 from engine.sizing.formula import formula_number
@@ -30,8 +31,8 @@ def _vram(lang: str, layout: Layout) -> str:
 
 
 def _precision_label(resolved: ResolvedRequest) -> str:
-    """The weights' precision, or the named format they are sized in ("Q4_K_M", "EXL2 4.65bpw"; issue #10)."""
-    return resolved.quant.label if resolved.quant is not None else resolved.precision.upper()
+    """The weights' precision, or the named format they are sized in ("Q4_K_M", "EXL2 4.65bpw")."""
+    return resolved.quant.label if resolved.quant is not None else precision_label(resolved.precision)
 
 
 def localize(lang: str, note: str, *, resolved: ResolvedRequest | None = None) -> str:
@@ -77,9 +78,9 @@ def _setting_item(lang: str, field: str, resolved: ResolvedRequest | None) -> st
     if resolved is None:
         return esc(field)
     if field == "precision":
-        return esc(resolved.precision.upper())
+        return esc(precision_label(resolved.precision))
     if field == "kv_precision":
-        return esc(t(lang, "request.kv", kv=resolved.kv_precision.upper()))
+        return esc(t(lang, "request.kv", kv=precision_label(resolved.kv_precision)))
     if field == "context_tokens":
         return esc(t(lang, "request.context", tokens=fmt_tokens(lang, resolved.context_tokens)))
     if field == "batch":
@@ -189,7 +190,7 @@ def _alternative_line(lang: str, layout: Layout) -> str:
 def _hint_line(lang: str, hint: PrecisionHint) -> str:
     return t(lang, "answer.quantize_hint", total=fmt_gb(lang, hint.requirement.total_gb),
              layout=_layout_name(hint.layout), spare=fmt_gb(lang, hint.layout.spare_gb),
-             precision=hint.precision.upper())
+             precision=precision_label(hint.precision))
 
 
 def render_answer(answer: Answer, lang: str, *, details: bool = False, max_alternatives: int = 2) -> str:

@@ -10,6 +10,7 @@ from bot.texts.i18n import fmt_gb, fmt_number, fmt_tokens, fmt_usd, t
 from engine.answer.build import Answer
 from engine.answer.capacity import Capacity
 from engine.fit.selection import Layout
+from engine.formats.precision import precision_label
 from engine.notes import Note
 from engine.serving import ServingCheck
 from engine.sizing.sequence import k_label
@@ -196,7 +197,7 @@ def capacity_lines(answer: Answer, lang: str) -> list[str]:
         unit = "tokens" if capacity.kind == "max_context" else "n"
         return [_sequence_line(capacity, lang, unit, layout=layout, engine=engine, context=context)]
     line = t(lang, "capacity.biggest", layout=layout, engine=engine, context=context,
-             precision=esc((capacity.precision or "").upper()),
+             precision=esc(precision_label(capacity.precision or "")),
              rule=_value(lang, capacity.rule_value, "b"), serving=_value(lang, capacity.serving_value, "b"))
     if capacity.models:
         line += t(lang, "capacity.models", models=esc(", ".join(capacity.models)))

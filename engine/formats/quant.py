@@ -1,4 +1,4 @@
-"""A request's named weight format (issue #10): its canonical name, and the weights it gives a model of the registry.
+"""A request's named weight format: its canonical name, and the weights it gives a model of the registry.
 
 engine/formats/table.py knows the formats' real bits per weight part by part (WeightParts); this module applies them to
 a request: the embedding and output matrices at the bits the format keeps them in where the registry knows the
@@ -10,19 +10,17 @@ from functools import lru_cache
 
 from engine.formats.table import (
     EXL2_DEFAULT_BPW,
+    FormatTable,
     WeightFormat,
     WeightParts,
     canonical_format,
+    default_table,
     normalize_format,
     weights_bytes,
 )
 from engine.models.registry import ModelShape, QuantizedRepo
 from engine.notes import Note
 from engine.sizing.formula import fmt_gb, fmt_num
-
-# The formats a plain "4-bit" means in practice (docs/formats.md "2-bit, 3-bit, 4-bit"): the GGUF download for
-# llama.cpp/ollama, the safetensors checkpoint for vLLM.
-REAL_4BIT = (("q4_k_m", "llama.cpp"), ("awq", "vLLM"))
 
 
 class UnknownFormat(ValueError):
@@ -38,6 +36,14 @@ def find_format(name: str) -> WeightFormat:
     return found
 
 
+def find_format_for(name: str, engine: str) -> WeightFormat:
+    """find_format, with a shorthand ("4-bit") resolved for `engine`."""
+    found = canonical_format(name, engine)
+    if found is None:
+        raise UnknownFormat(f"unknown weight format {name!r}")
+    return found
+
+
 def quant_name(fmt: WeightFormat) -> str:
     """The canonical name a request carries: the table's name, EXL2 with its target bpw ("exl2:4.65")."""
     if fmt.family == "exl2":
@@ -45,10 +51,14 @@ def quant_name(fmt: WeightFormat) -> str:
     return fmt.name
 
 
-@lru_cache(maxsize=4096)
 def canonical_quant(word: str) -> str | None:
-    """A user's word -> the canonical name, or None when it names no format (kept per word: the parser asks it
-    of the same words again and again)."""
+    """A user's word -> the canonical name, or None when it names no format (kept per table and word: the parser
+    asks it of the same words again and again)."""
+    return _canonical_quant(default_table(), word)
+
+
+@lru_cache(maxsize=4096)
+def _canonical_quant(table: FormatTable, word: str) -> str | None:
     found = canonical_format(word)
     return None if found is None else quant_name(found)
 
@@ -115,7 +125,8 @@ def approximation_note(shape: ModelShape, fmt: WeightFormat) -> Note:
 
 def real_4bit_note(shape: ModelShape, params_b: float) -> Note:
     """For a plain "4-bit"/"int4" answer (the seed's 0.5 B): what a real 4-bit checkpoint of the model weighs."""
-    gguf, awq = (find_format(name) for name, _engine in REAL_4BIT)
+    # What "4-bit" means in practice (formats.yaml shorthands): the GGUF download, the safetensors checkpoint
+    gguf, awq = find_format_for("4-bit", "llama.cpp"), find_format_for("4-bit", "vllm")
     gguf_gb, awq_gb = quant_weights_gb(params_b, gguf, shape), quant_weights_gb(params_b, awq, shape)
     return Note(f"a real 4-bit checkpoint of {shape.name} weighs more than 0.5 B per parameter: about {gguf.label} "
                 f"{fmt_gb(gguf_gb)} (llama.cpp) or {awq.label} {fmt_gb(awq_gb)} (vLLM)"

@@ -1,15 +1,21 @@
-"""Weight formats with their real size (issue #10): what a quantized checkpoint weighs, per part of the model."""
+"""The weight-format table: one row per format or plain precision (formats.yaml), every name each goes by, and what a
+quantized checkpoint weighs, per part of the model.
+
+The table is the bundled formats.yaml, or the file CARDFIT_FORMATS names (tests add a row that way: read, never
+written, like every bundled file)."""
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from catalog.bundled_yaml import load_bundled_file
+from catalog.bundled_yaml import load_bundled, load_bundled_file
 
 FORMATS_PATH = Path(__file__).resolve().parent / "formats.yaml"
+FORMATS_ENV = "CARDFIT_FORMATS"  # another formats file to read instead of the bundled one
 
 # Engines that load GGUF files; a shorthand like "4-bit" means a GGUF mix for them and a safetensors format otherwise.
 GGUF_ENGINES = frozenset({"llama.cpp", "ollama"})
@@ -50,6 +56,8 @@ class WeightFormat:
     aliases: tuple[str, ...]
     source: str
     cite: str = ""  # the short form of `source` for tables
+    vllm_quantization: str | None = None  # --quantization with which vLLM makes it from the 16-bit release
+    published_as: tuple[str, ...] = ()  # the registry's `quantized` names of checkpoints in it (default: its name)
 
     @property
     def is_gguf(self) -> bool:
@@ -59,6 +67,47 @@ class WeightFormat:
         """The same layout at another target bpw (EXL2's `-b` is a parameter, not a fixed format)."""
         label = f"{self.label} {bits_per_weight:g}bpw"
         return replace(self, bits_per_weight=bits_per_weight, label=label, name=f"{self.name}_{bits_per_weight:g}")
+
+
+@dataclass(frozen=True, slots=True)
+class KvCacheType:
+    """A precision as a KV cache precision: bytes per element and what each engine calls it."""
+
+    bytes: float
+    vllm: str  # --kv-cache-dtype
+    llama_cpp: str  # --cache-type-k / -v
+
+
+@dataclass(frozen=True, slots=True)
+class VllmLoad:
+    """What vLLM loads for a plain precision (formats.yaml `precisions`, `vllm`)."""
+
+    release: bool = False  # the 16-bit release as published
+    dtype: str | None = None  # --dtype where "auto" would load another
+    quantization: str | None = None  # --quantization that makes it from the release while loading
+    checkpoints: tuple[str, ...] = ()  # else the registry's published checkpoints, first found wins
+    in_flight: str | None = None  # else a format row vLLM makes from the release while loading
+    label: str | None = None  # what a placeholder checkpoint is called (default: the precision's label)
+
+
+@dataclass(frozen=True, slots=True)
+class Precision:
+    """A seed precision: weights at a fixed number of bytes per parameter (formats.yaml `precisions`)."""
+
+    name: str
+    label: str
+    bytes_per_weight: float
+    width: int | None  # the bare bit width that names it ("16-bit" is BF16)
+    aliases: tuple[str, ...]
+    question_aliases: tuple[str, ...]
+    setting_aliases: tuple[str, ...]
+    format_aliases: tuple[str, ...]
+    phrases: tuple[tuple[str, str], ...]
+    kv_cache: KvCacheType | None
+    payload: str
+    button: bool
+    needs_fp8_hardware: bool
+    vllm: VllmLoad
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,14 +243,15 @@ def weights_bytes(fmt: WeightFormat, parts: WeightParts) -> WeightBreakdown:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity: caches are kept per table
 class FormatTable:
-    """The weight formats and every name they go by (build_table)."""
+    """The weight formats and plain precisions, and every name they go by (build_table)."""
 
     formats: tuple[WeightFormat, ...]
     by_key: dict[str, WeightFormat]
     shorthands: dict[str, dict[str, str]]  # normalized word -> {"gguf": name, "safetensors": name}
     block_bits: dict[str, float]  # raw ggml block types, e.g. "ggml_q6_k" -> 6.5625
+    precisions: tuple[Precision, ...] = ()
 
     def get(self, name: str) -> WeightFormat | None:
         return self.by_key.get(normalize_format(name))
@@ -240,7 +290,53 @@ def _format_from_entry(entry: dict[str, Any]) -> WeightFormat:
         aliases=tuple(str(alias) for alias in entry.get("aliases") or ()),
         source=str(entry["source"]),
         cite=str(entry.get("cite") or ""),
+        vllm_quantization=_optional_str(entry.get("vllm_quantization")),
+        published_as=_strings(entry.get("published_as")),
     )
+
+
+def _optional_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _strings(values: Any) -> tuple[str, ...]:
+    return tuple(str(value) for value in values or ())
+
+
+def _precision_from_entry(entry: dict[str, Any]) -> Precision:
+    kv = entry.get("kv_cache")
+    load = entry.get("vllm") or {}
+    return Precision(
+        name=str(entry["name"]),
+        label=str(entry["label"]),
+        bytes_per_weight=_number(entry["bytes_per_weight"]),
+        width=None if entry.get("width") is None else int(entry["width"]),
+        aliases=_strings(entry.get("aliases")),
+        question_aliases=_strings(entry.get("question_aliases")),
+        setting_aliases=_strings(entry.get("setting_aliases")),
+        format_aliases=_strings(entry.get("format_aliases")),
+        phrases=tuple(_phrase(str(phrase)) for phrase in entry.get("phrases") or ()),
+        kv_cache=None if kv is None else KvCacheType(_number(kv["bytes"]), str(kv["vllm"]), str(kv["llama_cpp"])),
+        payload=str(entry["payload"]),
+        button=bool(entry.get("button", False)),
+        needs_fp8_hardware=bool(entry.get("needs_fp8_hardware", False)),
+        vllm=VllmLoad(release=bool(load.get("release", False)), dtype=_optional_str(load.get("dtype")),
+                      quantization=_optional_str(load.get("quantization")),
+                      checkpoints=_strings(load.get("checkpoints")), in_flight=_optional_str(load.get("in_flight")),
+                      label=_optional_str(load.get("label"))),
+    )
+
+
+def _number(value: Any) -> float:
+    """A byte count as written: 2 stays the int 2 (the JSON and the formulas print it as the seeds' "2 B")."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else float(value)
+
+
+def _phrase(text: str) -> tuple[str, str]:
+    words = text.lower().split()
+    if len(words) != 2:
+        raise ValueError(f"formats table: a precision phrase is two words, not {text!r}")
+    return words[0], words[1]
 
 
 def _add_key(by_key: dict[str, str], word: str, name: str) -> None:
@@ -266,13 +362,27 @@ def build_table(data: dict[str, Any]) -> FormatTable:
     by_name = {fmt.name: fmt for fmt in formats}
     by_key = {key: by_name[name] for key, name in names.items() if name in by_name}
     blocks = {str(entry["name"]): float(entry["bits_per_weight"]) for entry in data["block_types"]}
-    return FormatTable(formats, by_key, shorthands, blocks)
+    precisions = tuple(_precision_from_entry(entry) for entry in data.get("precisions") or ())
+    return FormatTable(formats, by_key, shorthands, blocks, precisions)
 
 
-@lru_cache(maxsize=1)
+def formats_path() -> Path:
+    """The formats file the engine reads: the bundled one unless CARDFIT_FORMATS names another."""
+    other = os.environ.get(FORMATS_ENV)
+    return Path(other) if other else FORMATS_PATH
+
+
 def default_table() -> FormatTable:
-    """The bundled table, read once (DESIGN: the engine reads its bundled data at first use only)."""
-    return build_table(load_bundled_file(FORMATS_PATH))
+    """The table of formats_path(), read once per file (DESIGN: the engine reads its data at first use only)."""
+    return table_at(formats_path())
+
+
+@lru_cache(maxsize=4)
+def table_at(path: Path) -> FormatTable:
+    """The table in one formats file; the bundled file through its compiled copy, any other file read as it is."""
+    if path == FORMATS_PATH:
+        return build_table(load_bundled_file(FORMATS_PATH))
+    return build_table(load_bundled(path.read_text(encoding="utf-8")))
 
 
 def _exl2(key: str, table: FormatTable) -> WeightFormat | None:
@@ -287,7 +397,7 @@ def _exl2(key: str, table: FormatTable) -> WeightFormat | None:
 
 
 def canonical_format(word: str, engine: str | None = None) -> WeightFormat | None:
-    """The format a user's word names, or None (also for the plain precisions that engine/sizing/rule.py owns).
+    """The format a user's word names, or None (also for the plain precisions: engine/formats/precision.py).
 
     A shorthand ("4-bit", "2-bit", "1.58-bit") resolves per engine: a GGUF mix for llama.cpp/ollama (and when no
     engine is named, the common download), a safetensors format for vLLM and the like (data/formats.yaml shorthands).

@@ -1,5 +1,5 @@
 """Precisions and weight formats: weights ("4-bit", "int4", "fp8", "half precision"), named formats ("q4_k_m",
-"Q5_K_M", "exl2 4.65bpw", "gptq int8", "bnb 4bit", "mxfp4", "2-bit", "1.58 bit": engine/formats/table.py, issue #10) and
+"Q5_K_M", "exl2 4.65bpw", "gptq int8", "bnb 4bit", "mxfp4", "2-bit", "1.58 bit": engine/formats/table.py) and
 the KV cache ("kv cache fp8", "fp8 for the kv cache"). The seeds' precision words keep their bytes (4-bit, int4, q4:
 0.5 B); a format word that was an int4 synonym (awq, gptq, nf4, q4_k_m, mxfp4) keeps precision int4 and names its
 format too. Widths no format has ("5 bit", "fp6", "int3") read as UNSIZED: an error for the weights, an ignored entry
@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 
+from engine.formats.precision import canonical_precision
 from engine.formats.quant import canonical_quant, exl2_name, find_format
 from engine.notes import Note
 from engine.parse.draft import Draft
@@ -36,7 +37,7 @@ from engine.parse.words import (
     UNSIZED_PREFIXES,
     WORKLOAD_WORDS,
 )
-from engine.sizing.rule import KV_PRECISION_BYTES, PRECISION_BYTES, canonical_precision
+from engine.sizing.rule import KV_PRECISION_BYTES, PRECISION_BYTES
 
 # llama.cpp quant names: q4, q4_0, q4_k_m, q4km, q8_0, iq4_xs (no nested repetition: no backtracking blow-up)
 _QUANT_RE = re.compile(r"i?q([1-8])(?:_?k)?(?:_?(?:[msl]|xs|xxs|nl|[0-9]))?")
@@ -47,6 +48,7 @@ _UNSIZED_PRECISION_RE = re.compile(r"(?:mx|nv)?(?:u?int|fp|float|bf|bfloat)[0-9]
 # "w8a16": weights in 8 bits, activations in 16 -- only the weights matter for memory
 _WA_RE = re.compile(r"w([0-9]{1,2})a([0-9]{1,2})")
 MAX_KV_FILLERS = 3
+MAX_NAME_TOKENS = 3  # a format's name in the table read over at most this many tokens ('hqq 4-bit')
 
 # A precision read at a token: (value, tokens read, the note to add to `assumed` or None, the named format or None);
 # value "" when a format names no seed precision ("q5_k_m", "exl2 4.65bpw")
@@ -246,7 +248,23 @@ def format_at(scan: Scan, i: int) -> NamedFormat | None:
     if quant is None:
         return None
     plain = precision_token(token)
+    if plain is None and nxt is not None:
+        return None, quant, _name_length(scan, i, quant)
     return (plain if plain in PRECISION_BYTES else None), quant, 1
+
+
+def _name_length(scan: Scan, i: int, quant: str) -> int:
+    """The tokens of the longest name of format `quant` in the table that starts at token i: 'hqq 4-bit' is one
+    name of three tokens when the table lists it, so a format's names of several words need no code here."""
+    joined, length = scan.low[i], 1
+    for j in range(i + 1, min(i + MAX_NAME_TOKENS, scan.n)):
+        nxt = scan.next_free(j)
+        if nxt is None or scan.separated(j - 1, j):
+            break
+        joined += nxt
+        if canonical_quant(joined) == quant:
+            length = j - i + 1
+    return length
 
 
 def _bits_at(scan: Scan, i: int) -> tuple[float | None, str, int] | None:

@@ -6,19 +6,25 @@ extends the model's window (SizeRequest.rope_scaling), so a context beyond it is
 Sources: Ollama's library tags without a quantization suffix ('llama3.1:70b', 'deepseek-r1:14b', ':latest')
 point at Q4_K_M ("The default is now q4_k_m", jmorganca, github.com/ollama/ollama/issues/1543, 2024-12-29; the
 library had used Q4_0 before, issues #2495 and #4626). For a GGUF with no type named, Q4_K_M is the file the big
-uploaders call the default (bartowski's READMEs: "default size for most use cases"; engine/formats/formats.yaml,
-plain_4bit), so a renter who says "gguf" gets the file they would most likely download.
+uploaders call the default (bartowski's READMEs: "default size for most use cases"), so a renter who says "gguf" gets
+the file they would most likely download: the GGUF that the shorthand "4-bit" names (engine/formats/formats.yaml,
+plain_4bit), at the seed precision of a 4-bit width.
 """
 from __future__ import annotations
 
 import re
 
+from engine.formats.precision import precision_words
+from engine.formats.table import canonical_format
 from engine.notes import Note
 from engine.parse.draft import Draft
 from engine.parse.scan import Scan
 
-DEFAULT_QUANT = "q4_k_m"
-DEFAULT_LABEL = "Q4_K_M"
+_DEFAULT = canonical_format("4-bit", "llama.cpp")
+assert _DEFAULT is not None, "formats.yaml names no GGUF for the shorthand 4-bit"
+DEFAULT_QUANT = _DEFAULT.name  # q4_k_m
+DEFAULT_LABEL = _DEFAULT.label
+DEFAULT_PRECISION = precision_words().widths[4]  # int4
 # An Ollama tag: 'llama3.1:70b', 'deepseek-r1:14b', 'qwen3:30b-a3b', 'gemma3n:e4b', 'llama3.1:latest' (a quant suffix
 # after it, '-instruct-q8_0', is read by the precision pass and wins); not a repo's 'file' ('repo-GGUF:UD-Q2_K_XL')
 _OLLAMA_TAG_RE = re.compile(r"(?<![\w/:])([a-z][a-z0-9._-]*):(?:e?[0-9]+(?:\.[0-9]+)?[bm]|latest)(?![\w.])",
@@ -69,7 +75,7 @@ def assume_runtime_format(scan: Scan, draft: Draft) -> None:
         why = "gguf"
     else:
         return
-    draft.set_format("int4", DEFAULT_QUANT, DEFAULT_LABEL, runtime_note(why))
+    draft.set_format(DEFAULT_PRECISION, DEFAULT_QUANT, DEFAULT_LABEL, runtime_note(why))
 
 
 def runtime_note(why: str) -> Note:

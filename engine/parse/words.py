@@ -4,7 +4,7 @@ Every list is a frozenset or dict of lower-case words as the lexer yields them; 
 """
 from __future__ import annotations
 
-from engine.sizing.rule import PRECISION_SYNONYMS
+from engine.formats.precision import precision_words
 
 TOKENS_PER_K = 1024  # "k" as inference servers count it: 32k = 32,768 tokens
 TOKENS_PER_M = 1024 * 1024
@@ -148,13 +148,14 @@ GB_UNITS: dict[str, float] = {
     "gb": 1, "gigabyte": 1, "gigabytes": 1, "gib": 1.073741824, "tb": 1000, "terabyte": 1000, "g": 1,
 }
 BIT_WORDS = frozenset({"bit", "bits", "bpw"})  # bpw: bits per weight ("4.5 bpw", EXL2)
-BITS_TO_PRECISION = {4: "int4", 8: "int8", 16: "bf16", 32: "fp32"}
+# The seeds' precisions by the words that name them (engine/formats/formats.yaml `precisions`)
+BITS_TO_PRECISION: dict[int, str] = precision_words().widths  # "4-bit" -> int4, "16-bit" -> bf16
 # What engine.parse.precision returns for a precision Cardfit does not size ("3-bit",
 # "q5_k_m", "fp6", "4.5bpw"): as weights an error, as a KV cache precision an ignored entry.
 UNSIZED = "unsized"
 UNSIZED_PREFIXES = frozenset({"int", "fp", "float", "bf", "bfloat"})
 FP4_WORDS = frozenset({"fp4", "mxfp4", "nvfp4", "float4"})
-# ---- issue #10 (d-quant): named weight formats (engine/formats/table.py)
+# ---- named weight formats (engine/formats/table.py)
 # What engine.parse.precision.precision_token returns for a word that names only a format, with no seed precision
 # ("exl2", "bnb"): it ends a model name; the format itself is read with the word after it.
 FORMAT_ONLY = "format"
@@ -167,24 +168,13 @@ FORMAT_PAIRS: dict[tuple[str, str], str] = {
     **{(head, width): "bnb_nf4" for head in BNB_WORDS for width in ("4bit", "nf4", "int4")},
     **{(head, width): "bnb_int8" for head in BNB_WORDS for width in ("8bit", "int8")},
 }
-# The seeds' own precision words keep their meaning (4/2/1/0.5 B per parameter); awq, gptq, nf4 and w4a16 were
-# read as int4 and now also name their format.
-FORMAT_SYNONYMS = frozenset({"awq", "gptq", "nf4", "w4a16"})
-# Precision words read one by one (not "full"/"half": those only count as "full precision"/"half precision").
-PRECISION_WORDS: dict[str, str] = {
-    word: value for word, value in PRECISION_SYNONYMS.items() if word not in {"full", "half"}
-}
-# Other names of sized precisions (without them "mxfp8" and "uint8" would read as formats Cardfit does not size)
-PRECISION_WORDS.update({"mxfp8": "fp8", "e5m2": "fp8", "uint8": "int8", "uint4": "int4"})
+# The seeds' own precision words keep their meaning (4/2/1/0.5 B per parameter); awq, gptq, nf4 and w4a16 are
+# read as int4 and also name their format.
+FORMAT_SYNONYMS = precision_words().format_synonyms
+# Precision words read one by one ("full"/"half" only count as "full precision"/"half precision": PRECISION_PHRASES)
+PRECISION_WORDS: dict[str, str] = precision_words().question_words
 PRECISION_PREFIXES = frozenset({"int", "fp", "bf", "float", "bfloat", "q", "f"})
-PRECISION_PHRASES: dict[tuple[str, str], str] = {
-    ("full", "precision"): "fp32", ("single", "precision"): "fp32",
-    ("volle", "genauigkeit"): "fp32", ("voller", "genauigkeit"): "fp32", ("vollen", "genauigkeit"): "fp32",
-    ("volle", "präzision"): "fp32", ("voller", "präzision"): "fp32", ("volle", "praezision"): "fp32",
-    ("half", "precision"): "fp16", ("halbe", "genauigkeit"): "fp16", ("halber", "genauigkeit"): "fp16",
-    ("halben", "genauigkeit"): "fp16", ("halbe", "präzision"): "fp16", ("halber", "präzision"): "fp16",
-    ("halbe", "praezision"): "fp16",
-}
+PRECISION_PHRASES: dict[tuple[str, str], str] = precision_words().phrases
 KV_WORDS = frozenset({"kv", "kvcache", "kv_cache"})
 KV_FILLERS = frozenset({"cache", "caches", "in", "im", "at", "as", "als", "mit", "to", "auf", "on", "with",
                         "quantized", "quantised", "quantisiert", "of", "set", "use", "using", "precision",

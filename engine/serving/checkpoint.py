@@ -3,6 +3,8 @@ quantized repo, a quantization vLLM does while it loads the 16-bit release, or a
 there (never the 16-bit repo for 4-bit weights); and what vLLM does with FP8 or bitsandbytes weights on a card.
 
 What vLLM does, read in its source (vllm-project/vllm; the lines are the same in the releases around 0.33):
+What vLLM loads for each precision and format is data: the `vllm` facts of a precision row, and `vllm_quantization`
+and `published_as` of a format row, in engine/formats/formats.yaml. Those facts, read in vLLM's source:
 * no AWQ or GPTQ quantization while loading: those formats are read from a checkpoint's quantization_config;
 * `--quantization bitsandbytes` on a 16-bit checkpoint quantizes every linear to NF4 as it loads it
   (model_loader/bitsandbytes_loader.py `_unquantized_generator`: `quantize_4bit(..., compress_statistics=True,
@@ -27,23 +29,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from catalog.schema import Card
+from engine.formats.precision import find_precision, precision_label
 from engine.formats.quant import find_format
 from engine.formats.table import WeightFormat
 from engine.models.registry import ModelShape
 from engine.notes import Note
 from engine.sizing.rule import ResolvedRequest
 
-# Registry quant names (engine/models/data/*.yaml `quantized`) per format name where they differ.
-REGISTRY_NAMES = {"fp8_dynamic": ("fp8_dynamic", "fp8_channel")}
-# A plain "INT4"/"4-bit" answer names a published 4-bit checkpoint in this order (vLLM's Marlin kernels load all
-# three), else vLLM's in-flight NF4 of the 16-bit release.
-FOUR_BIT = ("awq", "gptq", "w4a16")
-EIGHT_BIT = ("gptq_int8",)
-# Named formats vLLM makes itself from a 16-bit checkpoint while loading (--quantization).
-IN_FLIGHT = {"bnb_nf4": "bitsandbytes", "fp8": "fp8"}
-SIXTEEN_BIT = ("bf16", "fp16", "fp32")
-PRECISION_LABELS = {"fp32": "FP32", "bf16": "BF16", "fp16": "FP16", "fp8": "FP8", "int8": "INT8",
-                    "int4": "AWQ or GPTQ"}
 # Card architectures (catalog `architecture`) with no FP8 kernel in vLLM: NVIDIA below compute capability 8.0
 # (FP8 Marlin needs 8.0) and AMD without FP8 hardware (ROCm has no FP8 Marlin).
 NO_FP8_KERNEL = ("Pascal", "Volta", "Turing", "CDNA", "CDNA 2")
@@ -114,7 +106,7 @@ def _gguf(shape: ModelShape, fmt: WeightFormat | None, precision: str) -> Checkp
         if repo is not None:
             return Checkpoint(repo.repo, tag=tag, fmt=fmt, label=fmt.label)
         return Checkpoint(placeholder_name("GGUF repo", shape), placeholder=True, tag=tag, fmt=fmt, label=fmt.label)
-    label = fmt.label if fmt is not None else precision.upper()  # llama.cpp loads no AWQ: a GGUF of the precision
+    label = fmt.label if fmt is not None else precision_label(precision)  # llama.cpp loads no AWQ: a GGUF of it
     return Checkpoint(placeholder_name(f"{label} GGUF repo", shape), placeholder=True, fmt=fmt, label=label)
 
 
@@ -124,34 +116,38 @@ def _named(shape: ModelShape, fmt: WeightFormat) -> Checkpoint:
     if fmt.is_gguf:  # vLLM loads a GGUF from a local file (--tokenizer from the 16-bit repo)
         return Checkpoint(placeholder_name(f"{fmt.label} GGUF file", shape), placeholder=True, fmt=fmt,
                           label=fmt.label)
-    repo = shape.quantized_as(*REGISTRY_NAMES.get(fmt.name, (fmt.name,)))
+    repo = shape.quantized_as(*(fmt.published_as or (fmt.name,)))
     if repo is not None:
         return Checkpoint(repo.hf_id, gb=repo.gb, fmt=fmt, label=fmt.label)
-    flag = IN_FLIGHT.get(fmt.name)
-    if flag is not None and _sixteen_bit_release(shape):
-        return Checkpoint(shape.hf_id, quantization=flag, fmt=fmt, label=fmt.label)
+    if fmt.vllm_quantization is not None and _sixteen_bit_release(shape):
+        return Checkpoint(shape.hf_id, quantization=fmt.vllm_quantization, fmt=fmt, label=fmt.label)
     return Checkpoint(placeholder_name(f"{fmt.label} checkpoint", shape), placeholder=True, fmt=fmt,
                       label=fmt.label)
 
 
 def _plain(shape: ModelShape, precision: str) -> Checkpoint:
-    """A plain precision under vLLM (the seed's BF16/FP8/INT8/INT4)."""
-    label = PRECISION_LABELS.get(precision, precision.upper())
+    """A plain precision under vLLM (the seed's BF16/FP8/INT8/INT4), as its row's `vllm` facts say: the release
+    itself (with a --dtype or an in-flight --quantization), else a published checkpoint, else a format vLLM makes
+    from the release while loading, else a placeholder."""
+    row = find_precision(precision)
+    label = (row.vllm.label or row.label) if row is not None else precision.upper()
     native = (shape.published_format or "").lower()
     if native:  # FP8/INT4 release: the repo is in that format only
         if precision == native:
             return Checkpoint(shape.hf_id, label=label)
         return Checkpoint(placeholder_name(f"{label} checkpoint", shape), placeholder=True, label=label)
-    if precision in SIXTEEN_BIT:  # "auto" loads an FP32 config in 16 bit (config/model.py _resolve_auto_dtype)
-        return Checkpoint(shape.hf_id, label=label, dtype="float32" if precision == "fp32" else None)
-    if precision == "fp8":
-        return Checkpoint(shape.hf_id, quantization="fp8", label=label)
-    repo = shape.quantized_as(*(FOUR_BIT if precision == "int4" else EIGHT_BIT if precision == "int8" else ()))
+    if row is None:
+        return Checkpoint(placeholder_name(f"{label} checkpoint", shape), placeholder=True, label=label)
+    load = row.vllm
+    if load.release:
+        return Checkpoint(shape.hf_id, label=label, dtype=load.dtype, quantization=load.quantization)
+    repo = shape.quantized_as(*load.checkpoints)
     if repo is not None:
         fmt = find_format(repo.quant)
         return Checkpoint(repo.hf_id, gb=repo.gb, fmt=fmt, label=fmt.label)
-    if precision == "int4" and shape.hf_id is not None:
-        return Checkpoint(shape.hf_id, quantization="bitsandbytes", fmt=find_format("bnb_nf4"), label="bnb NF4")
+    if load.in_flight is not None and shape.hf_id is not None:
+        fmt = find_format(load.in_flight)
+        return Checkpoint(shape.hf_id, quantization=fmt.vllm_quantization, fmt=fmt, label=fmt.label)
     return Checkpoint(placeholder_name(f"{label} checkpoint", shape), placeholder=True, label=label)
 
 
@@ -162,7 +158,8 @@ def fp8_weights(resolved: ResolvedRequest, checkpoint: Checkpoint) -> bool:
     if resolved.weight_bytes is None:
         published = resolved.shape.published_weights
         return published is not None and published.format.lower() == "fp8"
-    return resolved.precision == "fp8" and resolved.quant is None
+    row = find_precision(resolved.precision)
+    return row is not None and row.needs_fp8_hardware and resolved.quant is None
 
 
 def fp4_weights(resolved: ResolvedRequest) -> str | None:
@@ -182,7 +179,7 @@ def card_notes(resolved: ResolvedRequest, checkpoint: Checkpoint, card: Card) ->
                           "AWQ or GPTQ checkpoint", "serving_bnb_no_kernel", card=card.name)
     fp4 = None if card.fp8 else fp4_weights(resolved)
     if fp4 is not None and card.architecture in FP8_MARLIN:
-        # Issue #3's rule refuses FP4 weights without FP8/FP4 hardware (the fit's verdict stays); vLLM still
+        # The fit's rule refuses FP4 weights without FP8/FP4 hardware (its verdict stays); vLLM still
         # starts there: "Weight-only FP4 compression ... leveraging the Marlin kernel" (vllm issue #31085, the
         # gpt-oss-120b log quoted in engine/formats/formats.yaml mxfp4), and its gpt-oss recipe runs 120b on one A100.
         return Note(f"{card.name} has no FP4 hardware: vLLM runs the {fp4} weights weight-only through its Marlin "

@@ -1,4 +1,4 @@
-"""The serving check on an answer's layouts (issue #11): which engine, the model as it reads it, one check per
+"""The serving check on an answer's layouts: which engine, the model as it reads it, one check per
 layout cached within the answer, and the cheapest layout that passes both the rule and the engine."""
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from functools import lru_cache
 from catalog.schema import Card, Catalog
 from engine.fit.ranking import plan
 from engine.fit.selection import Layout, Rules, evaluate_layout
-from engine.formats.table import WeightFormat, canonical_format
+from engine.formats.precision import find_precision
+from engine.formats.table import FormatTable, WeightFormat, canonical_format, default_table
 from engine.memo import by_identity
 from engine.notes import Note
 from engine.serving import (
@@ -28,13 +29,9 @@ from engine.serving.memory import ModelDims
 from engine.sizing.rule import GB, KV_NOT_INCLUDED, PRECISION_BYTES, Requirement, ResolvedRequest
 
 ENGINES = ("vllm", "llama.cpp")
-# KV cache precision as each engine names it: vLLM stores "auto" (the model dtype) or fp8 (1 byte, int8 has no
-# cache dtype of its own there: vllm/config/cache.py CacheDType); llama.cpp's 8-bit cache type is q8_0.
-VLLM_KV_DTYPE = {"fp32": "auto", "fp16": "auto", "bf16": "auto", "fp8": "fp8", "int8": "fp8"}
 # A failing check with one of these notes fails on every layout: no search for one that passes.
 NOWHERE = ("serving_context_over_max", "serving_v_cache_needs_fa")
 UNAVAILABLE = ("serving_unavailable", "serving_format_unserved")  # why an answer has no serving check, said once
-LLAMA_CPP_KV_TYPE = {"fp32": "f16", "fp16": "f16", "bf16": "f16", "fp8": "q8_0", "int8": "q8_0"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,10 +54,22 @@ class ServingOptions:
             raise ValueError(f"gpu_memory_utilization {self.gpu_memory_utilization:g} is outside (0, 1]")
 
 
-@lru_cache(maxsize=256)
 def _format(precision: str) -> WeightFormat | None:
-    """canonical_format of an answer's precision, kept per precision (a handful: bf16, int4, q4_k_m ...)."""
+    """canonical_format of an answer's precision, kept per table and precision (a handful: bf16, int4, q4_k_m ...)."""
+    return _format_in(default_table(), precision)
+
+
+@lru_cache(maxsize=256)
+def _format_in(table: FormatTable, precision: str) -> WeightFormat | None:
     return canonical_format(precision)
+
+
+def _kv_types(kv: str) -> tuple[str, str]:
+    """The KV cache precision as (vLLM's --kv-cache-dtype, llama.cpp's cache type), from its row in the formats
+    table; a precision with no KV cache type of its own is stored at 16 bit ("auto", "f16")."""
+    row = find_precision(kv)
+    cache = row.kv_cache if row is not None else None
+    return (cache.vllm, cache.llama_cpp) if cache is not None else ("auto", "f16")
 
 
 def engine_for(resolved: ResolvedRequest, options: ServingOptions | None = None) -> str:
@@ -84,11 +93,6 @@ def _bytes_per_param(resolved: ResolvedRequest, checkpoint: Checkpoint) -> float
 
 
 _MODELS: dict[tuple[int, float | None, str, str | None, float, str], tuple[ServingModel, Checkpoint]] = {}
-
-
-def serving_model(resolved: ResolvedRequest, engine: str = "vllm") -> ServingModel:
-    """The model as `engine` loads it for this answer (serving_checkpoint)."""
-    return serving_checkpoint(resolved, engine)[0]
 
 
 def serving_checkpoint(resolved: ResolvedRequest, engine: str = "vllm") -> tuple[ServingModel, Checkpoint]:
@@ -149,11 +153,11 @@ def _engine_settings(engine: str, kv: str, tag: str | None, quantization: str | 
     """ServingReview.settings, one object per distinct choice (the checks of every answer share them); `tag`,
     `quantization` and `dtype` are the checkpoint's (engine.serving.checkpoint.Checkpoint)."""
     if engine == "llama.cpp":
-        cache = LLAMA_CPP_KV_TYPE.get(kv, "f16")
+        cache = _kv_types(kv)[1]
         return None, LlamaCppSettings(quant=tag, cache_type_k=cache, cache_type_v=cache)
     return VllmSettings(
         gpu_memory_utilization=options.gpu_memory_utilization or GPU_MEMORY_UTILIZATION,
-        kv_cache_dtype=VLLM_KV_DTYPE.get(kv, "auto"), quantization=quantization, dtype=dtype,
+        kv_cache_dtype=_kv_types(kv)[0], quantization=quantization, dtype=dtype,
         max_num_batched_tokens=options.max_num_batched_tokens), None
 
 

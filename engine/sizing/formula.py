@@ -12,7 +12,7 @@ from operator import itemgetter
 
 
 def _template_parts(template: str) -> Iterator[tuple[str, str | None, str | None, str | None]]:
-    """string.Formatter().parse(template), without importing `string` at a cold start (issue #14)."""
+    """string.Formatter().parse(template), without importing `string` at a cold start."""
     parts: Iterator[tuple[str, str | None, str | None, str | None]] = _string.formatter_parser(template)
     return parts
 
@@ -94,13 +94,14 @@ def _number(value: FormulaValue) -> str:
 
 
 def _writer(name: str) -> Callable[[FormulaValue], str]:
-    """formula_number's choice for `name`, made once per template field rather than per value (issue #14)."""
+    """formula_number's choice for `name`, made once per template field rather than per value (a formula is
+    written for every component of every answer)."""
     return _number_gb if name.endswith("_gb") else _number_batch if name == "batch" else _number
 
 
 # What a formula shows of the question itself (its context and batch, and the sizes that follow from them); every
 # other value comes from the model, its format and the provider's policy, so the text around these is written once
-# per such combination (issue #14) and only these are written per answer.
+# per such combination and only these are written per answer.
 PER_QUESTION_FIELDS = frozenset({"tokens", "batch", "window_tokens", "kv_gb", "overhead_gb", "headroom_gb",
                                  "activations_gb", "base_gb", "gradients_gb", "optimizer_gb", "adapter_gb"})
 
@@ -127,8 +128,8 @@ def _getter(names: tuple[str, ...]) -> Callable[[Mapping[str, FormulaValue]], tu
     return lambda values: ()
 
 
-# Per code: its fixed values read at once, and its per-question fields (issue #14: the key of the cached pieces
-# is the fixed values and their types, built without a Python-level loop).
+# Per code: its fixed values read at once, and its per-question fields (the key of the cached pieces is the fixed
+# values and their types, built without a Python-level loop).
 _READERS: dict[str, tuple[Callable[[Mapping[str, FormulaValue]], tuple[FormulaValue, ...]], _Fields]] = {
     code: (_getter(fixed), fields) for code, (fixed, fields) in _COMPILED.items()}
 _PARTIAL: dict[tuple[object, ...], str] = {}

@@ -3,16 +3,18 @@
 Alphabet: only `A-Za-z0-9_-` (Telegram's deep-link payload), at most 64 characters. An upper-case letter tags a
 field and the lower-case/digit run after it is the value; a `.` inside a value (model ids, 1.5B) is written `_`.
 Example: `Mllama-3_1-70bPi4C32k` = Llama 3.1 70B, INT4, 32,768 tokens.
-Issue #12 added `I` (intent: `p` price, `c` compare), `X` (the card compared with `R`), `T` (billing period:
-`h`, `d`, `w`, `m`), `Y` (coin ticker), `Q1` (cheapest asked for), `A1` (the count `N1` came from an article),
-`E` (the card's memory as written, GB). Payloads without them decode as before; a price payload needs no model.
-Issue #10 added `F` (the named weight format, its normalized name: `Fq4km`, `Fexl2-4_65`).
+Also `I` (intent: `p` price, `c` compare), `X` (the card compared with `R`), `T` (billing period: `h`, `d`, `w`,
+`m`), `Y` (coin ticker), `Q1` (cheapest asked for), `A1` (the count `N1` came from an article), `E` (the card's
+memory as written, GB), `F` (the named weight format, its normalized name: `Fq4km`, `Fexl2-4_65`); each is optional,
+so older payloads decode as before, and a price payload needs no model. A precision's code (`P`, `K`) is its row's
+`payload` in engine/formats/formats.yaml.
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
 
+from engine.formats.precision import precision_words
 from engine.formats.quant import canonical_quant
 from engine.formats.table import normalize_format
 from engine.sizing.rule import (
@@ -25,7 +27,7 @@ from engine.sizing.rule import (
 from engine.sizing.sequence import MAX_BATCH, MAX_CONTEXT_TOKENS
 
 MAX_PAYLOAD = 64
-_PRECISION_CODES = {"fp32": "32", "bf16": "bf", "fp16": "16", "fp8": "f8", "int8": "i8", "int4": "i4"}
+_PRECISION_CODES = precision_words().payload_codes
 _PRECISION_NAMES = {code: name for name, code in _PRECISION_CODES.items()}
 _WORKLOAD_CODES = {"inference": "i", "full": "f", "lora": "l", "qlora": "q"}
 _WORKLOAD_NAMES = {code: name for name, code in _WORKLOAD_CODES.items()}
@@ -85,7 +87,8 @@ def encode_request(request: SizeRequest) -> str:
 
 
 def _talk_parts(request: SizeRequest) -> list[str]:
-    """The issue-#12 fields: intent, compared card, billing period, coin, cheapest, article count, card memory."""
+    """The fields of a price or compare question: intent, compared card, billing period, coin, cheapest, article
+    count, card memory."""
     parts: list[str] = []
     if request.intent in _INTENT_CODES:
         parts.append("I" + _INTENT_CODES[request.intent])
@@ -157,7 +160,7 @@ def _decode_model(fields: dict[str, str], request: SizeRequest) -> None:
 
 
 def _decode_talk(fields: dict[str, str], request: SizeRequest) -> None:
-    """Intent, compared card, billing period, coin, cheapest, article count, card memory (issue #12)."""
+    """Intent, compared card, billing period, coin, cheapest, article count, card memory."""
     if "I" in fields:
         if fields["I"] not in _INTENT_NAMES:
             raise PayloadError("bad intent")

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from catalog.schema import SizingPolicy
+from engine.formats.precision import canonical_kv_precision, canonical_precision, precision_words
 from engine.formats.quant import (
     UnknownFormat,
     quant_name,
@@ -25,16 +26,10 @@ from engine.sizing.sequence import MAX_BATCH, MAX_CONTEXT_TOKENS, resolve_sequen
 
 GB = 1e9
 
-# Bytes per parameter (DESIGN.md "Sizing"; seed 000 section 01).
-PRECISION_BYTES: dict[str, float] = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
-# Words that mean one of the precisions above. nf4/awq/gptq are 4-bit weight-only methods (issue 2).
-PRECISION_SYNONYMS: dict[str, str] = {
-    "fp32": "fp32", "float32": "fp32", "f32": "fp32", "full": "fp32", "bf16": "bf16", "bfloat16": "bf16",
-    "fp16": "fp16", "float16": "fp16", "f16": "fp16", "half": "fp16", "16bit": "bf16", "fp8": "fp8",
-    "float8": "fp8", "e4m3": "fp8", "int8": "int8", "8bit": "int8", "q8": "int8", "w8a8": "int8",
-    "int4": "int4", "4bit": "int4", "q4": "int4", "nf4": "int4", "awq": "int4", "gptq": "int4", "w4a16": "int4",
-}
-KV_PRECISION_BYTES: dict[str, float] = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
+# Bytes per parameter and per KV cache element of the seeds' precisions (DESIGN.md "Sizing"; seed 000 section 01):
+# the rows of engine/formats/formats.yaml `precisions`, which also say the words that name each.
+PRECISION_BYTES: dict[str, float] = precision_words().bytes
+KV_PRECISION_BYTES: dict[str, float] = precision_words().kv_bytes
 WORKLOADS = ("inference", "full", "lora", "qlora")
 
 # Below 10M parameters a model is not a sizing question: its weights (< 20 MB in BF16) vanish in any card's
@@ -82,7 +77,7 @@ class SizeRequest:
     region: str | None = None
     assumed: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
-    # What kind of answer, and how it is paid (issue #12): None/"size" sizes; "price" quotes `card`;
+    # What kind of answer, and how it is paid: None/"size" sizes; "price" quotes `card`;
     # "compare" sets `card` beside `compare_card` for the same model.
     intent: str | None = None
     billing: str | None = None  # "hour" | "day" | "week" | "month": the period prices and the top-up are for
@@ -104,7 +99,9 @@ class ResolvedRequest:
     shape: ModelShape
     model: str | None
     params_b: float
-    precision: str  # a PRECISION_BYTES key, or the published format of a pre-quantized model
+    # A PRECISION_BYTES key; or, sized as published, the release's format ("fp8", "mxfp4"); or, sized in a named
+    # format (`quant`) that is no seed precision, that format's label in lower case ("q5_k_m"): the JSON says it.
+    precision: str
     weight_bytes: float | None  # None when the published weight size is used
     kv_precision: str
     context_tokens: int
@@ -211,18 +208,6 @@ class Requirement:
         if self.low_gb is not None:
             data["low_gb"] = self.low_gb
         return data
-
-
-def canonical_precision(word: str) -> str | None:
-    key = word.strip().lower().replace("-", "").replace(" ", "").replace("_", "")
-    return PRECISION_SYNONYMS.get(key)
-
-
-def canonical_kv_precision(word: str) -> str | None:
-    precision = canonical_precision(word)
-    if precision is None or precision not in KV_PRECISION_BYTES:
-        return None
-    return precision
 
 
 # -- resolving a request -----------------------------------------------------------------------------------
