@@ -10,8 +10,8 @@ import pytest
 from catalog.loader import load_catalog
 from catalog.schema import Catalog
 from engine.fit.selection import _layout, _ranked, _Rules, set_facts, valid_layout
+from engine.formula import FORMULAS, FormulaValue, english_formula, formula_number
 from engine.parse import Vocabulary, parse
-from engine.sizing.formula import FORMULAS, FormulaValue, english_formula, formula_number
 from engine.sizing.rule import Requirement, ResolvedRequest, SizingError, resolve, size
 from tests.test_answers_identical import corpus_texts
 

@@ -9,8 +9,8 @@ import pytest
 
 from bot.texts.i18n import texts
 from bot.texts.render import describe_shape, plain, render_answer, render_formula
+from engine.formula import FORMULAS
 from engine.models.registry import default_registry, typical_shape
-from engine.sizing.formula import FORMULAS
 from tests.support.seedmath import ask
 
 FORMULA_FIXTURE = Path(__file__).resolve().parent / "data" / "formula_renderings.json"

@@ -84,7 +84,7 @@ def localize_digits(lang: str, number: str) -> str:
 def fmt_gb(lang: str, value: float, decimals: int | None = 1) -> str:
     """A size for the reader: one decimal by default; decimals=None as in fmt_number (48 GB, 47.7 GB).
 
-    The GB inside a formula follow the engine's formula rule instead (engine.sizing.formula.formula_number, with
+    The GB inside a formula follow the engine's formula rule instead (engine.formula.formula_number, with
     localize_digits), so a formula shows the same digits in every language as in the JSON."""
     return f"{fmt_number(lang, value, decimals)} GB"
 

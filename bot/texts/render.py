@@ -12,9 +12,9 @@ from engine.answer.build import Answer
 from engine.fit.selection import Layout, same_layout
 from engine.fit.topup import period_prices
 from engine.formats.precision import precision_label
+from engine.formula import formula_number
 from engine.models.registry import ShapeSummary
 from engine.notes import Note
-from engine.sizing.formula import formula_number
 from engine.sizing.rule import Component, Requirement, ResolvedRequest
 
 TELEGRAM_LIMIT = 4096  # a message's text; both limits are UTF-16 code units after entity parsing
@@ -126,7 +126,7 @@ def render_request(answer: Answer, lang: str) -> list[str]:
 
 def render_formula(component: Component, lang: str) -> str:
     """A component's working in the reader's language: `formula.<code>` with the engine's digits for each value
-    (engine.sizing.formula.formula_number, as in the JSON formula) and the locale's separators. Not escaped."""
+    (engine.formula.formula_number, as in the JSON formula) and the locale's separators. Not escaped."""
     values = {name: value if isinstance(value, str) else localize_digits(lang, formula_number(name, value))
               for name, value in component.values.items()}
     return t(lang, f"formula.{component.code}", **values)

@@ -10,10 +10,10 @@ from catalog.names import normalize_name
 from catalog.schema import TRAINING_INTERCONNECTS, Card, Catalog
 from engine.fit import ranking
 from engine.fit.ranking import Candidate, Ranked, set_facts
+from engine.formula import fmt_num
 from engine.memo import by_identity
 from engine.models.registry import ModelShape
 from engine.notes import Note
-from engine.sizing.formula import fmt_num
 from engine.sizing.rule import Requirement, ResolvedRequest
 
 STANDARD_SET_SIZES = ranking.STANDARD_SET_SIZES

@@ -18,9 +18,9 @@ from engine.formats.table import (
     normalize_format,
     weights_bytes,
 )
+from engine.formula import fmt_gb, fmt_num
 from engine.models.registry import ModelShape, QuantizedRepo
 from engine.notes import Note
-from engine.sizing.formula import fmt_gb, fmt_num
 
 
 class UnknownFormat(ValueError):

@@ -1,6 +1,6 @@
 """Sizing maths: a request -> named memory components in decimal GB, under the provider's sizing policy.
 
-Pure and synchronous: no I/O, no clock. Every component carries the formula that produced it (engine.sizing.formula),
+Pure and synchronous: no I/O, no clock. Every component carries the formula that produced it (engine.formula),
 so a reply can show its working ("70 x 0.5 B = 35.0 GB")."""
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ from engine.formats.quant import (
     weights_notes,
 )
 from engine.formats.table import WeightFormat
+from engine.formula import FormulaValue, english_formula, fmt_gb, fmt_num
 from engine.models.registry import ModelShape, Registry, default_registry, hf_repo, typical_shape
 from engine.notes import Note
-from engine.sizing.formula import FormulaValue, english_formula, fmt_gb, fmt_num
 from engine.sizing.sequence import MAX_BATCH, MAX_CONTEXT_TOKENS, resolve_sequence, sequence_matters, sequence_notes
 
 GB = 1e9
@@ -138,7 +138,7 @@ class ResolvedRequest:
 
 @dataclass(slots=True, unsafe_hash=True)  # per answer: not frozen (engine.fit.selection.PerGpu)
 class Component:
-    """One named part of a requirement; its formula as data (`code` + `values`, see engine.sizing.formula) and as the
+    """One named part of a requirement; its formula as data (`code` + `values`, see engine.formula) and as the
     English text that the JSON "formula" string carries (written when read: a requirement sized only to compare,
     for a precision hint or a capacity, shows none)."""
 
