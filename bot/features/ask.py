@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from catalog.schema import Catalog
 from engine.answer.build import Answer, build_answer
-from engine.answer.followup import apply_followup, delta_of, shown_of
 from engine.models.registry import Registry, default_registry
 from engine.notes import Note
 from engine.parse import ParseResult, Vocabulary, parse
@@ -97,8 +96,12 @@ async def ask(text: str, catalog: Catalog, vocabulary: Vocabulary, asker: Asker 
         asked.asked_hub = True
         found = await hub.lookup(result.hub_candidate)
         asked.result = result = hub_question(text, result, found, vocabulary)
-    delta = delta_of(result)
-    earlier = await previous() if delta is not None and previous is not None else None
+    earlier = delta = None
+    if previous is not None:  # with nothing to follow up (the CLI), every text is a question of its own
+        from engine.answer.followup import apply_followup, delta_of, shown_of  # not on every start of the CLI
+
+        delta = delta_of(result)
+        earlier = await previous() if delta is not None else None
     if delta is not None and earlier is not None:
         shown = shown_of(answer_for(with_preferences(earlier, asker.preferences)[0], catalog,
                                     Asker(asker.preferences, None, asker.topup_secret)))
