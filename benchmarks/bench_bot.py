@@ -60,7 +60,7 @@ from typing import Any
 from telegram import Update
 from telegram.ext import Application, ContextTypes, MessageHandler, filters
 
-import bot.features.conversation as conversation_module
+import bot.features.ask as ask_module
 from benchmarks.emulator_process import TOKEN as EMULATOR_TOKEN
 from benchmarks.emulator_process import EmulatorProcess
 from benchmarks.emulator_process import push_and_wait as emulator_round
@@ -93,13 +93,13 @@ class EngineClock:
 
     def __enter__(self) -> EngineClock:
         for name in ("parse", "build_answer"):
-            original = self._originals[name] = getattr(conversation_module, name)
-            setattr(conversation_module, name, self._timed(original))
+            original = self._originals[name] = getattr(ask_module, name)
+            setattr(ask_module, name, self._timed(original))
         return self
 
     def __exit__(self, *exc: object) -> None:
         for name, original in self._originals.items():
-            setattr(conversation_module, name, original)
+            setattr(ask_module, name, original)
 
     def _timed(self, function: Callable[..., Any]) -> Callable[..., Any]:
         def timed(*args: Any, **kwargs: Any) -> Any:
@@ -114,7 +114,7 @@ class EngineClock:
 
 def question(index: int, distinct: bool) -> str:
     """The index-th question: the ten above in turn, or with --distinct each with its own batch size, so no two
-    are the same request and the reply cache (bot/features/reply_cache.py) never hits."""
+    are the same request (and no memo of the parser's answers a question twice)."""
     text = QUESTIONS[index % len(QUESTIONS)]
     return f"{text.replace(' batch 4', '')}, batch {1 + index // len(QUESTIONS)}" if distinct else text
 
@@ -177,16 +177,13 @@ async def cardfit_run(count: int, distinct: bool, separate: bool = False, interv
                                      send_rate_per_s=1_000_000, rate_limit_messages=1000)
             application = build_application(settings)
             result = await run(application, emulator, count, engine, distinct, inbox=True, interval_s=interval_s)
-            replies = getattr(application.bot_data["services"].conversation, "replies", None)  # main's has none
-            result["hit_rate"] = getattr(replies, "hits", 0) / max(1, getattr(replies, "hits", 0)
-                                                                   + getattr(replies, "misses", 0))
             return result
 
 
 async def reply_sent(count: int, buttons: list[list[Any]]) -> float:
     """CPU of one reply (1.5 KB of HTML, ten buttons) through bot/telegram_io.reply with the Application's own bot
     (Defaults, the rate limiter and pacer, JsonRequest's body), the socket left out."""
-    from bot.features.conversation import Reply
+    from bot.features.reply import Reply
     from bot.telegram.ptb import reply
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -216,7 +213,7 @@ async def parts(count: int = 2000) -> dict[str, float]:
     a reply sent above the socket."""
     from telegram import Bot, Message
 
-    from bot.features.conversation import Button
+    from bot.features.reply import Button
     from bot.store import Store, StoredUpdate
     from bot.telegram.ptb import _KEYBOARDS, markup
 
@@ -268,7 +265,8 @@ async def in_process(count: int, distinct: bool) -> dict[str, float]:
     writes, the conversation, rendering, buttons) for `count` new users, 64 at once as the Application runs
     them. Steadier than the difference of two noisy process figures above on a shared machine."""
     from bot.features.caller import UserInfo, resolve_caller
-    from bot.features.conversation import Conversation
+    from bot.features.core import Core
+    from bot.features.questions import answer_question
     from bot.operators.catalog_service import CatalogHolder
     from bot.store import Store
     from catalog.loader import load_catalog
@@ -277,11 +275,11 @@ async def in_process(count: int, distinct: bool) -> dict[str, float]:
         settings = load_settings(bot_token=TOKEN, db=f"{tmp}/in-process.sqlite3")
         catalogs = CatalogHolder(load_catalog(settings.catalog))
         store = await Store.open(settings.db)
-        conversation = Conversation(settings, catalogs, store)
+        core = Core(settings, catalogs, store)
 
         async def one(index: int) -> None:
             caller = await resolve_caller(store, UserInfo(20_000 + index, "en", "Bench"))
-            await conversation.ask(caller, question(index, distinct), chat_id=20_000 + index)
+            await answer_question(core, caller, question(index, distinct), chat_id=20_000 + index)
 
         await one(-1)  # the parser's first call warms it, as post_init does
         engine.seconds = 0.0
@@ -314,7 +312,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--questions", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--distinct", action="store_true", help="no two questions alike: no reply cache hits")
+    parser.add_argument("--distinct", action="store_true", help="no two questions alike")
     parser.add_argument("--profile", metavar="FILE", help="profile one more Cardfit run into FILE (pstats)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
@@ -376,8 +374,7 @@ async def main() -> None:
           f"against the bare PTB echo bot {spread(bare_ratios, 2)}x")
     print(f"Cardfit's own CPU per update (Cardfit's process minus the echo bot's, same connection, the emulator "
           f"apart): {spread(own, 3)} ms (target <= {OWN_CPU_TARGET_MS} ms); of it the engine's parse + build_answer "
-          f"{spread(engine, 3)} ms, the rest {spread(own_without, 3)} ms; reply cache hits "
-          f"{statistics.median(col(cardfit_apart, 'hit_rate')):.0%}" + (" (--distinct)" if args.distinct else ""))
+          f"{spread(engine, 3)} ms, the rest {spread(own_without, 3)} ms" + (" (--distinct)" if args.distinct else ""))
     print(f"With the emulator inside: {spread(inline_own, 3)} ms (holds the emulator's extra work for Cardfit's longer "
           f"replies); against the bare PTB echo bot (PTB's default httpx connection): {spread(bare_own, 3)} ms")
     made_up_own = [c - e for e, c in zip(made_up_echo, made_up_cardfit, strict=True)]
@@ -437,8 +434,6 @@ async def main() -> None:
         figure("Cardfit CPU per update, trickling in", col(cardfit_trickle, "cpu_ms"), "ms", 3),
         figure("echo bot CPU per update, trickling in", col(echo_trickle, "cpu_ms"), "ms", 3),
         figure("Cardfit p95 latency, trickling in", col(cardfit_trickle, "p95"), "ms"),
-        figure("reply cache hits" + (" (--distinct)" if args.distinct else ""), col(cardfit_apart, "hit_rate"),
-               "share", 3),
     ]
     print(json.dumps({"bench": "bench_bot", "rows": rows}))
 

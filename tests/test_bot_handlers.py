@@ -222,12 +222,12 @@ async def test_forbidden_marks_the_user_blocked(bot):
 
 
 async def test_unexpected_error_notifies_first_admin_and_tells_the_user(bot, monkeypatch):
-    svc = bot.app.bot_data["services"]
+    from bot.telegram.handlers import questions
 
     async def boom(*args, **kwargs):
         raise RuntimeError("kaputt <&>")
 
-    monkeypatch.setattr(svc.conversation, "ask", boom)
+    monkeypatch.setattr(questions, "answer_question", boom)
     await bot.send(18, "7B")
     admin = [c.params for c in bot.request.sent("sendMessage") if c.params["chat_id"] == ADMIN]
     assert admin and "kaputt &lt;&amp;&gt;" in admin[-1]["text"] and TOKEN not in admin[-1]["text"]

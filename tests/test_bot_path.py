@@ -12,7 +12,7 @@ import pytest
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message
 from telegram.error import BadRequest, NetworkError
 
-from bot.features.conversation import Button, Reply
+from bot.features.reply import Button, Reply
 from bot.store import Store
 from bot.telegram.ptb import Keyboard, markup, reply
 from bot.telegram.send_errors import never_reached_telegram

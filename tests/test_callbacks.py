@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from bot.features.callbacks import AnnouncementButton, AnswerButton, CoinButton, ExampleButton, within_limit
-from bot.features.commands import button_route
+from bot.features.commands import TABLE
 
 
 def test_encodings_are_the_ones_in_old_messages():
@@ -37,7 +37,7 @@ def test_malformed_data_reaches_its_kind_and_does_not_decode(data, kind, decodes
 
 
 def test_unknown_or_over_long_data_has_no_route():
-    assert button_route("zz:1") is None and button_route(None) is None and button_route("") is None
+    assert TABLE.button_route("zz:1") is None and TABLE.button_route(None) is None and TABLE.button_route("") is None
     too_long = "f:en:" + "S" * 60
-    assert within_limit(too_long) is None and button_route(too_long) is None
-    assert button_route("f:en:S7") is not None and not AnswerButton.matches("ann:post:1")
+    assert within_limit(too_long) is None and TABLE.button_route(too_long) is None
+    assert TABLE.button_route("f:en:S7") is not None and not AnswerButton.matches("ann:post:1")

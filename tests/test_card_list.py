@@ -1,4 +1,4 @@
-"""/cards (bot/features/card_list.py): a catalog too long for one message is paged with ◀ / ▶ buttons, never cut;
+"""/cards (bot/features/cards.py): a catalog too long for one message is paged with ◀ / ▶ buttons, never cut;
 every card is on exactly one page, forged or stale page buttons change nothing, and the terminal chat pages by its
 numbered buttons."""
 from __future__ import annotations

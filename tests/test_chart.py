@@ -15,7 +15,7 @@ from bot.cli.main import main
 from bot.config import load_settings
 from bot.features.callbacks import CALLBACK_LIMIT, ChartButton
 from bot.features.chart import ChartData, chart_data, chart_path, render_png
-from bot.features.conversation import Button
+from bot.features.reply import Button
 from bot.texts.i18n import t
 from catalog.loader import load_catalog
 from engine.answer.build import Answer, build_answer
@@ -290,18 +290,18 @@ async def test_terminal_chat_says_when_the_chart_cannot_be_written(tmp_path):
     settings = load_settings(db=str(tmp_path / "chat.sqlite3"), chart_dir=str(blocker))
     from bot.cli.chat import dispatch
     from bot.features.caller import UserInfo
-    from bot.features.conversation import Conversation
+    from bot.features.core import Core
     from bot.operators.catalog_service import CatalogHolder
     from bot.store import Store
 
     store = await Store.open(settings.db)
     try:
-        conversation = Conversation(settings, CatalogHolder(load_catalog(settings.catalog)), store)
+        core = Core(settings, CatalogHolder(load_catalog(settings.catalog)), store)
         payload = encode_request(SizeRequest(model="llama-3.1-70b", precision="int4"))
         pressable = [Button("📊 Chart", ChartButton("en", payload).encode())]
-        reply = await dispatch(conversation, UserInfo(0), "1", pressable)
+        reply = await dispatch(core, UserInfo(0), "1", pressable)
         assert reply is not None and "could not be saved" in reply.text
-        stale = await dispatch(conversation, UserInfo(0), "1", [Button("📊 Chart", "c:en:forged")])
+        stale = await dispatch(core, UserInfo(0), "1", [Button("📊 Chart", "c:en:forged")])
         assert stale is not None and stale.text == t("en", "error.stale")
     finally:
         await store.close()

@@ -1,11 +1,23 @@
-"""One table of commands feeds the handlers, the command menu per scope and language, and the terminal chat."""
+"""One table of commands, gathered from the feature modules, feeds the handlers, the command menu per scope and
+language, and the terminal chat."""
 from __future__ import annotations
+
+import html
+import io
+from dataclasses import dataclass
+from typing import ClassVar
 
 import pytest
 from telegram.ext import CommandHandler
 
 from bot.config import load_settings
-from bot.features.commands import COMMANDS, Scope, menu
+from bot.features import commands
+from bot.features.caller import Caller
+from bot.features.commands import TABLE, Table
+from bot.features.core import Core
+from bot.features.feature import ButtonRoute, Command, CommandInput, Feature, Scope
+from bot.features.reply import Button, CallbackResult, Reply
+from bot.texts.i18n import t
 from tests.support.botharness import TOKEN, Harness
 
 ADMIN, STAFF = 42, 43
@@ -53,11 +65,81 @@ async def test_the_menu_per_scope_and_language(bot):
 async def test_every_command_of_the_table_has_its_handler(bot):
     registered = {name for handler in bot.app.handlers[0] if isinstance(handler, CommandHandler)
                   for name in handler.commands}
-    assert registered == {command.name for command in COMMANDS}
+    assert registered == {command.name for command in TABLE.commands}
 
 
 def test_scopes_include_the_ones_below():
-    assert [c.name for c in menu(Scope.EVERYONE)] == [name for name, _ in MENU_EN]
-    assert {c.name for c in menu(Scope.ADMIN)} - {c.name for c in menu(Scope.STAFF)} == {"reload"}
-    # /start PAYLOAD sizes its deep link's request, so it counts as a question for the flood guard
-    assert [c.name for c in COMMANDS if c.asks] == ["size", "start"]
+    assert [c.name for c in TABLE.menu(Scope.EVERYONE)] == [name for name, _ in MENU_EN]
+    assert {c.name for c in TABLE.menu(Scope.ADMIN)} - {c.name for c in TABLE.menu(Scope.STAFF)} == {"reload"}
+    # /start PAYLOAD sizes its deep link's request, so the flood guard counts it as a question
+    assert [c.name for c in TABLE.commands if c.asks] == ["size", "start"]
+
+
+def test_two_features_cannot_declare_one_command():
+    twice = Feature("twice", commands=(TABLE.commands[0],))
+    with pytest.raises(ValueError):
+        Table.of((*commands.FEATURES, twice))
+
+
+# -- the recipe "add a chat command" (docs/architecture.md): a feature module and one line in FEATURES -------------
+
+@dataclass(frozen=True, slots=True)
+class RollButton:
+    """A toy feature's callback data: roll again, `sides` as the button says."""
+
+    sides: int
+    invalid_notice: ClassVar[str] = "error.stale"
+
+    def encode(self) -> str:
+        return f"roll:{self.sides}"
+
+    @staticmethod
+    def matches(data: object) -> bool:
+        return isinstance(data, str) and data.startswith("roll:")
+
+    @classmethod
+    def decode(cls, data: object) -> RollButton | None:
+        raw = data[5:] if isinstance(data, str) else ""
+        return cls(int(raw)) if raw.isascii() and raw.isdigit() else None
+
+
+async def roll(core: Core, given: CommandInput) -> Reply:
+    sides = given.args[0] if given.args else "6"
+    return Reply(f"rolled a {html.escape(sides)}-sided die on {len(core.catalog.cards)} cards",
+                 [[Button("again", RollButton(int(sides) if sides.isdigit() else 6).encode())]])
+
+
+async def press_roll(core: Core, caller: Caller, button: RollButton, shared: bool = False) -> CallbackResult:
+    return CallbackResult(Reply(f"rolled again: {button.sides} sides"))
+
+
+DICE = Feature("dice", commands=(Command("roll", Scope.EVERYONE, roll, "command.help"),),
+               buttons=(ButtonRoute(RollButton, press_roll),))
+
+
+@pytest.fixture
+def with_dice(monkeypatch):
+    monkeypatch.setattr(commands, "TABLE", Table.of((*commands.FEATURES, DICE)))
+
+
+async def test_a_new_feature_module_is_answered_listed_and_pressed_through_the_real_application(with_dice, tmp_path):
+    settings = load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"))
+    async with Harness(settings) as bot:
+        assert ("roll", "How to ask") in menus(bot)[("default", None, "en")]  # its description's locale key
+        await bot.send(7, "/roll 20")
+        reply = bot.replies(7)[-1]
+        assert reply["text"].startswith("rolled a 20-sided die on ")
+        assert reply["reply_markup"]["inline_keyboard"] == [[{"text": "again", "callback_data": "roll:20"}]]
+        await bot.press(7, "roll:20")
+        assert bot.request.sent("editMessageText")[-1].params["text"] == "rolled again: 20 sides"
+        await bot.press(7, "roll:x")  # data of its kind that does not decode: the kind's notice
+        assert bot.request.sent("answerCallbackQuery")[-1].params["text"] == t("en", "error.stale")
+
+
+async def test_a_new_feature_module_is_answered_in_the_terminal_chat(with_dice, tmp_path):
+    from bot.cli.chat import run_chat
+
+    out = io.StringIO()
+    await run_chat(load_settings(db=str(tmp_path / "chat.sqlite3")), io.StringIO("/roll 8\n1\n"), out)
+    assert "rolled a 8-sided die" in out.getvalue() and "[1] again" in out.getvalue()
+    assert "rolled again: 8 sides" in out.getvalue()

@@ -19,7 +19,7 @@ from telegram.request._requestparameter import RequestParameter
 
 import bot.telegram.ptb as telegram_io
 from bot.config import load_settings
-from bot.features.conversation import Button
+from bot.features.reply import Button
 from bot.telegram.app import SEND_POOL_TIMEOUT_S, build_application
 from bot.telegram.ptb import markup
 from bot.telegram.send_errors import never_reached_telegram

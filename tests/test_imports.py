@@ -72,8 +72,8 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_the_graph_is_read():
     graph = import_graph()
-    assert "bot.store" in graph["bot.features.conversation"]
-    assert "bot.features.conversation" in graph["bot.features.commands"]
+    assert "bot.store" in graph["bot.features.core"]
+    assert "bot.features.questions" in graph["bot.features.commands"]
     assert "bot.telegram.handlers" in graph["bot.telegram.app"]  # a lazy import inside build_application counts
 
 

@@ -319,7 +319,7 @@ def test_a_line_that_failed_inside_is_not_kept(monkeypatch: pytest.MonkeyPatch) 
     def broken(*args: object, **kwargs: object) -> object:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr("bot.cli.main.build_answer", broken)
+    monkeypatch.setattr("bot.features.ask.build_answer", broken)
     assert json.loads(batch.line("70B int4"))["error"] == "internal error: RuntimeError"
     monkeypatch.undo()
     assert json.loads(batch.line("70B int4"))["error"] is None and batch.hits == 0

@@ -10,7 +10,7 @@ import pytest
 from telegram.error import Conflict, NetworkError
 
 from bot.config import load_settings
-from bot.features.conversation import Conversation
+from bot.features.core import Core
 from bot.telegram.app import SEND_READ_TIMEOUT_S, build_application
 from bot.telegram.handlers.errors import POLLING_SUMMARY_S
 from bot.texts.render import clip
@@ -88,19 +88,19 @@ async def test_the_unknown_card_answer_names_a_few_cards_not_all(bot, monkeypatc
     many = [card.model_copy(update={"id": f"{card.id}-{n}", "name": f"{card.name} v{n}"})
             for n in range(40) for card in catalog.cards[:1]]
     big = catalog.model_copy(update={"cards": (*catalog.cards, *many)})
-    monkeypatch.setattr(Conversation, "catalog", property(lambda self: big))
+    monkeypatch.setattr(Core, "catalog", property(lambda self: big))
     await bot.send(111, "/card nonsense")
     text = bot.last_text(111)
     assert "/cards" in text and "more" in text and text.count(" v") <= 12
 
 
 async def test_every_reply_is_cut_to_telegrams_limit_with_balanced_html(bot, monkeypatch):
-    from bot.features.conversation import Reply
+    from bot.features import welcome
 
-    async def huge(caller):
-        return Reply("<b>" + "word &amp; " * 2000 + "</b>")
+    def huge(lang):
+        return "<b>" + "word &amp; " * 2000 + "</b>"
 
-    monkeypatch.setattr(bot.app.bot_data["services"].conversation, "help", huge)
+    monkeypatch.setattr(welcome, "render_help", huge)
     await bot.send(112, "/help")
     text = bot.last_text(112)
     assert len(text) <= 4096 and text.count("<b>") == text.count("</b>") == 1
@@ -295,10 +295,12 @@ def test_tracebacks_are_redacted_in_log_records_and_on_stderr(capsys):
 
 
 async def test_the_admins_traceback_has_no_secret_in_it(bot, monkeypatch):
-    async def leaky(caller):
+    from bot.features import welcome
+
+    def leaky(lang):
         raise RuntimeError(f"failed with {TOKEN} and key test-secret")
 
-    monkeypatch.setattr(bot.app.bot_data["services"].conversation, "help", leaky)
+    monkeypatch.setattr(welcome, "render_help", leaky)
     await bot.send(180, "/help")
     notice = admin_texts(bot)[-1]
     assert "RuntimeError: failed with *** and key ***" in notice

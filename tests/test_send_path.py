@@ -16,7 +16,7 @@ from telegram.ext import Defaults, ExtBot
 from telegram.request import RequestData
 
 from bot.config import load_settings
-from bot.features.conversation import Button, Reply
+from bot.features.reply import Button, Reply
 from bot.telegram.app import NoLinkPreview, build_application
 from bot.telegram.context import CardfitApplication
 from bot.telegram.ptb import FAILED_REQUEST_ATTR, markup, reply

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot.config import load_settings
-from bot.features.conversation import CallbackResult, Reply
+from bot.features.reply import CallbackResult, Reply
 from bot.operators.announcements import split_message
 from bot.texts.render import CAPTION_LIMIT, TELEGRAM_LIMIT, clip, telegram_length, utf16_prefix
 from tests.support.botharness import TOKEN, Harness
@@ -68,10 +68,12 @@ def test_a_long_channel_post_with_emoji_splits_under_the_limit():
 
 
 async def test_a_reply_full_of_emoji_is_cut_by_utf16_units(bot, monkeypatch):
-    async def huge(caller):
-        return Reply("<b>" + (EMOJI + " word\n") * 1000 + "</b>")  # 7,000 code points, 8,000 units
+    from bot.features import welcome
 
-    monkeypatch.setattr(bot.app.bot_data["services"].conversation, "help", huge)
+    def huge(lang):
+        return "<b>" + (EMOJI + " word\n") * 1000 + "</b>"  # 7,000 code points, 8,000 units
+
+    monkeypatch.setattr(welcome, "render_help", huge)
     await bot.send(160, "/help")
     text = bot.last_text(160)
     assert TELEGRAM_LIMIT - 100 < telegram_length(text) <= TELEGRAM_LIMIT and text.count("<b>") == text.count("</b>")
@@ -96,10 +98,12 @@ async def test_an_edit_full_of_emoji_is_cut_by_utf16_units(monkeypatch):
 
 
 async def test_an_inline_text_full_of_emoji_is_cut_by_utf16_units(bot, monkeypatch):
-    async def results(caller, query):
+    from bot.telegram.handlers import staff
+
+    async def results(core, caller, query):
         return [{"id": "x", "title": "t", "description": "d", "text": (EMOJI * 30 + "\n") * 100}], False
 
-    monkeypatch.setattr(bot.app.bot_data["services"].conversation, "inline", results)
+    monkeypatch.setattr(staff, "inline_results", results)
     await bot.inline(161, "70B")
     [result] = bot.request.sent("answerInlineQuery")[-1].params["results"]
     assert telegram_length(result["input_message_content"]["message_text"]) <= TELEGRAM_LIMIT

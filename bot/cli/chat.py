@@ -1,4 +1,4 @@
-"""The terminal chat: the same conversation, words, commands and preferences as Telegram, on stdin/stdout."""
+"""The terminal chat: the same features, words, commands and preferences as Telegram, on stdin/stdout."""
 from __future__ import annotations
 
 import asyncio
@@ -9,10 +9,14 @@ from pathlib import Path
 from typing import TextIO
 
 from bot.config import Settings
+from bot.features import commands
 from bot.features.callbacks import ChartButton
 from bot.features.caller import Caller, UserInfo, resolve_caller
-from bot.features.commands import COMMANDS_BY_NAME, CommandInput, Scope, button_route
-from bot.features.conversation import Button, CallbackResult, Conversation, Reply
+from bot.features.core import Core
+from bot.features.feature import CommandInput, Scope, unknown_button
+from bot.features.questions import answer_question
+from bot.features.reply import Button, CallbackResult, Reply
+from bot.features.welcome import unknown_command
 from bot.operators.catalog_service import CatalogHolder
 from bot.store import Store
 from bot.texts.i18n import t
@@ -39,22 +43,22 @@ def format_reply(answer: Reply) -> tuple[str, list[Button]]:
     return "\n".join(lines), pressable
 
 
-async def press(conversation: Conversation, caller: Caller, data: str | None) -> CallbackResult:
+async def press(core: Core, caller: Caller, data: str | None) -> CallbackResult:
     """A button, through the same table the Telegram handlers are registered from."""
-    route = button_route(data)
+    route = commands.TABLE.button_route(data)
     if route is None:
-        return conversation.unknown_button(caller)
-    return await route.press(conversation, caller, data)
+        return unknown_button(caller)
+    return await route.press(core, caller, data)
 
 
-async def save_chart(conversation: Conversation, caller: Caller, data: str | None) -> Reply:
+async def save_chart(core: Core, caller: Caller, data: str | None) -> Reply:
     """The chart button in a terminal: the PNG written under CARDFIT_CHART_DIR, its path and caption printed."""
     from bot.features.chart import ChartData, chart_path, press_chart, render_png
 
-    outcome = await press_chart(conversation, caller, data)
+    outcome = await press_chart(core, caller, data)
     if not isinstance(outcome, ChartData):
         return outcome.reply or Reply(outcome.notice or "")
-    path = chart_path(conversation.settings.chart_dir, outcome)
+    path = chart_path(core.settings.chart_dir, outcome)
     png = await asyncio.to_thread(render_png, outcome)
     try:
         await asyncio.to_thread(_write, path, png)
@@ -69,7 +73,7 @@ def _write(path: Path, content: bytes) -> None:
     path.write_bytes(content)
 
 
-async def command(conversation: Conversation, caller: Caller, text: str) -> Reply | None:
+async def command(core: Core, caller: Caller, text: str) -> Reply | None:
     """'/name args': the commands everyone has (staff and admin commands belong to Telegram's staff)."""
     name, _, rest = text[1:].partition(" ")
     name = name.split("@")[0].lower()
@@ -77,33 +81,33 @@ async def command(conversation: Conversation, caller: Caller, text: str) -> Repl
         args = shlex.split(rest)
     except ValueError:
         args = rest.split()
-    known = COMMANDS_BY_NAME.get(name)
+    known = commands.TABLE.command(name)
     if known is None or known.scope is not Scope.EVERYONE:
-        return await conversation.unknown_command(caller, name)
-    return await known.answer(conversation, CommandInput(caller, args, rest))
+        return await unknown_command(caller, name)
+    return await known.answer(core, CommandInput(caller, args, rest))
 
 
-async def dispatch(conversation: Conversation, user: UserInfo, line: str, pressable: list[Button]) -> Reply | None:
+async def dispatch(core: Core, user: UserInfo, line: str, pressable: list[Button]) -> Reply | None:
     """One line of input -> the reply the bot would send (or the edited message for a button press)."""
     text = line.strip()
     if not text:
         return None
-    caller = await resolve_caller(conversation.store, user)
+    caller = await resolve_caller(core.store, user)
     if text.isdigit() and 1 <= int(text) <= len(pressable):
         data = pressable[int(text) - 1].data
         if ChartButton.matches(data):
-            return await save_chart(conversation, caller, data)
-        result = await press(conversation, caller, data)
+            return await save_chart(core, caller, data)
+        result = await press(core, caller, data)
         return result.reply or (Reply(result.notice) if result.notice else None)
     if text.startswith("/"):
-        return await command(conversation, caller, text)
-    return await conversation.ask(caller, text, chat_id=user.id)  # the terminal is one chat: its local user's
+        return await command(core, caller, text)
+    return await answer_question(core, caller, text, chat_id=user.id)  # the terminal is one chat: its local user's
 
 
 async def run_chat(settings: Settings, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:
     catalogs = CatalogHolder(load_catalog(settings.catalog))
     store = await Store.open(settings.db)
-    conversation = Conversation(settings, catalogs, store)
+    core = Core(settings, catalogs, store)
     interactive = stdin.isatty()
     print(BANNER if interactive else "", file=stdout, end="\n" if interactive else "")
     pressable: list[Button] = []
@@ -116,7 +120,7 @@ async def run_chat(settings: Settings, stdin: TextIO = sys.stdin, stdout: TextIO
                 break
             if line.strip().lower() in ("/quit", "/exit", "quit", "exit"):
                 break
-            answer = await dispatch(conversation, LOCAL_USER, line, pressable)
+            answer = await dispatch(core, LOCAL_USER, line, pressable)
             if answer is None:
                 continue
             text, pressable = format_reply(answer)

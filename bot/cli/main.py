@@ -12,12 +12,13 @@ from functools import lru_cache
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from bot.features.ask import ask_blocking
 from catalog.loader import CatalogError, LoadedCatalog, load_catalog
 from catalog.schema import Catalog
 from engine.answer.build import Answer, build_answer
 from engine.formats.quant import canonical_quant
 from engine.models.registry import default_registry, find_hf_repo
-from engine.parse import Vocabulary, parse
+from engine.parse import Vocabulary
 from engine.serving.review import ENGINES, ServingOptions
 from engine.sizing.rule import WORKLOADS, SizeRequest
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 
     from bot.cli.ask_batch import AskBatch
     from bot.config import Settings
-    from bot.features.hub_lookup import HubLookup
+    from bot.features.hub_lookup import HubLookup, HubResult
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -42,7 +43,7 @@ class _Parser(argparse.ArgumentParser):
 
     def _get_formatter(self) -> argparse.HelpFormatter:
         # argparse makes a formatter for every add_argument, and each asks shutil for the terminal's width:
-        # importing shutil (with bz2, lzma and zlib) was ~5 ms of every start (issue #14). The same width, here.
+        # importing shutil (with bz2, lzma and zlib) was ~5 ms of every start. The same width, here.
         formatter_class: Any = self.formatter_class  # typeshed's protocol names prog only; HelpFormatter takes width
         return formatter_class(prog=self.prog, width=_terminal_columns() - 2)  # type: ignore[no-any-return]
 
@@ -74,15 +75,15 @@ def _number(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value):  # 'nan', 'inf': no answer for them, and no NaN in the JSON (issue 15)
+    if not math.isfinite(value):  # 'nan', 'inf': no answer for them, and no NaN in the JSON (strict JSON)
         raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
     return value
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line; with `only` (the command being run), that command's part alone: each command's
-    parser is a dozen argparse objects and gettext look-ups that a start of another command never reads (issue #14:
-    cold start). Its usage, help and errors are the same either way."""
+    parser is a dozen argparse objects and gettext look-ups that a start of another command never reads (the
+    cold start of `cardfit ask`). Its usage, help and errors are the same either way."""
     parser = _Parser(prog="cardfit", description="How much VRAM do I need, and which GPU should I rent?")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, add in _SUBCOMMANDS.items():
@@ -187,7 +188,7 @@ def _load(catalog: str) -> LoadedCatalog:
 
 
 def _add_serving_flags(size: argparse.ArgumentParser) -> None:
-    """The serving check's options (issue #11, DESIGN.md "Contract v2")."""
+    """The serving check's options (DESIGN.md "Contract v2")."""
     size.add_argument("--engine", choices=ENGINES, help="serving check engine (default: llama.cpp for GGUF, else vllm)")
     size.add_argument("--tp", type=_positive_int, help="serving check on N GPUs of the fit's card (no --card/--count)")
     size.add_argument("--max-num-batched-tokens", type=_positive_int, help="vLLM's --max-num-batched-tokens")
@@ -324,34 +325,34 @@ def ask_answer(text: str, catalog: Catalog, vocabulary: Vocabulary) -> tuple[Ans
 def _ask(text: str, catalog: Catalog, vocabulary: Vocabulary,
          memo: bool = True) -> tuple[Answer | None, str | None, str, bool]:
     """ask_answer, and whether the Hugging Face lookup was asked (its answer may change between two asks).
-    `memo`: engine.parse's memo (False: the text is read afresh)."""
-    result = parse(text, vocabulary, memo=memo)
-    registry = None
-    asked_hub = False
-    # an org/name the registry does not know: ask the Hub (bot/features/hub_lookup.py)
-    if result.hub_candidate is not None:
-        lookup = _hub_lookup()
-        if lookup.enabled:
-            from bot.features.hub_lookup import hub_question
-
-            asked_hub = True
-            hub = lookup.lookup_sync(result.hub_candidate)
-            result = hub_question(text, result, hub, vocabulary)
-            registry = default_registry().with_models(hub.hub.shape) if hub.hub is not None else None
-    if result.request is None:
-        return None, result.error or "not a sizing question", result.language, asked_hub
-    return build_answer(result.request, catalog, registry=registry), None, result.language, asked_hub
+    `memo`: engine.parse's memo (False: the text is read afresh). The bot's way of answering
+    (bot/features/ask.py), with what the CLI has: no store, no settings, a Hub lookup that blocks."""
+    asked = ask_blocking(text, catalog, vocabulary, hub=_BLOCKING_HUB, memo=memo)
+    return asked.answer, asked.error, asked.result.language, asked.asked_hub
 
 
 @lru_cache(maxsize=1)
 def _hub_lookup() -> HubLookup:
     """One per run: a batch on stdin asks the Hub once per repository. bot.features.hub_lookup (and through it the
-    store,
-    asyncio and the database drivers) is imported here, when a question names a repository the registry does not
-    know, not on every start of `cardfit ask` (issue #14: cold start)."""
+    store, asyncio and the database drivers) is imported here, when a question names a repository the registry
+    does not know, not on every start of `cardfit ask`."""
     from bot.features.hub_lookup import HubLookup
 
     return HubLookup.from_env()
+
+
+class _BlockingHub:
+    """The Hub lookup as bot.features.ask.ModelLookup, made on first use, each lookup on an event loop of its own."""
+
+    @property
+    def enabled(self) -> bool:
+        return _hub_lookup().enabled
+
+    async def lookup(self, repo_id: str) -> HubResult:
+        return _hub_lookup().lookup_sync(repo_id)
+
+
+_BLOCKING_HUB = _BlockingHub()
 
 
 def _ask_json(text: str, catalog: Catalog, vocabulary: Vocabulary) -> dict[str, Any]:
@@ -453,7 +454,7 @@ class RedactSecrets:
             record.msg, record.args = self.redact(message), None
         if record.exc_info and record.exc_info[0] is not None:
             # logging.Formatter prints exc_text as is when it is set: format the traceback once, redacted.
-            import traceback  # here and below, not at the top: `cardfit ask` never needs it (issue #14)
+            import traceback  # here and below, not at the top: `cardfit ask` never needs it (cold start)
 
             record.exc_text = self.redact("".join(traceback.format_exception(*record.exc_info)).rstrip("\n"))
             record.exc_info = None
@@ -500,7 +501,7 @@ def cmd_bot(args: argparse.Namespace) -> int:
 
             asyncio.run(serve_webhook(application, settings))
             return EXIT_OK
-        # Polling (the default) through the durable inbox (issue #15): stored before confirmed. On a bot that had a
+        # Polling (the default) through the durable inbox: stored before confirmed. On a bot that had a
         # webhook it deletes the webhook first, as PTB's run_polling did.
         from bot.telegram.inbox import serve_polling
 

@@ -4,7 +4,7 @@ The encodings are a contract with messages already sitting in chats, so they nev
 ``f:<lang>:<payload>`` / ``d:<lang>:<payload>`` (an answer, short or with details), ``k:<lang>:<coin>:<payload>``
 (a coin, or ``pick`` for the picker), ``c:<lang>:<payload>`` (the answer's chart), ``x:<n>:<lang>`` (a help
 example), ``ann:<post|discard>:<id>``, ``annp:<again|there>:<id>:<part>`` (a channel part whose fate is unknown),
-``l:<lang>:<payload>`` (the answer's launch command, issue #11), ``p:<lang>:<page>`` (a page of /cards, issue #15).
+``l:<lang>:<payload>`` (the answer's launch command), ``p:<lang>:<page>`` (a page of /cards).
 Telegram caps callback data at 64 bytes; a button whose data would not fit is left out. `matches()` is what a handler is
 registered with (PTB's ``pattern=``): the kind by its prefix, so a malformed value of that kind still reaches its
 handler and gets that kind's notice. The pattern follows PTB's examples/arbitrarycallbackdatabot.py: data that

@@ -1,7 +1,7 @@
 """Who is asking: the user as the front end knows them, their stored preferences, and the language to answer in.
 
-Resolved once per update (Telegram: the pre-handler in bot/handlers/incoming.py; the terminal chat: each line),
-then handed to the conversation, so no reply reads the preferences a second time.
+Resolved once per update (Telegram: the pre-handler in bot/telegram/handlers/incoming.py; the terminal chat: each
+line), then handed to the features, so no reply reads the preferences a second time.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The answer as a picture (issue #12): plain chart data from an answer, a PNG from the data, and the chart button.
+"""The answer as a picture: plain chart data from an answer, a PNG from the data, and the chart button.
 
 `chart_data` is pure (no matplotlib): the requirement as a stacked bar of its components beside the memory of the
 fit and of each alternative, grouped by card count -- a set is drawn per GPU (its per-GPU share of the requirement
@@ -15,9 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bot.features.ask import answer_for
 from bot.features.callbacks import ChartButton
 from bot.features.caller import Caller
-from bot.features.conversation import CallbackResult, Conversation
+from bot.features.core import Core
+from bot.features.feature import notice
+from bot.features.reply import CallbackResult
 from bot.texts.i18n import fmt_gb, fmt_usd, t, texts
 from bot.texts.render import plain, render_request
 from engine.answer.build import Answer
@@ -184,22 +187,20 @@ def chart_caption(answer: Answer, lang: str) -> str:
 
 # -- the button (front-end neutral: the Telegram handler and the terminal chat both call it) ---------------------
 
-async def press_chart(conversation: Conversation, caller: Caller, data: object, *,
-                      shared: bool = False) -> ChartData | CallbackResult:
+async def press_chart(core: Core, caller: Caller, data: object, *, shared: bool = False) -> ChartData | CallbackResult:
     """The chart of the answer a button belongs to, or the stale notice for data that does not decode into one.
     Same language rule as the other answer buttons: an explicit /set lang wins, else the message's language."""
     button = ChartButton.decode(data)
     if button is None:
-        return conversation.invalid_button(caller, ChartButton.invalid_notice)
+        return notice(caller, ChartButton.invalid_notice)
     try:
         request = decode_request(button.payload)
     except PayloadError:
-        return conversation.invalid_button(caller, ChartButton.invalid_notice)
-    prefs = caller.preferences
-    answer = conversation.answer(request, caller.user, prefs, anonymous=shared)
+        return notice(caller, ChartButton.invalid_notice)
+    answer = answer_for(request, core.catalog, core.asker(caller, anonymous=shared))
     if answer.error is not None or answer.requirement is None:
-        return conversation.invalid_button(caller, ChartButton.invalid_notice)
-    return chart_data(answer, prefs.language or button.lang)
+        return notice(caller, ChartButton.invalid_notice)
+    return chart_data(answer, caller.preferences.language or button.lang)
 
 
 def chart_path(directory: str | Path, data: ChartData) -> Path:

@@ -1,4 +1,4 @@
-"""Any Hugging Face model (issue #10): an org/name the registry does not know, looked up on the Hub and cached.
+"""Any Hugging Face model: an org/name the registry does not know, looked up on the Hub and cached.
 
 huggingface_hub does the HTTP (config.json; `get_safetensors_metadata` reads the safetensors headers with Range
 requests, through model.safetensors.index.json for sharded repos) in a worker thread, so the event loop never
@@ -21,7 +21,6 @@ from pydantic import TypeAdapter
 from bot.store import DATABASE_ERRORS
 from bot.store.hub_models import HubEntry, HubModelRepository, hub_ttl_s
 from engine.models.hub import HubShape, shape_from_hub
-from engine.models.registry import Registry, default_registry
 from engine.notes import Note
 from engine.parse import NOT_A_QUESTION, ParseResult, Vocabulary, parse
 from engine.sizing.rule import SizeRequest
@@ -251,13 +250,3 @@ def hub_question(text: str, result: ParseResult, hub: HubResult, vocabulary: Voc
     ignored = [*base.ignored, *([base.model] if base.model else [])]  # one model per question: the one typed first
     request = replace(base, model=hub.repo_id, params_b=None, assumed=[note, *base.assumed], ignored=ignored)
     return replace(result, request=request, error=None, matched_model=hub.repo_id, partial=request)
-
-
-async def hub_registry(request: SizeRequest, lookup: HubLookup) -> Registry | None:
-    """The registry with the looked-up model when `request` names a Hub repository the registry does not know
-    (a question just looked up, or a follow-up to one: the store has it); None to use the default."""
-    model = request.model
-    if not model or "/" not in model or default_registry().get(model) is not None:
-        return None
-    hub = await lookup.lookup(model)
-    return default_registry().with_models(hub.hub.shape) if hub.hub is not None else None

@@ -12,7 +12,8 @@ from telegram.ext import Application, Defaults
 from telegram.request import BaseRequest
 
 from bot.config import Settings
-from bot.features.commands import Scope, menu
+from bot.features import commands as features
+from bot.features.feature import Scope
 from bot.operators.catalog_service import CatalogHolder
 from bot.telegram.context import CONTEXT_TYPES, CardfitApplication, CustomContext
 from bot.telegram.inbox import INBOX_KEY, RAW_UPDATES_KEY, Inbox, InboxRateLimiter, RawUpdatesRequest
@@ -137,7 +138,7 @@ async def _set_commands(application: CardfitApplication, settings: Settings) -> 
     for scope, level in scopes:
         for lang in LANGUAGES:
             commands = [BotCommand(command.name, t(lang, command.description))
-                        for command in menu(level) if command.description is not None]
+                        for command in features.TABLE.menu(level) if command.description is not None]
             for code in ((None, "en") if lang == "en" else (lang,)):
                 await application.bot.set_my_commands(commands, scope=scope, language_code=code)
 

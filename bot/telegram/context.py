@@ -8,7 +8,7 @@ from telegram.ext import Application, CallbackContext, ContextTypes, ExtBot, Job
 
 from bot.config import Settings
 from bot.features.caller import Caller
-from bot.features.conversation import Conversation
+from bot.features.core import Core
 from bot.operators.announce import Announcer
 from bot.operators.catalog_service import CatalogHolder
 from bot.store import Store
@@ -37,8 +37,9 @@ class CustomContext(CallbackContext[ExtBot[int], dict[Any, Any], dict[Any, Any],
         return catalogs
 
     @property
-    def conversation(self) -> Conversation:
-        return self.services.conversation
+    def core(self) -> Core:
+        """What the features read (bot/features/core.py)."""
+        return self.services.core
 
     @property
     def store(self) -> Store:
@@ -54,7 +55,7 @@ class CustomContext(CallbackContext[ExtBot[int], dict[Any, Any], dict[Any, Any],
 
     @property
     def caller(self) -> Caller:
-        """Who sent this update, resolved once before the handlers ran (bot/handlers/incoming.py)."""
+        """Who sent this update, resolved once before the handlers ran (bot/telegram/handlers/incoming.py)."""
         if self._caller is None:
             raise RuntimeError("no caller was resolved for this update")
         return self._caller

@@ -1,4 +1,4 @@
-"""Glue between PTB objects and the front-end-neutral conversation: users, keyboards, safe sends and edits."""
+"""Glue between PTB objects and the front-end-neutral features: users, keyboards, safe sends and edits."""
 from __future__ import annotations
 
 import asyncio
@@ -20,7 +20,7 @@ from telegram.error import BadRequest, Forbidden, NetworkError, TelegramError
 from telegram.ext import AIORateLimiter
 
 from bot.features.caller import UserInfo
-from bot.features.conversation import Button, CallbackResult, Reply
+from bot.features.reply import Button, CallbackResult, Reply
 from bot.telegram.send_errors import never_reached_telegram
 from bot.telegram.transport import post_prepared, reply_call, result_unread
 from bot.texts.i18n import normalize_language
@@ -67,7 +67,7 @@ def query_of(update: Update) -> CallbackQuery:
 
 def markup(buttons: list[list[Button]]) -> InlineKeyboardMarkup | None:
     """The keyboard for `buttons`; the same buttons get the same (frozen, so shareable) object: a cached reply's
-    ten buttons are not built again for every message (issue #14: ~0.1 ms per reply)."""
+    ten buttons are not built again for every message (~0.1 ms per reply)."""
     if not buttons:
         return None
     key = tuple(tuple(row) for row in buttons)
@@ -95,7 +95,7 @@ class Keyboard(InlineKeyboardMarkup):
     """An InlineKeyboardMarkup that is its Bot API dict: PTB calls to_dict for every send, and a reply's keyboard
     differs with its question (each button carries the request), so most are new. The dict is written straight
     from the buttons (~10 us for ten, against ~0.35 ms for building ten InlineKeyboardButton objects and their
-    dicts, issue #14); those objects are built only when something reads `inline_keyboard` (tests, equality).
+    dicts); those objects are built only when something reads `inline_keyboard` (tests, equality).
     Frozen, so the dict cannot go stale; equal to the plain markup with the same buttons."""
 
     __slots__ = ("_buttons", "_wire")
@@ -279,7 +279,7 @@ class ResilientRateLimiter(AIORateLimiter):
     """PTB's AIORateLimiter (30 msg/s overall, 20/min per group, RetryAfter honoured and retried) plus retries
     with exponential backoff for network failures that provably had no effect (never_reached_telegram), and for
     any network failure of a repeatable method. A read time-out or a dropped connection after a send was written
-    is not retried: the message may be out already, and a second one would double it (issue 15).
+    is not retried: the message may be out already, and a second one would double it.
 
     A BadRequest is a NetworkError subclass in PTB but is final, so it is never retried; getUpdates has its own
     retry loop in the updater and never comes through a rate limiter. A call that fails for good carries its

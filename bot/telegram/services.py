@@ -1,8 +1,9 @@
-"""What the handlers need, opened in post_init and closed in post_shutdown: store, operators, conversation, flood."""
+"""What the handlers need, opened in post_init and closed in post_shutdown: store, operators, the features' core,
+flood guard."""
 from __future__ import annotations
 
 from bot.config import Settings
-from bot.features.conversation import Conversation
+from bot.features.core import Core
 from bot.operators.alerts import Sender
 from bot.operators.announce import Announcer
 from bot.operators.catalog_service import CatalogHolder
@@ -16,7 +17,7 @@ class Services:
         self.catalogs = catalogs
         self.store = store
         self.announcer = announcer
-        self.conversation = Conversation(settings, catalogs, store, reloader=announcer)
+        self.core = Core(settings, catalogs, store, reloader=announcer)
         self.flood = FloodGuard(settings.rate_limit_messages, settings.rate_limit_window_s)
 
     @classmethod

@@ -16,7 +16,7 @@ from bot.texts.render import CAPTION_LIMIT, clip
 
 async def chart_button(update: Update, context: CustomContext) -> None:
     query = query_of(update)
-    outcome = await press_chart(context.conversation, context.caller, query.data, shared=is_shared(update))
+    outcome = await press_chart(context.core, context.caller, query.data, shared=is_shared(update))
     if not isinstance(outcome, ChartData):
         await show(query, outcome)
         return
@@ -25,7 +25,7 @@ async def chart_button(update: Update, context: CustomContext) -> None:
     if chat is None:  # a button under an inline message: no chat to send a photo to
         return
     png = await asyncio.to_thread(render_png, outcome)  # matplotlib is CPU-bound: off the event loop
-    # A 400 or 403 goes to the global error handler like every other send (bot/handlers/errors.py).
+    # A 400 or 403 goes to the global error handler like every other send (bot/telegram/handlers/errors.py).
     await context.bot.send_photo(chat.id, photo=png, caption=clip(html.escape(outcome.caption), CAPTION_LIMIT))
 
 

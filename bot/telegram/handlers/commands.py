@@ -1,5 +1,5 @@
-"""Every command of the table in bot/features/commands.py as a CommandHandler: the scope check, then the
-conversation."""
+"""Every command the features declare (bot/features/commands.py) as a CommandHandler: the scope check, then the
+feature's answer."""
 from __future__ import annotations
 
 import logging
@@ -7,7 +7,8 @@ import logging
 from telegram import Update
 from telegram.ext import CommandHandler
 
-from bot.features.commands import COMMANDS, Command, CommandInput
+from bot.features import commands
+from bot.features.feature import Command, CommandInput
 from bot.telegram.context import CardfitApplication, CustomContext
 from bot.telegram.ptb import is_shared, message_of, reply, user_id, user_language
 from bot.texts.i18n import t
@@ -25,7 +26,7 @@ def command_handler(command: Command) -> CommandHandler[CustomContext, None]:
         args = list(context.args or [])
         given = CommandInput(context.caller, args, " ".join(args), shared=is_shared(update),
                              bot_username=context.bot.username)
-        answer = await command.answer(context.conversation, given)
+        answer = await command.answer(context.core, given)
         if answer is not None:
             await reply(message, answer)
 
@@ -33,5 +34,5 @@ def command_handler(command: Command) -> CommandHandler[CustomContext, None]:
 
 
 def register(application: CardfitApplication) -> None:
-    for command in COMMANDS:
+    for command in commands.TABLE.commands:
         application.add_handler(command_handler(command))

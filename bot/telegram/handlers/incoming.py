@@ -18,9 +18,9 @@ from telegram import Message, MessageEntity, Update
 from telegram.constants import ChatType
 from telegram.ext import Application, ApplicationHandlerStop, TypeHandler
 
+from bot.features import commands
 from bot.features.callbacks import AnnouncementButton, ExampleButton
 from bot.features.caller import resolve_caller
-from bot.features.commands import COMMANDS_BY_NAME
 from bot.telegram.context import CardfitApplication, CustomContext
 from bot.telegram.flood import Kind
 from bot.telegram.handlers.questions import GROUP_TEXT, PRIVATE_COMMAND, PRIVATE_TEXT, addressed_text
@@ -68,7 +68,7 @@ def classify(update: Update, bot_username: str | None, bot_id: int) -> Incoming 
     command = command_in(message, bot_username)
     if command is not None:
         name, args = command
-        known = COMMANDS_BY_NAME.get(name)
+        known = commands.TABLE.command(name)
         return Incoming(counted="question" if known and known.asks and args else None, activity=True)
     if PRIVATE_COMMAND.check_update(update):  # another bot's command in a private chat: answered with the list
         return Incoming(counted=None, activity=True)
@@ -98,7 +98,7 @@ async def prepare(update: Update, context: CustomContext) -> None:
 def _forget_persistence_marks(application: Application[Any, Any, Any, Any, Any, Any]) -> None:
     """PTB marks each update's user and chat for its persistence (Application._mark_for_persistence_update, after
     the handlers ran) and only a persistence's update run empties those sets. Cardfit has no persistence (its
-    state is in the store), so without this they keep every user and chat ever seen (issue #14)."""
+    state is in the store), so without this they keep every user and chat ever seen (memory must stay flat)."""
     if application.persistence is None:
         application._user_ids_to_be_updated_in_persistence.clear()
         application._chat_ids_to_be_updated_in_persistence.clear()

@@ -11,6 +11,7 @@ from telegram.error import BadRequest, TelegramError
 from telegram.ext import CallbackQueryHandler
 
 from bot.features.callbacks import AnnouncementButton, PartButton
+from bot.features.feature import unknown_button
 from bot.telegram.context import CardfitApplication, CustomContext
 from bot.telegram.ptb import answer_tap, is_not_modified, query_of, show, user_id, user_language
 from bot.texts.i18n import t
@@ -24,7 +25,7 @@ async def _admin_button(update: Update, context: CustomContext,
     """The decoded button when an admin pressed a valid one; otherwise the presser is answered and None."""
     query = query_of(update)
     if not kind.matches(query.data):  # a query without data: PTB offers it to every pattern
-        await show(query, context.conversation.unknown_button(context.caller))
+        await show(query, unknown_button(context.caller))
         return None
     if not context.settings.is_admin(user_id(update)):
         await query.answer(t(user_language(update), "error.admin_only"), show_alert=True)

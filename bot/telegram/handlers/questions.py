@@ -1,7 +1,6 @@
 """Sizing questions as plain messages (private: all; groups: when addressed), and the list of commands for an
-unknown one. /size is a command of the table (bot/features/commands.py). Each chat keeps its last question for
-follow-ups
-("and in fp8?"); a message replying to one of the bot's answers follows up that answer."""
+unknown one; the answering is bot/features/questions.py's, as for /size. Each chat keeps its last question for
+follow-ups ("and in fp8?"); a message replying to one of the bot's answers follows up that answer."""
 from __future__ import annotations
 
 import re
@@ -10,6 +9,8 @@ from telegram import Message, MessageEntity, Update
 from telegram.ext import MessageHandler, filters
 
 from bot.features.callbacks import AnswerButton, CoinButton
+from bot.features.questions import answer_question
+from bot.features.welcome import unknown_command as unknown_command_reply
 from bot.telegram.context import CardfitApplication, CustomContext
 from bot.telegram.ptb import message_of, reply
 
@@ -52,8 +53,9 @@ def answered_payload(message: Message, bot_id: int) -> str | None:
 
 async def private_text(update: Update, context: CustomContext) -> None:
     message = message_of(update)
-    await reply(message, await context.conversation.ask(context.caller, message.text or "", chat_id=message.chat_id,
-                                                        answered=answered_payload(message, context.bot.id)))
+    answered = answered_payload(message, context.bot.id)
+    await reply(message, await answer_question(context.core, context.caller, message.text or "",
+                                               chat_id=message.chat_id, answered=answered))
 
 
 async def group_text(update: Update, context: CustomContext) -> None:
@@ -62,20 +64,20 @@ async def group_text(update: Update, context: CustomContext) -> None:
     if text is None:  # chatter among the members: not for the bot (and no caller was resolved for it)
         return
     # Whoever replies to an answer follows it up: the request travels with the answer, not with a user.
-    await reply(message, await context.conversation.ask(context.caller, text, shared=True, chat_id=message.chat_id,
-                                                        answered=answered_payload(message, context.bot.id)))
+    answered = answered_payload(message, context.bot.id)
+    await reply(message, await answer_question(context.core, context.caller, text, shared=True,
+                                               chat_id=message.chat_id, answered=answered))
 
 
 async def unknown_command(update: Update, context: CustomContext) -> None:
     message = message_of(update)
     command = (message.text or "/").split()[0][1:].split("@")[0]
-    await reply(message, await context.conversation.unknown_command(context.caller, command))
+    await reply(message, await unknown_command_reply(context.caller, command))
 
 
 def register_text(application: CardfitApplication) -> None:
-    """Registered first of group 0: most updates are questions, and PTB tries a group's handlers in turn (the ~24
-    command, inline and button handlers before them cost ~8 us per question, issue #14). No other handler takes a
-    message that is text and not a command, so the order decides nothing."""
+    """Registered first of group 0: most updates are questions, and PTB tries a group's handlers in turn. No other
+    handler takes a message that is text and not a command, so the order decides nothing else."""
     application.add_handler(MessageHandler(PRIVATE_TEXT, private_text))
     application.add_handler(MessageHandler(GROUP_TEXT, group_text))
 

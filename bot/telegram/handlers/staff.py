@@ -5,6 +5,7 @@ from telegram import InlineQueryResultArticle, InputTextMessageContent, Update
 from telegram.constants import ParseMode
 from telegram.ext import InlineQueryHandler
 
+from bot.features.staff import inline_results
 from bot.telegram.context import CardfitApplication, CustomContext
 from bot.texts.render import clip
 
@@ -17,7 +18,7 @@ async def inline_query(update: Update, context: CustomContext) -> None:
     query = update.inline_query
     if query is None:
         return
-    results, personal = await context.conversation.inline(context.caller, query.query or "")
+    results, personal = await inline_results(context.core, context.caller, query.query or "")
     articles = [
         InlineQueryResultArticle(
             id=item["id"], title=item["title"][:256], description=(item.get("description") or "")[:256],

@@ -1,59 +1,70 @@
-"""Inline mode's results (@bot 70B int4 in any chat): a sizing answer and two alternatives, a price question's
-card price, or the help; meant to be pasted into other chats, so never with the typing user's top-up ref."""
+"""Support staff: /quote (a neutral, customer-ready answer with a deep link) in a support group, and inline mode
+(@bot 70B int4 in any chat: a sizing answer and two alternatives, a price question's card price, or the help).
+Both are meant to be pasted to customers, so neither carries the typing user's top-up reference, and neither
+waits on the Hugging Face Hub."""
 from __future__ import annotations
 
 import html
-from typing import Protocol
 
-from bot.features.caller import Caller, UserInfo
-from bot.operators.catalog_service import CatalogHolder
-from bot.store import Preferences
-from bot.texts.i18n import fmt_gb, fmt_usd, t
+from bot.features.answers import try_encode
+from bot.features.ask import Asker, ask
+from bot.features.caller import Caller
+from bot.features.core import Core
+from bot.features.feature import Command, CommandInput, Feature, Scope
+from bot.features.reply import Reply, clip_with
+from bot.texts.i18n import fmt_gb, fmt_usd, normalize_language, t
 from bot.texts.render import localize, render_answer, render_compact, render_help, render_parse_error
 from engine.answer.build import Answer
-from engine.parse import parse
-from engine.sizing.rule import SizeRequest
 
 InlineResult = dict[str, str]  # id, title, description, text
-esc = html.escape
+QUERY_LIMIT = 256  # characters of an inline query read (Telegram sends at most 256)
 
 
-class Answering(Protocol):
-    """What inline mode needs of the conversation (bot.features.conversation.Conversation)."""
+async def quote(core: Core, given: CommandInput) -> Reply:
+    """A neutral answer: no staff preferences, no staff ref, and a deep link for the customer."""
+    user, text = given.caller.user, given.text
+    if not text.strip():
+        return Reply(t(normalize_language(user.language_code), "quote.usage"))
+    asked = await ask(text, core.catalog, core.catalogs.vocabulary, Asker(topup_secret=core.topup_secret))
+    lang = asked.told_language or normalize_language(user.language_code)
+    answer = asked.answer
+    if answer is None or asked.request is None:
+        return Reply(render_parse_error(lang, asked.error or "not a sizing question"))
+    if answer.error:
+        return Reply(t(lang, "error.value", message=html.escape(answer.error)))
+    body = render_answer(answer, lang, max_alternatives=2)
+    payload = try_encode(asked.request)
+    if payload and given.bot_username:
+        link = f"https://t.me/{given.bot_username}?start={payload}"
+        body = clip_with(body, "\n\n" + t(lang, "quote.link", link=html.escape(link)))
+    return Reply(body)
 
-    @property
-    def catalogs(self) -> CatalogHolder: ...
 
-    def apply_preferences(self, request: SizeRequest, prefs: Preferences) -> set[str]: ...
-
-    def answer(self, request: SizeRequest, user: UserInfo, prefs: Preferences, *,
-               anonymous: bool = False) -> Answer: ...
-
-
-def inline_results(conversation: Answering, caller: Caller, query: str) -> tuple[list[InlineResult], bool]:
+async def inline_results(core: Core, caller: Caller, query: str) -> tuple[list[InlineResult], bool]:
     """Inline results (id, title, description, text); True when preferences shaped them."""
-    query = query[:256]
+    query = query[:QUERY_LIMIT]
     prefs = caller.preferences
-    result = parse(query, conversation.catalogs.vocabulary) if query.strip() else None
-    if result is None or result.request is None:
-        lang = caller.language_for(result.told_language if result else None)
-        if result is not None and result.error and result.error != "not a sizing question":
-            message = html.unescape(localize(lang, result.error))
+    asked = await ask(query, core.catalog, core.catalogs.vocabulary, core.asker(caller, anonymous=True)) \
+        if query.strip() else None
+    if asked is None or asked.answer is None:
+        lang = caller.language_for(asked.told_language if asked else None)
+        error = asked.result.error if asked is not None else None
+        if error and error != "not a sizing question":
+            message = html.unescape(localize(lang, error))
             return [{"id": "error", "title": message[:64], "description": t(lang, "inline.help_description"),
-                     "text": render_parse_error(lang, result.error)}], False
+                     "text": render_parse_error(lang, error)}], False
         return [{"id": "help", "title": t(lang, "inline.help_title"),
                  "description": t(lang, "inline.help_description"), "text": render_help(lang)}], False
-    lang = caller.language_for(result.told_language)
-    request = result.request
-    filled = conversation.apply_preferences(request, prefs)
-    personal = bool(filled) or prefs.coin is not None or prefs.billing is not None or prefs.language is not None
-    answer = conversation.answer(request, caller.user, prefs, anonymous=True)
+    lang = caller.language_for(asked.told_language)
+    personal = bool(asked.from_settings) or prefs.coin is not None or prefs.billing is not None \
+        or prefs.language is not None
+    answer = asked.answer
     if answer.error is None and answer.intent == "price":
         return [_price_result(answer, lang)], personal
     if answer.error or answer.resolved is None or answer.requirement is None or answer.selection is None:
         error = answer.error or "not a sizing question"
         return [{"id": "error", "title": error[:64], "description": t(lang, "inline.help_description"),
-                 "text": t(lang, "error.value", message=esc(error))}], personal
+                 "text": t(lang, "error.value", message=html.escape(error))}], personal
     return _sizing_results(answer, lang), personal
 
 
@@ -98,3 +109,6 @@ def _price_result(answer: Answer, lang: str) -> InlineResult:
             "description": t(lang, "inline.price_description", hourly=fmt_usd(lang, fit.hourly_usd),
                              vram=fmt_gb(lang, fit.vram_gb)),
             "text": text}
+
+
+FEATURE = Feature("staff", commands=(Command("quote", Scope.STAFF, quote, "command.quote"),))
