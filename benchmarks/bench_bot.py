@@ -265,9 +265,8 @@ async def in_process(count: int, distinct: bool) -> dict[str, float]:
     writes, the conversation, rendering, buttons) for `count` new users, 64 at once as the Application runs
     them. Steadier than the difference of two noisy process figures above on a shared machine."""
     from bot.features.caller import UserInfo, resolve_caller
-    from bot.features.core import Core
+    from bot.features.core import CatalogHolder, Core
     from bot.features.questions import answer_question
-    from bot.operators.catalog_service import CatalogHolder
     from bot.store import Store
     from catalog.loader import load_catalog
 

@@ -13,9 +13,9 @@ from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message
 from telegram.error import BadRequest, NetworkError
 
 from bot.features.reply import Button, Reply
+from bot.operators.send_errors import never_reached_telegram
 from bot.store import Store
 from bot.telegram.ptb import Keyboard, markup, reply
-from bot.telegram.send_errors import never_reached_telegram
 from bot.telegram.transport import JsonRequest, result_unread
 from tests.support.botapi_emulator import BotApiEmulator
 

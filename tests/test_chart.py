@@ -290,8 +290,7 @@ async def test_terminal_chat_says_when_the_chart_cannot_be_written(tmp_path):
     settings = load_settings(db=str(tmp_path / "chat.sqlite3"), chart_dir=str(blocker))
     from bot.cli.chat import dispatch
     from bot.features.caller import UserInfo
-    from bot.features.core import Core
-    from bot.operators.catalog_service import CatalogHolder
+    from bot.features.core import CatalogHolder, Core
     from bot.store import Store
 
     store = await Store.open(settings.db)

@@ -16,8 +16,8 @@ from telegram.error import NetworkError, TimedOut
 
 from bot.config import Settings, load_settings
 from bot.features.callbacks import AnnouncementButton, PartButton
+from bot.features.core import CatalogHolder
 from bot.operators.announce import Announcer
-from bot.operators.catalog_service import CatalogHolder
 from bot.store import Store
 from catalog.loader import CatalogError, load_catalog, parse_catalog_bytes
 from tests.support.botharness import TOKEN, Harness

@@ -20,9 +20,9 @@ from telegram.request._requestparameter import RequestParameter
 import bot.telegram.ptb as telegram_io
 from bot.config import load_settings
 from bot.features.reply import Button
+from bot.operators.send_errors import never_reached_telegram
 from bot.telegram.app import SEND_POOL_TIMEOUT_S, build_application
 from bot.telegram.ptb import markup
-from bot.telegram.send_errors import never_reached_telegram
 from bot.telegram.transport import JsonRequest, json_body
 from tests.support.botapi_emulator import BotApiEmulator
 

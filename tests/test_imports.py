@@ -98,3 +98,56 @@ def test_nothing_imports_bot_and_engine_does_not_import_telegram():
             names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
             names |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
             assert not {n for n in names if n == "telegram" or n.startswith("telegram.")}, name
+
+
+# The rooms of each package from the top floor down: a module may import its own room and the rooms below it,
+# never one above (docs/architecture.md draws the same map).
+BOT_FLOORS = (("bot.cli",), ("bot.telegram",), ("bot.operators",), ("bot.features",),
+              ("bot.texts", "bot.store", "bot.config"))
+ENGINE_FLOORS = (("engine.answer",), ("engine.parse",), ("engine.serving",), ("engine.fit",), ("engine.sizing",),
+                 ("engine.formats",), ("engine.models",), ("engine.notes", "engine.formula", "engine.memo"))
+LOOSE_MODULES_AT_MOST = 4
+
+
+def room_of(module: str) -> str:
+    return ".".join(module.split(".")[:2])
+
+
+def floor_of(module: str, floors: tuple[tuple[str, ...], ...]) -> int | None:
+    room = room_of(module)
+    return next((index for index, rooms in enumerate(floors) if room in rooms), None)
+
+
+def upward_arrows(floors: tuple[tuple[str, ...], ...]) -> list[str]:
+    arrows = []
+    for name, targets in import_graph().items():
+        here = floor_of(name, floors)
+        for target in targets:
+            there = floor_of(target, floors)
+            if here is not None and there is not None and there < here:
+                arrows.append(f"{name} -> {target}")
+    return sorted(arrows)
+
+
+def test_every_module_of_bot_and_engine_has_a_floor():
+    for name in project_modules():
+        if name.startswith("bot."):
+            assert floor_of(name, BOT_FLOORS) is not None, name
+        elif name.startswith("engine."):
+            assert floor_of(name, ENGINE_FLOORS) is not None, name
+
+
+def test_no_arrow_runs_up_a_floor():
+    assert upward_arrows(BOT_FLOORS) == []
+    assert upward_arrows(ENGINE_FLOORS) == []
+
+
+def test_the_floor_check_sees_an_upward_arrow():
+    assert floor_of("bot.features.x", BOT_FLOORS) == 3 and floor_of("bot.cli.main", BOT_FLOORS) == 0
+    assert floor_of("engine.sizing.rule", ENGINE_FLOORS) == 4
+
+
+def test_few_loose_modules_at_the_top_of_bot_and_engine():
+    for package in ("bot", "engine"):
+        loose = sorted(path.name for path in (ROOT / package).glob("*.py") if path.name != "__init__.py")
+        assert len(loose) <= LOOSE_MODULES_AT_MOST, (package, loose)

@@ -824,7 +824,7 @@ def test_parse_without_a_vocabulary_knows_the_registry_but_no_cards_or_regions()
 
 
 def test_the_catalog_holder_swaps_the_vocabulary_with_the_catalog():
-    from bot.operators.catalog_service import CatalogHolder
+    from bot.features.core import CatalogHolder
 
     holder = CatalogHolder(load_catalog("gpurenthub"))
     first = holder.vocabulary

@@ -27,9 +27,9 @@ import yaml
 from aiohttp import web
 
 from bot.config import load_settings
+from bot.features.core import CatalogHolder
 from bot.operators.alerts import BATCH
 from bot.operators.announce import Announcer
-from bot.operators.catalog_service import CatalogHolder
 from bot.store import Store
 from bot.store.alerts import INTERRUPTED
 from catalog.loader import load_catalog

@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from bot.config import load_settings
+from bot.features.core import CatalogHolder
 from bot.operators.announce import Announcer
 from bot.operators.announcements import split_message
-from bot.operators.catalog_service import CatalogHolder
 from bot.store import Store
 from catalog.loader import load_catalog
 from engine.sizing.payload import decode_request, encode_request

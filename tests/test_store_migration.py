@@ -14,8 +14,8 @@ import yaml
 
 import bot.store.schema as schema
 from bot.config import load_settings
+from bot.features.core import CatalogHolder
 from bot.operators.announce import Announcer
-from bot.operators.catalog_service import CatalogHolder
 from bot.store import INTEGRITY_ERRORS, MIGRATIONS, Store
 from catalog.loader import load_catalog
 

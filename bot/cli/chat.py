@@ -12,12 +12,11 @@ from bot.config import Settings
 from bot.features import commands
 from bot.features.callbacks import ChartButton
 from bot.features.caller import Caller, UserInfo, resolve_caller
-from bot.features.core import Core
+from bot.features.core import CatalogHolder, Core
 from bot.features.feature import CommandInput, Scope, unknown_button
 from bot.features.questions import answer_question
 from bot.features.reply import Button, CallbackResult, Reply
 from bot.features.welcome import unknown_command
-from bot.operators.catalog_service import CatalogHolder
 from bot.store import Store
 from bot.texts.i18n import t
 from bot.texts.render import plain

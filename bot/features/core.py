@@ -2,15 +2,56 @@
 of the operators. One per process (the Telegram services, the terminal chat); the features are functions of it."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 from bot.config import Settings
 from bot.features.ask import Asker
 from bot.features.caller import Caller
 from bot.features.hub_lookup import HubLookup
-from bot.operators.catalog_service import CatalogHolder, ReloadOutcome
 from bot.store import Store
+from catalog.loader import LoadedCatalog
 from catalog.schema import Catalog
+from engine.parse import Vocabulary
+
+
+class CatalogHolder:
+    """The catalog in service; swapped whole on a reload so a reply never mixes two versions."""
+
+    def __init__(self, loaded: LoadedCatalog):
+        self.put(loaded)
+
+    def put(self, loaded: LoadedCatalog) -> None:
+        """Put a validated catalog in service: the one place where what is derived from a catalog gets built.
+
+        The parser's vocabulary is built here, once per catalog version, and swapped with it in one assignment,
+        so a reply never reads one version's cards with another version's names."""
+        self._current = (loaded, Vocabulary.of_catalog(loaded.catalog))
+
+    @property
+    def loaded(self) -> LoadedCatalog:
+        return self._current[0]
+
+    @loaded.setter
+    def loaded(self, loaded: LoadedCatalog) -> None:
+        self.put(loaded)
+
+    @property
+    def catalog(self) -> Catalog:
+        return self._current[0].catalog
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The model, card and region names of the catalog in service (engine.parse.Vocabulary)."""
+        return self._current[1]
+
+
+@dataclass(slots=True)
+class ReloadOutcome:
+    status: str  # unchanged | unsettled | invalid | no_changes | previewed | posted | already
+    text: str  # for the admin who asked (HTML)
+    announcement_id: int | None = None
+    notified: bool = False  # the admins were just told (an invalid file): no need to repeat it to the asker
 
 
 class Reloader(Protocol):

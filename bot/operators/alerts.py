@@ -20,9 +20,9 @@ from telegram import InlineKeyboardMarkup
 from telegram.error import Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
 
 from bot.config import Settings
+from bot.operators.send_errors import never_reached_telegram
 from bot.store import DATABASE_ERRORS, AlertProgress, Store
 from bot.store.owners import new_owner, owner_alive
-from bot.telegram.send_errors import never_reached_telegram
 from bot.texts.i18n import fmt_number, fmt_usd, t
 from catalog.diff import CatalogDiff
 from catalog.schema import Catalog

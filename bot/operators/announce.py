@@ -8,9 +8,10 @@ import logging
 from telegram.error import TelegramError
 
 from bot.config import Settings
+from bot.features.core import CatalogHolder, ReloadOutcome
 from bot.operators.alerts import AlertDelivery, Sender
 from bot.operators.announcements import AnnouncementWorkflow
-from bot.operators.catalog_service import CatalogHolder, CatalogService, ReloadOutcome
+from bot.operators.catalog_service import CatalogService
 from bot.store import AlertProgress, Store
 
 log = logging.getLogger(__name__)

@@ -1,65 +1,25 @@
-"""The catalog in service: the holder every reply reads, and its reload (the watch job or /reload) — read the
-file until it holds still, validate it, swap it in whole, and hand a changed version to the announcement workflow."""
+"""The catalog in service, reloaded (the watch job or /reload): read the file until it holds still, validate it, swap
+it into the holder every reply reads (bot/features/core.py) whole, and hand a changed version to the announcement
+workflow."""
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import html
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 
 from telegram.error import TelegramError
 
 from bot.config import Settings
+from bot.features.core import CatalogHolder, ReloadOutcome
 from bot.operators.alerts import Sender
 from bot.operators.announcements import AnnouncementWorkflow, short_sha
 from bot.texts.i18n import t
 from catalog.loader import CatalogError, LoadedCatalog, parse_catalog_bytes
-from catalog.schema import Catalog
-from engine.parse import Vocabulary
 
 log = logging.getLogger(__name__)
 esc = html.escape
-
-
-class CatalogHolder:
-    """The catalog in service; swapped whole on a reload so a reply never mixes two versions."""
-
-    def __init__(self, loaded: LoadedCatalog):
-        self.put(loaded)
-
-    def put(self, loaded: LoadedCatalog) -> None:
-        """Put a validated catalog in service: the one place where what is derived from a catalog gets built.
-
-        The parser's vocabulary is built here, once per catalog version, and swapped with it in one assignment,
-        so a reply never reads one version's cards with another version's names."""
-        self._current = (loaded, Vocabulary.of_catalog(loaded.catalog))
-
-    @property
-    def loaded(self) -> LoadedCatalog:
-        return self._current[0]
-
-    @loaded.setter
-    def loaded(self, loaded: LoadedCatalog) -> None:
-        self.put(loaded)
-
-    @property
-    def catalog(self) -> Catalog:
-        return self._current[0].catalog
-
-    @property
-    def vocabulary(self) -> Vocabulary:
-        """The model, card and region names of the catalog in service (engine.parse.Vocabulary)."""
-        return self._current[1]
-
-
-@dataclass(slots=True)
-class ReloadOutcome:
-    status: str  # unchanged | unsettled | invalid | no_changes | previewed | posted | already
-    text: str  # for the admin who asked (HTML)
-    announcement_id: int | None = None
-    notified: bool = False  # the admins were just told (an invalid file): no need to repeat it to the asker
 
 
 class CatalogService:

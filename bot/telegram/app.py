@@ -13,8 +13,8 @@ from telegram.request import BaseRequest
 
 from bot.config import Settings
 from bot.features import commands as features
+from bot.features.core import CatalogHolder
 from bot.features.feature import Scope
-from bot.operators.catalog_service import CatalogHolder
 from bot.telegram.context import CONTEXT_TYPES, CardfitApplication, CustomContext
 from bot.telegram.inbox import INBOX_KEY, RAW_UPDATES_KEY, Inbox, InboxRateLimiter, RawUpdatesRequest
 from bot.telegram.services import Services
@@ -30,7 +30,7 @@ SEND_WRITE_TIMEOUT_S = 25.0
 # starts or ends: with 64 updates handled at once that walk cost more CPU than Cardfit's own work (issue #14,
 # benchmarks/bench_bot.py: ~1.5 ms per update less at 8). Telegram takes 30 messages/s: 8 connections carry that
 # while an answer takes under ~250 ms. A send waiting for a connection has not reached Telegram, so it may wait
-# longer than PTB's 1 s rather than fail (and be retried: bot/telegram/send_errors.py, PoolTimeout).
+# longer than PTB's 1 s rather than fail (and be retried: bot/operators/send_errors.py, PoolTimeout).
 SEND_POOL_SIZE = 8
 SEND_POOL_TIMEOUT_S = 10.0
 

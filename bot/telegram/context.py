@@ -8,9 +8,8 @@ from telegram.ext import Application, CallbackContext, ContextTypes, ExtBot, Job
 
 from bot.config import Settings
 from bot.features.caller import Caller
-from bot.features.core import Core
+from bot.features.core import CatalogHolder, Core
 from bot.operators.announce import Announcer
-from bot.operators.catalog_service import CatalogHolder
 from bot.store import Store
 from bot.telegram.flood import FloodGuard
 from bot.telegram.services import Services

@@ -21,7 +21,7 @@ from telegram.ext import AIORateLimiter
 
 from bot.features.caller import UserInfo
 from bot.features.reply import Button, CallbackResult, Reply
-from bot.telegram.send_errors import never_reached_telegram
+from bot.operators.send_errors import never_reached_telegram
 from bot.telegram.transport import post_prepared, reply_call, result_unread
 from bot.texts.i18n import normalize_language
 from bot.texts.render import clip

@@ -3,10 +3,9 @@ flood guard."""
 from __future__ import annotations
 
 from bot.config import Settings
-from bot.features.core import Core
+from bot.features.core import CatalogHolder, Core
 from bot.operators.alerts import Sender
 from bot.operators.announce import Announcer
-from bot.operators.catalog_service import CatalogHolder
 from bot.store import Store
 from bot.telegram.flood import FloodGuard
 

@@ -23,7 +23,7 @@ why
 a send failed).
 
 Faults are classified as PTB's own do_request does (telegram/request/_httpxrequest.py): a time-out is TimedOut,
-any other transport error a NetworkError, each raised `from` the transport's error, which bot/telegram/send_errors.py
+any other transport error a NetworkError, each raised `from` the transport's error, which bot/operators/send_errors.py
 reads as `__cause__` to tell "never reached Telegram" (no connection could be made: aiohttp's ClientConnectorError
 and ConnectionTimeoutError, as httpx's ConnectError and ConnectTimeout; no free connection: PoolTimeout) from "may
 have arrived" (anything after the request was written). The time-outs map to aiohttp's: connect to connect (the
@@ -141,7 +141,7 @@ class JsonRequest(HTTPXRequest):
         # reads ~/.netrc and the proxy variables again on a worker thread for every request (~0.8 ms of CPU).
         self._proxies: dict[str, tuple[Any, Any]] = {}
         # A JSON call waits for one of the pool's connections here, in an asyncio queue: the pool time-out and its
-        # PoolTimeout cause ("never sent", bot/telegram/send_errors.py) stay those of httpx, and aiohttp's connector,
+        # PoolTimeout cause ("never sent", bot/operators/send_errors.py) stay those of httpx, and aiohttp's connector,
         # with
         # as many connections, never makes a call wait (issue #14: httpcore's own wait walked every waiting
         # request whenever one started or ended).
@@ -253,7 +253,7 @@ class JsonRequest(HTTPXRequest):
 
     async def _connection_slot(self, timeout: float | None) -> None:
         """One of the pool's places, waiting at most the pool time-out (None: no limit), as httpx would; a call
-        that gets none is what httpx's PoolTimeout is: never sent (bot/telegram/send_errors.py reads the cause)."""
+        that gets none is what httpx's PoolTimeout is: never sent (bot/operators/send_errors.py reads the cause)."""
         slots = self._slots
         if not slots.locked():
             await slots.acquire()  # a free place: taken at once, no suspension

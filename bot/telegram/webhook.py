@@ -19,7 +19,7 @@ from aiohttp import web
 from telegram import Update
 
 from bot.config import Settings
-from bot.operators.catalog_service import CatalogHolder
+from bot.features.core import CatalogHolder
 from bot.store import DATABASE_ERRORS
 from bot.telegram.context import CardfitApplication
 from bot.telegram.inbox import inbox_of, initialize

@@ -12,9 +12,9 @@ from telegram import Update
 from telegram.constants import ChatType
 from telegram.error import BadRequest, Conflict, Forbidden, NetworkError, RetryAfter, TelegramError
 
+from bot.operators.send_errors import never_reached_telegram
 from bot.telegram.context import CardfitApplication, CustomContext
 from bot.telegram.ptb import failed_request, is_not_modified, user_language
-from bot.telegram.send_errors import never_reached_telegram
 from bot.texts.i18n import t
 from bot.texts.render import clip
 
