@@ -9,7 +9,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
-from catalog.bundled_yaml import code_signature, load_bundled, load_bundled_file, load_compiled_objects
+from catalog.bundled_yaml import load_bundled, load_bundled_file
 from catalog.names import normalize_name
 from engine.memo import by_identity
 
@@ -489,44 +489,27 @@ def _claim(by_key: dict[str, ModelShape], key: str, model: ModelShape) -> None:
 
 
 def load_entries(directory: Path = REGISTRY_DIR) -> list[dict[str, Any]]:
-    """Every entry of every *.yaml in `directory`, files in name order, entries in file order (the bundled
-    directory through its compiled copies, catalog/bundled_yaml.py; another one, a test's, from its YAML)."""
+    """Every entry of every *.yaml in `directory`, files in name order, entries in file order."""
     entries: list[dict[str, Any]] = []
     for path in sorted(directory.glob("*.yaml")):
-        data = load_bundled_file(path) if directory == REGISTRY_DIR else load_bundled(path.read_text(encoding="utf-8"))
+        data = load_bundled_file(path)
         entries.extend(data["models"])
     return entries
 
 
 @lru_cache(maxsize=1)
 def default_registry() -> Registry:
-    """The bundled registry, read once (DESIGN: the engine reads its bundled data at import/first use only): from
-    its compiled copy (catalog/bundled_yaml.py; issue #14), kept under the sha256 of the registry's YAML and the
-    signature of the engine's code, so that an edit to either builds it again."""
-    return load_compiled_objects(_bundled_inputs(), "engine-registry", lambda: build_registry(load_entries()),
-                                 frozenset({"engine.models.registry"}))
-
-
-_ENGINE_DIR = Path(__file__).resolve().parents[1]
-
-
-@lru_cache(maxsize=1)
-def _bundled_inputs() -> bytes:
-    raw = b"".join(path.read_bytes() for path in sorted(REGISTRY_DIR.glob("*.yaml")))
-    return raw + code_signature(_ENGINE_DIR, _ENGINE_DIR.parent / "catalog")
+    """The bundled registry, read once (DESIGN: the engine reads its bundled data at import/first use only)."""
+    return build_registry(load_entries())
 
 
 _INDEXES: dict[str, object] = {}
 
 
-def bundled_index(slot: str, build: Callable[[Registry], T], modules: frozenset[str]) -> T:
-    """What `build` makes of the bundled registry (the parser's name index), once per run and from its compiled
-    copy when there is one; it refers to the registry's own models (the same objects, not copies)."""
+def bundled_index(slot: str, build: Callable[[Registry], T]) -> T:
+    """What `build` makes of the bundled registry (the parser's name index), once per run."""
     if slot not in _INDEXES:
-        registry = default_registry()
-        shared: dict[str, object] = {"registry": registry}
-        shared.update((f"model:{model.id}", model) for model in registry.models)
-        _INDEXES[slot] = load_compiled_objects(_bundled_inputs(), slot, lambda: build(registry), modules, shared)
+        _INDEXES[slot] = build(default_registry())
     return cast(T, _INDEXES[slot])
 
 
