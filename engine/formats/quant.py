@@ -6,8 +6,6 @@ model's vocabulary and hidden size, else every parameter at the body bits with a
 """
 from __future__ import annotations
 
-from functools import lru_cache
-
 from engine.formats.table import (
     EXL2_DEFAULT_BPW,
     WeightFormat,
@@ -45,10 +43,8 @@ def quant_name(fmt: WeightFormat) -> str:
     return fmt.name
 
 
-@lru_cache(maxsize=4096)
 def canonical_quant(word: str) -> str | None:
-    """A user's word -> the canonical name, or None when it names no format (kept per word: the parser asks it
-    of the same words again and again)."""
+    """A user's word -> the canonical name, or None when it names no format."""
     found = canonical_format(word)
     return None if found is None else quant_name(found)
 

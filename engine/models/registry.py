@@ -9,9 +9,8 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
-from catalog.bundled_yaml import load_bundled, load_bundled_file
+from catalog.bundled_yaml import load_bundled_file
 from catalog.names import normalize_name
-from engine.memo import by_identity
 
 REGISTRY_DIR = Path(__file__).resolve().parent / "data"
 LANGUAGE_KINDS = ("llm", "vlm")  # decode token by token with a KV cache; diffusion/text-encoder/speech do not
@@ -58,7 +57,6 @@ class IndexerCache:
     topk: int | None = None
 
 
-_FOUND_MAX = 4096  # names kept per registry by get(); cleared when full
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +138,7 @@ class ModelShape:
 
     @property
     def kv_known(self) -> bool:
-        """Read about five times per answer: kept per shape object (issue #14; a shape is not changed once built)."""
+        """Whether the KV cache of this shape can be sized."""
         return _kv_known(self)
 
     def quantized_as(self, *names: str) -> QuantizedRepo | None:
@@ -181,8 +179,6 @@ class ModelShape:
         )
 
 
-# 4,096 shapes: the registry has ~200, a Hub lookup adds one each
-@by_identity(maxsize=4096)
 def _kv_known(shape: ModelShape) -> bool:
     # A diffusion transformer (FLUX.1) has attention but no token-by-token KV cache to size.
     if shape.layers is None or not shape.is_language_model or shape.kv_unmodelled is not None:
@@ -274,8 +270,6 @@ class Registry:
     # Published quantized repos -> (base model, repo). Kept apart from by_key: "Qwen2.5-72B-Instruct-AWQ" in a
     # question is the model plus a precision word the parser must still read.
     quantized_by_key: dict[str, tuple[ModelShape, QuantizedRepo]] = field(default_factory=dict, repr=False)
-    # get() by the name as written: every answer looks its model up twice (resolve, hf_repo), issue #14
-    _found: dict[str, ModelShape | None] = field(default_factory=dict, repr=False, compare=False)
 
     def wider_release(self, model: ModelShape, tokens: int) -> ModelShape | None:
         """The release of the same shape whose context window holds `tokens` (the narrowest such; the widest
@@ -301,16 +295,10 @@ class Registry:
     def get(self, model_id: str) -> ModelShape | None:
         """Exact lookup by id, name, alias or Hugging Face repo id, a published quantized repo's giving its base
         model (separators and case ignored: "Qwen/Qwen2.5-72B-Instruct", "meta-llama/llama-3.1-8b-instruct")."""
-        found = self._found
-        if model_id in found:
-            return found[model_id]
         key = normalize_name(model_id)
         model = self.by_key.get(key)
         if model is None and key in self.quantized_by_key:
             model = self.quantized_by_key[key][0]
-        if len(found) >= _FOUND_MAX:
-            found.clear()
-        found[model_id] = model
         return model
 
     def quantized_repo(self, hf_id: str) -> QuantizedRepo | None:

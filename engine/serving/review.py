@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from catalog.schema import Card, Catalog
 from engine.fit.ranking import plan
 from engine.fit.selection import Layout, Rules, evaluate_layout
-from engine.formats.table import WeightFormat, canonical_format
-from engine.memo import by_identity
+from engine.formats.table import canonical_format
 from engine.notes import Note
 from engine.serving import (
     Gpu,
@@ -57,18 +55,12 @@ class ServingOptions:
             raise ValueError(f"gpu_memory_utilization {self.gpu_memory_utilization:g} is outside (0, 1]")
 
 
-@lru_cache(maxsize=256)
-def _format(precision: str) -> WeightFormat | None:
-    """canonical_format of an answer's precision, kept per precision (a handful: bf16, int4, q4_k_m ...)."""
-    return canonical_format(precision)
-
-
 def engine_for(resolved: ResolvedRequest, options: ServingOptions | None = None) -> str:
     """The engine asked for, else llama.cpp for a GGUF type and vLLM for every safetensors format (the named
     format first: the parser reads "q4_k_m" as precision INT4 with the format Q4_K_M)."""
     if options is not None and options.engine is not None:
         return options.engine
-    fmt = resolved.quant or _format(resolved.precision)
+    fmt = resolved.quant or canonical_format(resolved.precision)
     return "llama.cpp" if fmt is not None and fmt.is_gguf else "vllm"
 
 
@@ -79,7 +71,7 @@ def _bytes_per_param(resolved: ResolvedRequest, checkpoint: Checkpoint) -> float
         return resolved.weight_bytes
     if resolved.precision in PRECISION_BYTES:
         return PRECISION_BYTES[resolved.precision]
-    fmt = _format(resolved.precision)
+    fmt = canonical_format(resolved.precision)
     return fmt.bits_per_weight / 8 if fmt is not None else None
 
 
@@ -143,10 +135,9 @@ def _sized_as_published(weights: ResidentWeights, checkpoint: Checkpoint) -> Res
     return dataclasses.replace(weights, body_bytes=body) if body > 0 else weights
 
 
-@lru_cache(maxsize=256)
 def _engine_settings(engine: str, kv: str, tag: str | None, quantization: str | None, dtype: str | None,
                      options: ServingOptions) -> tuple[VllmSettings | None, LlamaCppSettings | None]:
-    """ServingReview.settings, one object per distinct choice (the checks of every answer share them); `tag`,
+    """ServingReview.settings; `tag`,
     `quantization` and `dtype` are the checkpoint's (engine.serving.checkpoint.Checkpoint)."""
     if engine == "llama.cpp":
         cache = LLAMA_CPP_KV_TYPE.get(kv, "f16")
@@ -155,12 +146,6 @@ def _engine_settings(engine: str, kv: str, tag: str | None, quantization: str | 
         gpu_memory_utilization=options.gpu_memory_utilization or GPU_MEMORY_UTILIZATION,
         kv_cache_dtype=VLLM_KV_DTYPE.get(kv, "auto"), quantization=quantization, dtype=dtype,
         max_num_batched_tokens=options.max_num_batched_tokens), None
-
-
-@by_identity(maxsize=4096)
-def _gpu(card: Card) -> Gpu:
-    """Gpu.from_card, one per card object (its name and memory do not change once the catalog is loaded)."""
-    return Gpu.from_card(card)
 
 
 @dataclass(slots=True)
@@ -227,7 +212,7 @@ class ServingReview:
             if self._model is None:
                 self._model, self._checkpoint = serving_checkpoint(self.resolved, self.engine)
             vllm, llama_cpp = self.settings()
-            check = serving_check(self._model, _gpu(card), self.resolved.context_tokens,
+            check = serving_check(self._model, Gpu.from_card(card), self.resolved.context_tokens,
                                   engine=self.engine, tp=count, batch=self.resolved.batch, vllm=vllm,
                                   llama_cpp=llama_cpp)
             return self._on_card(check, card) if self.engine == "vllm" else check
