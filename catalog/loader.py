@@ -1,9 +1,8 @@
 """Loading a catalog (bundled name or YAML path) with one clear error naming the file, the card and the field.
 
-Every file is validated strictly (catalog.validation) except a bundled catalog loaded by name that has a
-compiled copy: the catalog objects its strict validation gave, kept by catalog.bundled_yaml under the sha256
-of the YAML's bytes and of the code that validates it. PyYAML and pydantic are imported only when a file is
-validated, so `cardfit ask` on a bundled catalog pays for neither (issue #14: cold start).
+Every file is validated strictly (catalog.validation) except a bundled catalog loaded by name that has a current
+prepared copy (`make install` validated it and kept its plain data, catalog.bundled_yaml). PyYAML and pydantic are
+imported only when a file is validated, so `cardfit ask` on a bundled catalog pays for neither.
 """
 from __future__ import annotations
 
