@@ -139,8 +139,9 @@ def load_catalog(name_or_path: str, *, compiled: bool = True) -> LoadedCatalog:
 
 
 def _copy_source(raw: bytes) -> bytes:
-    """What a bundled catalog's prepared copy is made from: its YAML and the schema that validated it."""
-    return raw + (Path(__file__).resolve().parent / "schema.py").read_bytes()
+    """What a bundled catalog's prepared copy is made from: its YAML and the code that validated it."""
+    here = Path(__file__).resolve().parent
+    return raw + (here / "schema.py").read_bytes() + (here / "validation.py").read_bytes()
 
 
 def _bundled_catalog(raw: bytes, source: str) -> Catalog:

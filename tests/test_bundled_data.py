@@ -89,8 +89,9 @@ def test_a_schema_change_makes_the_catalog_copy_a_miss(copies, monkeypatch):
     prepare.prepare()
     raw = (loader.DATA_DIR / "gpurenthub.yaml").read_bytes()
     assert bundled_yaml.read_copy(loader._copy_source(raw)) is not None
-    schema_bytes = (ROOT / "catalog" / "schema.py").read_bytes() + b"\n# changed\n"
-    monkeypatch.setattr(Path, "read_bytes", lambda self: schema_bytes if self.name == "schema.py" else raw)
+    real = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: real(self) + b"\n# changed\n" if self.name == "schema.py"
+                        else real(self))
     assert bundled_yaml.read_copy(loader._copy_source(raw)) is None
 
 
