@@ -18,8 +18,9 @@ COPY pyproject.toml README.md ./
 COPY bot ./bot
 COPY engine ./engine
 COPY catalog ./catalog
-# bot.cli.prepare: the compiled copies of the bundled data are built here, as root, next to the installed package
-# (the non-root user could not write them there, and every start would read the YAML again).
+# bot.cli.prepare: the prepared copies of the bundled data are written here, as root, next to the installed package
+# (nothing writes them at run time; without them every start reads the YAML: `cardfit ask` within 150 ms of
+# `python -c pass`).
 RUN pip install --no-cache-dir . \
     && python -m bot.cli.prepare \
     && mkdir -p /app/var \

@@ -9,25 +9,17 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# After installing: the bytecode of Cardfit's own modules (an editable install has none, and with
-# PYTHONDONTWRITEBYTECODE set none is ever written) and the compiled copies of the bundled data (catalog/_compiled/,
-# made from the YAML, which stays the source; a missing or outdated copy is rebuilt at first use anyway).
-# Both are for the cold start of `cardfit ask` (issue #14), as is the code of the dataclasses' generated methods,
-# kept by the start of `cardfit` (bot/cli/start.py; also written by the first start when missing).
-PREPARE = $(BIN)/python -m compileall -q bot catalog engine && $(BIN)/python -m bot.cli.prepare \
-	&& $(BIN)/python -c 'import bot.cli.start; bot.cli.start.import_cli()'
-
-# The editable install as a plain path in a .pth file (setuptools' "compat" mode), not the import hook its default
-# mode installs for a flat layout: that hook (with importlib.util and pathlib) was 15-22 ms of every start of this
-# Python, `python -c pass` included (issue #14: cold start). Where a setuptools no longer has the mode, the default.
-EDITABLE = --config-settings editable_mode=compat
+# After installing, for the cold start of `cardfit ask` (within 150 ms of `python -c pass`): the bytecode of
+# Cardfit's own modules (an editable install has none, and with PYTHONDONTWRITEBYTECODE set none is ever written:
+# compiling them is ~250 ms of every start) and the prepared copies of the bundled data (bot/cli/prepare.py).
+PREPARE = $(BIN)/python -m compileall -q bot catalog engine && $(BIN)/python -m bot.cli.prepare
 
 install: $(BIN)/python
-	$(BIN)/pip install --quiet -e . $(EDITABLE) || $(BIN)/pip install --quiet -e .
+	$(BIN)/pip install --quiet -e .
 	@$(PREPARE)
 
 install-test: $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[test]' $(EDITABLE) || $(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test]'
 	@$(PREPARE)
 
 run: install

@@ -13,7 +13,7 @@ Lock hold: the SQLite store's lock (one connection: every read and write, BEGIN 
 store's write lock (a write transaction), from acquired to released; PostgreSQL's lock-free reads are timed too.
 Each hold is named by the store method that held it (for SQLite's batched calls, the methods of the batch), and
 the longest per phase and per method are printed, with the garbage collector's pauses and WAL checkpoints beside.
-Targets (issue #14): longest hold <= 50 ms, sends >= 98 % of the allowed rate, 0 duplicates, progress counted
+Targets: longest hold <= 50 ms, sends >= 98 % of the allowed rate, 0 duplicates, progress counted
 without a scan. The script uses only what main had too (Store, AlertDelivery), so it measures main as "before".
 """
 from __future__ import annotations
@@ -48,7 +48,7 @@ from tests.support.botapi_emulator import BotApiEmulator
 
 try:
     from bot.telegram.app import settle_heap
-except ImportError:  # main before wave H: the bot did not freeze its start-up heap
+except ImportError:  # an older checkout (--compare): the bot did not freeze its start-up heap
     settle_heap = gc.collect  # type: ignore[assignment]
 
 TOKEN = "123456:BENCH-token-not-real"

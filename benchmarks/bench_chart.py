@@ -1,4 +1,4 @@
-"""How long one chart takes (issue #12): matplotlib's import, the first render, then the median of N renders.
+"""How long one chart takes: matplotlib's import, the first render, then the median of N renders.
 
 Usage: .venv/bin/python -m benchmarks.bench_chart [--renders 30] [--lang en]
 Target: one chart under 300 ms on the 2-core dev machine (the bot renders it in a worker thread). The import cost

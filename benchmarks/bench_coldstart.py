@@ -1,4 +1,4 @@
-"""Cold start (issue #14): wall time of `cardfit ask "70B int4"` (text and --json) against a bare interpreter.
+"""Cold start: wall time of `cardfit ask "70B int4"` (text and --json) against a bare interpreter.
 
 Usage: .venv/bin/python -m benchmarks.bench_coldstart [--runs 21] [--question "70B int4"] [--compare CHECKOUT]
        [--instructions]

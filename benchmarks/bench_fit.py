@@ -1,5 +1,5 @@
-"""Fit selection per question on synthetic 15 / 150 / 1,500-card catalogs (issue #14: "a 1,500-card catalog costs at
-most 5x the 15-card one per question").
+"""Fit selection per question on synthetic 15 / 150 / 1,500-card catalogs (target: a 1,500-card catalog costs at
+most 5x the 15-card one per question).
 
 Usage: .venv/bin/python -m benchmarks.bench_fit [--repeat 5] [--catalog gpurenthub]
 The catalogs are made from the bundled catalog's cards (seeded random, the same every run): each synthetic card

@@ -1,8 +1,8 @@
 """Does the bot's memory follow its traffic or every user it has ever seen? RSS after a warm-up, then after
-100,000 more distinct users have each asked once (issue #14: growth at most 5 MiB).
+100,000 more distinct users have each asked once (target: growth at most 5 MiB).
 
 Usage: .venv/bin/python -m benchmarks.bench_memory [--users 10000] [--answered-every 10] [--trace]
-       (`--users 100000` for the full measurement of issue #14's target: 4-9 minutes on the shared machine)
+       (`--users 100000` for the full measurement of the target: 4-9 minutes on the shared machine)
 
 How: the real Application (build_application, its handlers, the pre-handler, a SQLite store in a temporary
 directory) is driven in this process, 64 updates at a time (the bot's concurrent_updates), through the offline
@@ -10,7 +10,7 @@ request layer of the handler tests (tests/support/botharness.py; its call log is
 HTTP server keeps per-chat state of its own. About 0.6 ms an update on an idle machine; on the shared 2-core one
 100,000 users took 4-9 minutes, so the default is 10,000 users (about a minute; 15,000 took 110 s at load
 average 10), checked against the same 5 MiB. A short run does not prove the target: the growth is not linear
-(allocator arenas and caches fill in steps: +2.6 MiB after 15,000 users here, +1.7 MiB after 100,000 in wave H),
+(allocator arenas and caches fill in steps: +2.6 MiB after 15,000 users here, +1.7 MiB after 100,000 in an earlier run),
 so `--users 100000` measures the target itself. Every user writes one private message: every `--answered-every`th
 a sizing question (QUESTIONS of bench_bot, answered in full: engine, store
 writes, keyboard), the others a greeting that is not one (parsed, answered with the help text and its buttons).
@@ -37,7 +37,7 @@ from bot.config import load_settings
 from tests.support.botharness import TOKEN, Harness
 
 TARGET_MIB = 5.0
-TARGET_USERS = 100_000  # issue #14: "RSS flat (within 5 MiB) after 100,000 distinct users have asked once"
+TARGET_USERS = 100_000  # the target: RSS flat (within 5 MiB) after 100,000 distinct users have asked once
 BATCH = 64
 NEW_USERS_PER_S = 30.0  # the flood guard's simulated clock: see the module docstring
 GREETING = "hello there, nice bot"

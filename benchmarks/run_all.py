@@ -1,7 +1,7 @@
 """`make bench`: every benchmarks/bench_*.py in its own interpreter, then one table of their figures.
 
 Each script prints its figures in words and, as its last stdout line, one JSON object
-{"bench": NAME, "rows": [{"metric", "value", "unit", "target", "ok"}]} (COMMON convention of issue #14). A script
+{"bench": NAME, "rows": [{"metric", "value", "unit", "target", "ok"}]} (the benchmarks' common convention). A script
 without that line shows as "no figures"; the table prints whatever happened, and the exit status is non-zero
 only when a script crashed (a missed target is a figure, not a failure).
 Usage: .venv/bin/python -m benchmarks.run_all [--only coldstart,ask] [--timeout 300]

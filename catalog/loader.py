@@ -1,9 +1,8 @@
 """Loading a catalog (bundled name or YAML path) with one clear error naming the file, the card and the field.
 
-Every file is validated strictly (catalog.validation) except a bundled catalog loaded by name that has a
-compiled copy: the catalog objects its strict validation gave, kept by catalog.bundled_yaml under the sha256
-of the YAML's bytes and of the code that validates it. PyYAML and pydantic are imported only when a file is
-validated, so `cardfit ask` on a bundled catalog pays for neither (issue #14: cold start).
+Every file is validated strictly (catalog.validation) except a bundled catalog loaded by name that has a current
+prepared copy (`make install` validated it and kept its plain data, catalog.bundled_yaml). PyYAML and pydantic are
+imported only when a file is validated, so `cardfit ask` on a bundled catalog pays for neither.
 """
 from __future__ import annotations
 
@@ -123,7 +122,7 @@ def _one_line(message: str) -> str:
 
 
 def load_catalog(name_or_path: str, *, compiled: bool = True) -> LoadedCatalog:
-    """`compiled=False` (`catalog check`): validate a bundled catalog from its YAML too."""
+    """`compiled=False` (`catalog check`): validate a bundled catalog from its YAML, not its prepared copy."""
     path = resolve_catalog_path(name_or_path)
     try:
         with path.open("rb") as handle:
@@ -135,43 +134,30 @@ def load_catalog(name_or_path: str, *, compiled: bool = True) -> LoadedCatalog:
         raise CatalogError(f"{path}: cannot read: {exc.strerror or exc}") from None
     sha256 = hashlib.sha256(raw).hexdigest()
     if compiled and name_or_path.strip() in BUNDLED:
-        return LoadedCatalog(_bundled_catalog(name_or_path.strip(), raw, str(path)), path, sha256)
+        return LoadedCatalog(_bundled_catalog(raw, str(path)), path, sha256)
     return LoadedCatalog(parse_catalog_bytes(raw, str(path)), path, sha256)
 
 
-# What a compiled catalog may contain: the plain catalog objects, nothing else.
-_CATALOG_CLASSES = {("catalog.schema", kind.__name__): kind for kind in (
-    schema.Catalog, schema.Card, schema.VolumeDiscount, schema.SizingPolicy, schema.SelectionPolicy, schema.Region,
-    schema.Topup)}
-_CATALOG_DIR = Path(__file__).resolve().parent
+def _copy_source(raw: bytes) -> bytes:
+    """What a bundled catalog's prepared copy is made from: its YAML and the code that validated it."""
+    here = Path(__file__).resolve().parent
+    return raw + (here / "schema.py").read_bytes() + (here / "validation.py").read_bytes()
 
 
-def _compiled_catalog_path(name: str, raw: bytes) -> Path:
-    """Keyed by the YAML's bytes and the signature of catalog/'s code (a change to the schema, the validation or
-    this loader makes every compiled catalog a miss)."""
-    return bundled_yaml.compiled_path(f"catalog-{name}", raw + bundled_yaml.code_signature(_CATALOG_DIR))
+def _bundled_catalog(raw: bytes, source: str) -> Catalog:
+    """A bundled catalog from its prepared copy (validated by `make install`, so `cardfit ask` never imports
+    pydantic: 150 ms over `python -c pass` at most), else strictly from its YAML."""
+    data = bundled_yaml.read_copy(_copy_source(raw))
+    return parse_catalog_bytes(raw, source) if data is None else schema.catalog_from_plain(data)
 
 
-def _bundled_catalog(name: str, raw: bytes, source: str) -> Catalog:
-    """A bundled catalog from its compiled copy, or strictly from its YAML (and the copy written)."""
-    compiled = _compiled_catalog_path(name, raw)
-    catalog = bundled_yaml.read_compiled(compiled, _CATALOG_CLASSES)
-    if isinstance(catalog, Catalog):
-        return catalog
-    catalog = parse_catalog_bytes(raw, source)
-    bundled_yaml.write_compiled(compiled, catalog)
-    return catalog
-
-
-def compile_bundled_catalogs() -> list[Path]:
-    """Validate each bundled catalog from its YAML and keep its compiled copy; the copies' paths."""
+def prepare_bundled_catalogs() -> list[Path]:
+    """Validate each bundled catalog from its YAML and keep its plain data as the prepared copy (make install)."""
     written = []
     for name in BUNDLED:
-        path = DATA_DIR / f"{name}.yaml"
-        raw = path.read_bytes()
-        compiled = _compiled_catalog_path(name, raw)
-        bundled_yaml.write_compiled(compiled, parse_catalog_bytes(raw, str(path)))
-        written.append(compiled)
+        raw = (DATA_DIR / f"{name}.yaml").read_bytes()
+        catalog = parse_catalog_bytes(raw, str(DATA_DIR / f"{name}.yaml"))
+        written.append(bundled_yaml.write_copy(_copy_source(raw), schema.catalog_to_plain(catalog)))
     return written
 
 
@@ -194,5 +180,7 @@ def _describe(source: str, data: dict[str, Any], exc: ValidationError) -> str:
     else:
         where = "catalog"
     message = first.get("msg", "invalid").removeprefix("Value error, ")
+    if first.get("type") == "unexpected_keyword_argument":  # a dataclass's word for an unknown field
+        message = "Extra inputs are not permitted"
     more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
     return f"{source}: {where}: {message}{more}"

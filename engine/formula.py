@@ -7,12 +7,11 @@ written with the same digits (`formula_number`), so a translation only swaps wor
 from __future__ import annotations
 
 import _string  # type: ignore[import-not-found]  # no stub; string.Formatter.parse is this function
-from collections.abc import Callable, Iterator, Mapping
-from operator import itemgetter
+from collections.abc import Iterator, Mapping
 
 
 def _template_parts(template: str) -> Iterator[tuple[str, str | None, str | None, str | None]]:
-    """string.Formatter().parse(template), without importing `string` at a cold start."""
+    """string.Formatter().parse(template), without importing `string` (~3 ms of the cold start)."""
     parts: Iterator[tuple[str, str | None, str | None, str | None]] = _string.formatter_parser(template)
     return parts
 
@@ -81,86 +80,8 @@ def formula_number(name: str, value: FormulaValue) -> str:
     return fmt_num(value)
 
 
-def _number_gb(value: FormulaValue) -> str:
-    return value if isinstance(value, str) else fmt_gb(value)
-
-
-def _number_batch(value: FormulaValue) -> str:
-    return value if isinstance(value, str) else str(value)
-
-
-def _number(value: FormulaValue) -> str:
-    return value if isinstance(value, str) else fmt_num(value)
-
-
-def _writer(name: str) -> Callable[[FormulaValue], str]:
-    """formula_number's choice for `name`, made once per template field rather than per value (a formula is
-    written for every component of every answer)."""
-    return _number_gb if name.endswith("_gb") else _number_batch if name == "batch" else _number
-
-
-# What a formula shows of the question itself (its context and batch, and the sizes that follow from them); every
-# other value comes from the model, its format and the provider's policy, so the text around these is written once
-# per such combination and only these are written per answer.
-PER_QUESTION_FIELDS = frozenset({"tokens", "batch", "window_tokens", "kv_gb", "overhead_gb", "headroom_gb",
-                                 "activations_gb", "base_gb", "gradients_gb", "optimizer_gb", "adapter_gb"})
-
-_Fields = tuple[tuple[str, Callable[[FormulaValue], str]], ...]
-
-
-def _compile(template: str) -> tuple[tuple[str, ...], _Fields]:
-    """The template's fixed fields (in order) and its per-question ones with their writers."""
-    names = list(dict.fromkeys(field for _, field, _, _ in _template_parts(template) if field))
-    fixed = tuple(name for name in names if name not in PER_QUESTION_FIELDS)
-    return fixed, tuple((name, _writer(name)) for name in names if name in PER_QUESTION_FIELDS)
-
-
-_COMPILED: dict[str, tuple[tuple[str, ...], _Fields]] = {code: _compile(t) for code, t in FORMULAS.items()}
-
-
-def _getter(names: tuple[str, ...]) -> Callable[[Mapping[str, FormulaValue]], tuple[FormulaValue, ...]]:
-    """The values of `names` as one tuple (itemgetter gives a bare value for one name, () for none)."""
-    if len(names) > 1:
-        return itemgetter(*names)
-    if names:
-        name = names[0]
-        return lambda values: (values[name],)
-    return lambda values: ()
-
-
-# Per code: its fixed values read at once, and its per-question fields (the key of the cached pieces is the fixed
-# values and their types, built without a Python-level loop).
-_READERS: dict[str, tuple[Callable[[Mapping[str, FormulaValue]], tuple[FormulaValue, ...]], _Fields]] = {
-    code: (_getter(fixed), fields) for code, (fixed, fields) in _COMPILED.items()}
-_PARTIAL: dict[tuple[object, ...], str] = {}
-_PARTIAL_MAX = 4096  # cleared when full (a registry of ~200 models x a few formats and codes fits)
-
-
-def _partial(code: str, key: tuple[object, ...], values: Mapping[str, FormulaValue]) -> str:
-    """FORMULAS[code] with its fixed fields written (braces in them escaped), the per-question ones left open."""
-    pieces = []
-    for literal, field, _, _ in _template_parts(FORMULAS[code]):
-        pieces.append(literal.replace("{", "{{").replace("}", "}}"))
-        if field is None:
-            continue
-        if field in PER_QUESTION_FIELDS:
-            pieces.append("{" + field + "}")
-        else:
-            pieces.append(formula_number(field, values[field]).replace("{", "{{").replace("}", "}}"))
-    found = "".join(pieces)
-    if any(type(values[name]) is float and values[name] == 0 for name in _COMPILED[code][0]):
-        return found  # -0.0 == 0.0 as a key, but written "-0.0 GB": not kept
-    if len(_PARTIAL) >= _PARTIAL_MAX:
-        _PARTIAL.clear()
-    _PARTIAL[key] = found
-    return found
-
-
 def english_formula(code: str, values: Mapping[str, FormulaValue]) -> str:
     """The template with the values it shows, each written by formula_number (values it does not show are not
     written: format_map would ignore them)."""
-    read, fields = _READERS[code]
-    shown = read(values)
-    key = (code, shown, tuple(map(type, shown)))  # types too: 2, 2.0 and True are one dict key, written apart
-    template = _PARTIAL.get(key) or _partial(code, key, values)
-    return template.format_map({name: write(values[name]) for name, write in fields})
+    return "".join(literal if field is None else literal + formula_number(field, values[field])
+                   for literal, field, _, _ in _template_parts(FORMULAS[code]))

@@ -372,7 +372,7 @@ def test_scout_at_its_whole_window_is_sized(text):
 # -- YaRN / rope scaling: the user extends the window ---------------------------------------------------------------
 
 def parsed(text: str):
-    return parse(text, default_vocabulary(), memo=False)
+    return parse(text, default_vocabulary())
 
 
 def assumed_codes(request) -> list[str]:

@@ -59,12 +59,12 @@ def hqq_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_the_bundled_table_knows_no_hqq():
     assert canonical_format("hqq") is None
-    result = parse(QUESTION, memo=False)
+    result = parse(QUESTION)
     assert result.request is None or result.request.quant is None
 
 
 def test_a_new_row_is_parsed_sized_checked_launched_and_rendered(hqq_table):
-    result = parse(QUESTION, memo=False)
+    result = parse(QUESTION)
     request = result.request
     assert request is not None, result.error
     assert (request.model, request.quant, request.precision) == ("llama-3.1-8b", "hqq", None)

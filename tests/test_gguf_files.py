@@ -14,7 +14,7 @@ VOCABULARY = Vocabulary.of_catalog(CATALOG)
 
 
 def read(text: str):
-    return parse(text, VOCABULARY, memo=False)
+    return parse(text, VOCABULARY)
 
 
 def codes(request) -> list[str]:

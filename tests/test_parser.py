@@ -391,13 +391,13 @@ def test_a_number_before_a_unit_is_not_a_card(bundled_vocabulary):
     ("1.024b", 1024), ("1.5B", 1.5), ("0.9b", 0.9),
 ])
 def test_a_leading_zero_group_is_never_thousands(text, params, bundled_vocabulary):
-    result = parse(text, bundled_vocabulary, memo=False)
+    result = parse(text, bundled_vocabulary)
     assert result.request is not None and result.request.params_b == pytest.approx(params)
 
 
 @pytest.mark.parametrize("text", ["8.192 Token für 7B", "32.768 tokens 7b", "1.000.000 Token 7b"])
 def test_thousands_groups_stay(text, bundled_vocabulary):
-    result = parse(text, bundled_vocabulary, memo=False)
+    result = parse(text, bundled_vocabulary)
     assert result.request is not None and result.request.context_tokens in (8192, 32768, 1_000_000)
 
 

@@ -197,7 +197,7 @@ def sized(text: str):
     ("whisper large v3", "whisper-large-v3"), ("deepseek v3", "deepseek-v3"),
 ])
 def test_a_short_version_names_its_release(text, model):
-    result = parse(text, default_vocabulary(), memo=False)
+    result = parse(text, default_vocabulary())
     assert result.request is not None and result.request.model == model
     assert not result.request.ignored
 
@@ -207,20 +207,20 @@ def test_a_short_version_names_its_release(text, model):
     "Wie viel VRAM braucht Stable Diffusion 3.5 Large?", "stabilityai/stable-diffusion-3.5-large",
 ])
 def test_sd35_large_is_its_own_entry(text):
-    result = parse(text, default_vocabulary(), memo=False)
+    result = parse(text, default_vocabulary())
     assert result.request is not None and result.request.model == "sd3.5-large"
 
 
 @pytest.mark.parametrize("text", ["stable diffusion 3.5 medium", "stable diffusion 3", "stable diffusion 2.1",
                                   "stable diffusion 1.5", "sd 3.5 medium"])
 def test_another_stable_diffusion_is_never_sdxl(text):
-    result = parse(text, default_vocabulary(), memo=False)
+    result = parse(text, default_vocabulary())
     assert result.request is None or result.request.model != "sdxl-base-1.0"
 
 
 @pytest.mark.parametrize("text", ["sdxl", "stable diffusion xl", "stable diffusion", "SDXL base 1.0"])
 def test_sdxl_stays_sdxl(text):
-    result = parse(text, default_vocabulary(), memo=False)
+    result = parse(text, default_vocabulary())
     assert result.request is not None and result.request.model == "sdxl-base-1.0"
 
 

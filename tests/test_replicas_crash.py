@@ -78,7 +78,7 @@ class Gate:
             if self.hold_after is not None and self.messages > self.hold_after:
                 self.held.set()
                 await self.open.wait()
-            if request.content_type == "application/json":  # bot/telegram/transport.py posts sends as JSON
+            if request.content_type == "application/json":  # a JSON body, else PTB's form body
                 chat = str(json.loads(body).get("chat_id", ""))
             else:
                 chat = parse_qs(body.decode()).get("chat_id", [""])[0]

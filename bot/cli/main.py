@@ -316,26 +316,18 @@ def cmd_catalog_check(args: argparse.Namespace) -> int:
 
 
 def ask_answer(text: str, catalog: Catalog, vocabulary: Vocabulary) -> tuple[Answer | None, str | None, str]:
-    """(answer, parse error, language) for one question; pure, no preferences. `vocabulary`: the catalog's
+    """(answer, parse error, language) for one question, the bot's way of answering (bot/features/ask.py) with
+    what the CLI has: no store, no settings, a Hub lookup that blocks. `vocabulary`: the catalog's
     (Vocabulary.of_catalog), built once per run."""
-    answer, error, language, _ = _ask(text, catalog, vocabulary)
-    return answer, error, language
-
-
-def _ask(text: str, catalog: Catalog, vocabulary: Vocabulary,
-         memo: bool = True) -> tuple[Answer | None, str | None, str, bool]:
-    """ask_answer, and whether the Hugging Face lookup was asked (its answer may change between two asks).
-    `memo`: engine.parse's memo (False: the text is read afresh). The bot's way of answering
-    (bot/features/ask.py), with what the CLI has: no store, no settings, a Hub lookup that blocks."""
-    asked = ask_blocking(text, catalog, vocabulary, hub=_BLOCKING_HUB, memo=memo)
-    return asked.answer, asked.error, asked.result.language, asked.asked_hub
+    asked = ask_blocking(text, catalog, vocabulary, hub=_BLOCKING_HUB)
+    return asked.answer, asked.error, asked.result.language
 
 
 @lru_cache(maxsize=1)
 def _hub_lookup() -> HubLookup:
     """One per run: a batch on stdin asks the Hub once per repository. bot.features.hub_lookup (and through it the
     store, asyncio and the database drivers) is imported here, when a question names a repository the registry
-    does not know, not on every start of `cardfit ask`."""
+    does not know, not on every start of `cardfit ask` (the cold start: within 150 ms of `python -c pass`)."""
     from bot.features.hub_lookup import HubLookup
 
     return HubLookup.from_env()
@@ -355,30 +347,23 @@ class _BlockingHub:
 _BLOCKING_HUB = _BlockingHub()
 
 
-def _ask_json(text: str, catalog: Catalog, vocabulary: Vocabulary) -> dict[str, Any]:
-    return ask_json(text, catalog, vocabulary)[0]
-
-
-def ask_batch(catalog: Catalog, vocabulary: Vocabulary, memo: bool = True) -> AskBatch:
-    """What `cardfit ask --json -` answers its lines with (bot/cli/ask_batch.py: identical lines once per run)."""
+def ask_batch(catalog: Catalog, vocabulary: Vocabulary) -> AskBatch:
+    """What `cardfit ask --json -` answers its lines with (bot/cli/ask_batch.py)."""
     from bot.cli.ask_batch import AskBatch
 
-    return AskBatch(lambda text: ask_json(text, catalog, vocabulary, memo), memo=memo)
+    return AskBatch(lambda text: _ask_json(text, catalog, vocabulary))
 
 
-def ask_json(text: str, catalog: Catalog, vocabulary: Vocabulary,
-             memo: bool = True) -> tuple[dict[str, Any], bool]:
-    """The JSON object `cardfit ask --json` prints for one question, and whether it is the same whenever the text
-    is: False when the Hugging Face lookup was asked or the line failed inside (bot/cli/ask_batch.py keeps only
-    those that are)."""
+def _ask_json(text: str, catalog: Catalog, vocabulary: Vocabulary) -> dict[str, Any]:
+    """The JSON object `cardfit ask --json` prints for one question."""
     try:
-        answer, error, _, asked_hub = _ask(text, catalog, vocabulary, memo)
+        answer, error, _ = ask_answer(text, catalog, vocabulary)
     except Exception as exc:  # one bad line must not end a batch; say what happened on that line
-        return _error_object(f"internal error: {exc.__class__.__name__}"), False
+        return _error_object(f"internal error: {exc.__class__.__name__}")
     if answer is None:
         error = error or "not a sizing question"
-        return _error_object(f"{error}: {HELP_HINT}" if error == "not a sizing question" else error), not asked_hub
-    return answer.to_json(), not asked_hub
+        return _error_object(f"{error}: {HELP_HINT}" if error == "not a sizing question" else error)
+    return answer.to_json()
 
 
 HELP_HINT = "ask e.g. '70B at 4-bit, 32k context', 'QLoRA Llama 3.1 70B' or 'Mixtral 8x7B on an RTX 4090'"
@@ -391,11 +376,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.text == "-":
         if not args.json:
             raise CliError("reading questions from stdin needs --json")
-        import gc
-
-        # CARDFIT_ASK_MEMO=0 answers every line afresh (the benchmark's cold figure): no line memo, no parse memo
-        batch = ask_batch(catalog, vocabulary, memo=os.environ.get("CARDFIT_ASK_MEMO", "1") != "0")
-        gc.freeze()  # the catalog, registry and indexes live for the whole batch: no collection rescans them
+        batch = ask_batch(catalog, vocabulary)
         stdin = sys.stdin
         if isinstance(stdin, io.TextIOWrapper) and stdin.errors == "strict":
             # An undecodable byte is that line's business, not the end of the run (a UTF-8 locale other than C

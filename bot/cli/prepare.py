@@ -1,30 +1,27 @@
-"""`python -m bot.cli.prepare` (make install): build the compiled copies of the bundled data now, not at first use.
+"""`python -m bot.cli.prepare` (make install, the Dockerfile): the prepared copies of the bundled data.
 
-Every copy is also built when a start finds it missing (catalog/bundled_yaml.py); this only moves that cost out
-of the first `cardfit ask` after an install or an edit. It reads every bundled file the way a start does.
+Each bundled YAML file's parsed data, and each bundled catalog's validated data, kept in catalog/_compiled/
+(catalog/bundled_yaml.py); the only writer of that directory. Without them every start reads the YAML.
 """
 from __future__ import annotations
 
+import shutil
 import sys
 
-from bot.texts.i18n import LANGUAGES, texts
-from catalog.bundled_yaml import COMPILED_DIR, compile_files
-from catalog.loader import BUNDLED, compile_bundled_catalogs, load_catalog
-from engine.formats.table import default_table
-from engine.parse import Vocabulary
+from catalog import bundled_yaml
+from catalog.bundled_yaml import bundled_files, load_bundled, write_copy
+from catalog.loader import prepare_bundled_catalogs
 
 
 def prepare() -> int:
-    """The number of compiled copies in COMPILED_DIR afterwards."""
-    compile_files()
-    compile_bundled_catalogs()
-    for name in BUNDLED:
-        Vocabulary.of_catalog(load_catalog(name).catalog)  # the registry and the parser's index of its names
-    default_table()
-    for lang in LANGUAGES:
-        texts(lang)
-    return len(list(COMPILED_DIR.glob("*.pickle")))
+    """The number of prepared copies in COMPILED_DIR afterwards (older copies removed)."""
+    shutil.rmtree(bundled_yaml.COMPILED_DIR, ignore_errors=True)
+    for path in bundled_files():
+        raw = path.read_bytes()
+        write_copy(raw, load_bundled(raw.decode("utf-8")))
+    prepare_bundled_catalogs()
+    return len(list(bundled_yaml.COMPILED_DIR.glob("*.pickle")))
 
 
 if __name__ == "__main__":
-    print(f"{prepare()} compiled copies of the bundled data in {COMPILED_DIR}", file=sys.stderr)
+    print(f"{prepare()} prepared copies of the bundled data in {bundled_yaml.COMPILED_DIR}", file=sys.stderr)

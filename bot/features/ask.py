@@ -62,7 +62,6 @@ class Asked:
     """What a question came to."""
 
     result: ParseResult  # the parse, with what the Hub said about a repository it names
-    asked_hub: bool = False  # the Hub was asked: its answer may change between two asks
     request: SizeRequest | None = None  # the question as the user set it (a follow-up applied), settings not filled
     filled: SizeRequest | None = None  # the same with the asker's settings filled in: what was answered
     from_settings: set[str] = field(default_factory=set)  # the fields the settings filled
@@ -83,17 +82,14 @@ class Asked:
 
 async def ask(text: str, catalog: Catalog, vocabulary: Vocabulary, asker: Asker = NOBODY, *,
               hub: ModelLookup | None = None,
-              previous: Callable[[], Awaitable[SizeRequest | None]] | None = None,
-              memo: bool = True) -> Asked:
+              previous: Callable[[], Awaitable[SizeRequest | None]] | None = None) -> Asked:
     """Answer `text`. `hub`: look up a repository the registry does not know (None: size it from its name).
-    `previous`: the question a follow-up ("and in fp8?") changes, asked for only when the text is one.
-    `memo`: engine.parse's memo (False: the text is read afresh)."""
-    result = parse(text, vocabulary, memo=memo)
+    `previous`: the question a follow-up ("and in fp8?") changes, asked for only when the text is one."""
+    result = parse(text, vocabulary)
     asked = Asked(result)
     if hub is not None and result.hub_candidate is not None and hub.enabled:
         from bot.features.hub_lookup import hub_question
 
-        asked.asked_hub = True
         found = await hub.lookup(result.hub_candidate)
         asked.result = result = hub_question(text, result, found, vocabulary)
     earlier = delta = None
@@ -120,13 +116,12 @@ async def ask(text: str, catalog: Catalog, vocabulary: Vocabulary, asker: Asker 
     return asked
 
 
-def ask_blocking(text: str, catalog: Catalog, vocabulary: Vocabulary, *, hub: ModelLookup | None = None,
-                 memo: bool = True) -> Asked:
+def ask_blocking(text: str, catalog: Catalog, vocabulary: Vocabulary, *, hub: ModelLookup | None = None) -> Asked:
     """`ask` from synchronous code (the CLI): no earlier question, no settings, and a `hub` whose lookup blocks
     (HubLookup.lookup_sync, on an event loop of its own), so `ask` never waits and is run to its end here, by
     hand. An event loop for every question would import asyncio, which costs every start of `cardfit ask` more
     than the rest of the CLI (python -X importtime)."""
-    return _run_to_end(ask(text, catalog, vocabulary, hub=hub, memo=memo))
+    return _run_to_end(ask(text, catalog, vocabulary, hub=hub))
 
 
 def _run_to_end(coroutine: Coroutine[Any, Any, Asked]) -> Asked:

@@ -5,7 +5,6 @@ by it.
 """
 from __future__ import annotations
 
-import aiohttp
 import httpx
 
 __all__ = ["NOT_PROCESSED_ANSWERS", "NOT_SENT_CAUSES", "never_reached_telegram"]
@@ -14,11 +13,9 @@ __all__ = ["NOT_PROCESSED_ANSWERS", "NOT_SENT_CAUSES", "never_reached_telegram"]
 # connection was never made (refused, connect time-out, no free connection in the pool). Everything else after
 # the request was written (read time-out, connection dropped before the answer, a broken read) may have taken
 # effect: Telegram has no idempotency key. PTB wraps them all as TimedOut/NetworkError and keeps the transport's
-# error as __cause__ (telegram/request/_httpxrequest.py, do_request; bot/telegram/transport.py does the same for the
-# JSON calls it posts through aiohttp, whose connect failures and connect time-outs are these two classes).
-NOT_SENT_CAUSES: tuple[type[BaseException], ...] = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout,
-                                                    aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError)
-TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (httpx.HTTPError, aiohttp.ClientError, TimeoutError)
+# error as __cause__ (telegram/request/_httpxrequest.py, do_request).
+NOT_SENT_CAUSES: tuple[type[BaseException], ...] = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (httpx.HTTPError, TimeoutError)
 # HTTP answers that mean "not processed": nginx in front of the Bot API answers 502 when no backend took the
 # request, 503 when it refused it. A 500 or 504 may come after the backend acted, so they are final.
 NOT_PROCESSED_ANSWERS = ("Bad Gateway", "Service Unavailable")

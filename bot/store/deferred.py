@@ -1,4 +1,4 @@
-"""Writes that wait for the task's next statement (issue #14): fewer commits per update, the same order.
+"""Writes that wait for the task's next statement: fewer commits per update, the same order.
 
 Inside `deferring()` (the inbox runs each update's handlers in one), `Database.defer(statements)` does not write:
 the statements wait until the block's own task runs its next statement on that database, which runs them first,

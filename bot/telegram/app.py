@@ -9,7 +9,7 @@ from telegram import BotCommand, BotCommandScope, BotCommandScopeChat, BotComman
 from telegram._utils.types import JSONDict
 from telegram.constants import ParseMode
 from telegram.ext import Application, Defaults
-from telegram.request import BaseRequest
+from telegram.request import BaseRequest, HTTPXRequest
 
 from bot.config import Settings
 from bot.features import commands as features
@@ -18,7 +18,6 @@ from bot.features.feature import Scope
 from bot.telegram.context import CONTEXT_TYPES, CardfitApplication, CustomContext
 from bot.telegram.inbox import INBOX_KEY, RAW_UPDATES_KEY, Inbox, InboxRateLimiter, RawUpdatesRequest
 from bot.telegram.services import Services
-from bot.telegram.transport import JsonRequest
 from bot.texts.i18n import LANGUAGES, t
 from catalog.loader import load_catalog
 from engine.parse import parse
@@ -26,11 +25,9 @@ from engine.parse import parse
 log = logging.getLogger(__name__)
 SEND_READ_TIMEOUT_S = 25.0
 SEND_WRITE_TIMEOUT_S = 25.0
-# PTB opens up to 256 connections, and httpcore walks all of them (and every waiting request) whenever a request
-# starts or ends: with 64 updates handled at once that walk cost more CPU than Cardfit's own work (issue #14,
-# benchmarks/bench_bot.py: ~1.5 ms per update less at 8). Telegram takes 30 messages/s: 8 connections carry that
-# while an answer takes under ~250 ms. A send waiting for a connection has not reached Telegram, so it may wait
-# longer than PTB's 1 s rather than fail (and be retried: bot/operators/send_errors.py, PoolTimeout).
+# Telegram takes 30 messages/s: 8 connections carry that while an answer takes under ~250 ms. A send waiting for a
+# connection has not reached Telegram, so it may wait longer than PTB's 1 s rather than fail (and be retried:
+# bot/operators/send_errors.py, PoolTimeout).
 SEND_POOL_SIZE = 8
 SEND_POOL_TIMEOUT_S = 10.0
 
@@ -51,11 +48,11 @@ class NoLinkPreview(LinkPreviewOptions):
 
 
 def send_request() -> BaseRequest:
-    """The connection for every call but getUpdates: JSON bodies (bot/telegram/transport.py). PTB waits 5 s for an
-    answer; a busy Telegram takes longer, and a send that timed out while reading is not repeated
-    (bot/telegram/ptb.py: it may have arrived): wait long enough not to give up on it."""
-    return JsonRequest(connection_pool_size=SEND_POOL_SIZE, read_timeout=SEND_READ_TIMEOUT_S,
-                       write_timeout=SEND_WRITE_TIMEOUT_S, pool_timeout=SEND_POOL_TIMEOUT_S)
+    """The connection for every call but getUpdates (PTB's own). PTB waits 5 s for an answer; a busy Telegram takes
+    longer, and a send that timed out while reading is not repeated (bot/telegram/ptb.py: it may have arrived):
+    wait long enough not to give up on it."""
+    return HTTPXRequest(connection_pool_size=SEND_POOL_SIZE, read_timeout=SEND_READ_TIMEOUT_S,
+                        write_timeout=SEND_WRITE_TIMEOUT_S, pool_timeout=SEND_POOL_TIMEOUT_S)
 
 
 def build_application(settings: Settings, *, request: BaseRequest | None = None,

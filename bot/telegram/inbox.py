@@ -30,13 +30,12 @@ from typing import Any, TypeVar
 from telegram import Update
 from telegram._utils.types import JSONDict
 from telegram.error import InvalidToken, RetryAfter, TelegramError, TimedOut
-from telegram.request import BaseRequest
+from telegram.request import BaseRequest, HTTPXRequest
 
 from bot.operators.alerts import crash_point
 from bot.store import DATABASE_ERRORS, INBOX_LEASE_S, Store, StoredUpdate
 from bot.telegram.context import CardfitApplication
 from bot.telegram.ptb import ResilientRateLimiter, repeatable
-from bot.telegram.transport import JsonRequest
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -133,13 +132,10 @@ class InboxRateLimiter(ResilientRateLimiter):
         return await super().process_request(marked, args, kwargs, endpoint, data, rate_limit_args)
 
 
-class RawUpdatesRequest(JsonRequest):
-    """The getUpdates connection (one connection, as PTB's default for it; posted as JSON over aiohttp like the
-    sends, bot/telegram/transport.py: a getUpdates through httpx cost ~2 ms of CPU, and while updates trickle in one
-    at a time that is one call per update) that keeps the last answer's updates as Telegram sent them, so the inbox
-    stores that JSON instead of serialising PTB's objects again (`Update.to_json` costs ~110 us per update;
-    `json.dumps` of the kept dict a tenth of it). One getUpdates runs at a time, so the last answer is the one the
-    caller just got."""
+class RawUpdatesRequest(HTTPXRequest):
+    """The getUpdates connection (one connection, as PTB's default for it) that keeps the last answer's updates as
+    Telegram sent them, so the inbox stores Telegram's own JSON of each update. One getUpdates runs at a time, so
+    the last answer is the one the caller just got."""
 
     def __init__(self) -> None:
         super().__init__(connection_pool_size=1)
@@ -431,8 +427,7 @@ async def _unless_stopped(stop: asyncio.Event, awaitable: Awaitable[T]) -> T | N
 
 async def initialize(application: CardfitApplication) -> None:
     """Application.initialize(); when it fails (getMe refused or unreachable), the connections its bot opened are
-    closed again: PTB's Bot.shutdown does nothing for a bot whose initialize did not finish, and an aiohttp session
-    left open is reported at exit (bot/telegram/transport.py)."""
+    closed again: PTB's Bot.shutdown does nothing for a bot whose initialize did not finish."""
     try:
         await application.initialize()
     except BaseException:

@@ -22,7 +22,6 @@ from telegram.ext import AIORateLimiter
 from bot.features.caller import UserInfo
 from bot.features.reply import Button, CallbackResult, Reply
 from bot.operators.send_errors import never_reached_telegram
-from bot.telegram.transport import post_prepared, reply_call, result_unread
 from bot.texts.i18n import normalize_language
 from bot.texts.render import clip
 
@@ -129,15 +128,9 @@ _KEYBOARDS: dict[tuple[tuple[Button, ...], ...], Keyboard] = {}
 
 
 async def reply(message: Message, answer: Reply) -> None:
-    """The answer sent in reply (the sent Message is not read back: result_unread)."""
+    """The answer sent in reply."""
     # The last guard: Telegram refuses a text over 4,096 characters, and the user would get nothing at all.
-    text, keyboard = clip(answer.text), markup(answer.buttons)
-    data = reply_call(message, text, keyboard)
-    with result_unread("sendMessage"):
-        if data is None:
-            await message.reply_text(text, reply_markup=keyboard)
-        else:  # the same call, straight (bot/telegram/transport.py): a private chat's reply
-            await post_prepared(message.get_bot(), "sendMessage", data)  # type: ignore[arg-type]
+    await message.reply_text(clip(answer.text), reply_markup=markup(answer.buttons))
 
 
 async def answer_tap(query: CallbackQuery, notice: str | None = None) -> None:
@@ -157,8 +150,7 @@ async def show(query: CallbackQuery, result: CallbackResult) -> None:
     await answer_tap(query, result.notice)
     if result.reply is not None and query.message is not None:
         try:
-            with result_unread("editMessageText"):
-                await query.edit_message_text(clip(result.reply.text), reply_markup=markup(result.reply.buttons))
+            await query.edit_message_text(clip(result.reply.text), reply_markup=markup(result.reply.buttons))
         except BadRequest as exc:
             if not is_not_modified(exc):
                 raise

@@ -11,7 +11,6 @@ from catalog.schema import TRAINING_INTERCONNECTS, Card, Catalog
 from engine.fit import ranking
 from engine.fit.ranking import Candidate, Ranked, set_facts
 from engine.formula import fmt_num
-from engine.memo import by_identity
 from engine.models.registry import ModelShape
 from engine.notes import Note
 from engine.sizing.rule import Requirement, ResolvedRequest
@@ -531,7 +530,6 @@ def _policy_reason(fit: Layout, requirement: Requirement, catalog: Catalog) -> N
                 need_gb=requirement.total_gb, count=fit.count)
 
 
-@by_identity()
 def _biggest_node(catalog: Catalog) -> tuple[Card, int, float]:
     """The card whose largest set on one host has the most memory: (card, count, GB)."""
     host = catalog.selection.max_gpus_per_host

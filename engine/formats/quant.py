@@ -6,15 +6,11 @@ model's vocabulary and hidden size, else every parameter at the body bits with a
 """
 from __future__ import annotations
 
-from functools import lru_cache
-
 from engine.formats.table import (
     EXL2_DEFAULT_BPW,
-    FormatTable,
     WeightFormat,
     WeightParts,
     canonical_format,
-    default_table,
     normalize_format,
     weights_bytes,
 )
@@ -52,13 +48,7 @@ def quant_name(fmt: WeightFormat) -> str:
 
 
 def canonical_quant(word: str) -> str | None:
-    """A user's word -> the canonical name, or None when it names no format (kept per table and word: the parser
-    asks it of the same words again and again)."""
-    return _canonical_quant(default_table(), word)
-
-
-@lru_cache(maxsize=4096)
-def _canonical_quant(table: FormatTable, word: str) -> str | None:
+    """A user's word -> the canonical name, or None when it names no format."""
     found = canonical_format(word)
     return None if found is None else quant_name(found)
 

@@ -9,9 +9,8 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
-from catalog.bundled_yaml import code_signature, load_bundled, load_bundled_file, load_compiled_objects
+from catalog.bundled_yaml import load_bundled_file
 from catalog.names import normalize_name
-from engine.memo import by_identity
 
 REGISTRY_DIR = Path(__file__).resolve().parent / "data"
 LANGUAGE_KINDS = ("llm", "vlm")  # decode token by token with a KV cache; diffusion/text-encoder/speech do not
@@ -58,7 +57,6 @@ class IndexerCache:
     topk: int | None = None
 
 
-_FOUND_MAX = 4096  # names kept per registry by get(); cleared when full
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +138,7 @@ class ModelShape:
 
     @property
     def kv_known(self) -> bool:
-        """Read about five times per answer: kept per shape object (a shape is not changed once built)."""
+        """Whether the KV cache of this shape can be sized."""
         return _kv_known(self)
 
     def quantized_as(self, *names: str) -> QuantizedRepo | None:
@@ -181,8 +179,6 @@ class ModelShape:
         )
 
 
-# 4,096 shapes: the registry has ~200, a Hub lookup adds one each
-@by_identity(maxsize=4096)
 def _kv_known(shape: ModelShape) -> bool:
     # A diffusion transformer (FLUX.1) has attention but no token-by-token KV cache to size.
     if shape.layers is None or not shape.is_language_model or shape.kv_unmodelled is not None:
@@ -274,8 +270,6 @@ class Registry:
     # Published quantized repos -> (base model, repo). Kept apart from by_key: "Qwen2.5-72B-Instruct-AWQ" in a
     # question is the model plus a precision word the parser must still read.
     quantized_by_key: dict[str, tuple[ModelShape, QuantizedRepo]] = field(default_factory=dict, repr=False)
-    # get() by the name as written: every answer looks its model up twice (resolve, hf_repo)
-    _found: dict[str, ModelShape | None] = field(default_factory=dict, repr=False, compare=False)
 
     def wider_release(self, model: ModelShape, tokens: int) -> ModelShape | None:
         """The release of the same shape whose context window holds `tokens` (the narrowest such; the widest
@@ -301,16 +295,10 @@ class Registry:
     def get(self, model_id: str) -> ModelShape | None:
         """Exact lookup by id, name, alias or Hugging Face repo id, a published quantized repo's giving its base
         model (separators and case ignored: "Qwen/Qwen2.5-72B-Instruct", "meta-llama/llama-3.1-8b-instruct")."""
-        found = self._found
-        if model_id in found:
-            return found[model_id]
         key = normalize_name(model_id)
         model = self.by_key.get(key)
         if model is None and key in self.quantized_by_key:
             model = self.quantized_by_key[key][0]
-        if len(found) >= _FOUND_MAX:
-            found.clear()
-        found[model_id] = model
         return model
 
     def quantized_repo(self, hf_id: str) -> QuantizedRepo | None:
@@ -489,44 +477,27 @@ def _claim(by_key: dict[str, ModelShape], key: str, model: ModelShape) -> None:
 
 
 def load_entries(directory: Path = REGISTRY_DIR) -> list[dict[str, Any]]:
-    """Every entry of every *.yaml in `directory`, files in name order, entries in file order (the bundled
-    directory through its compiled copies, catalog/bundled_yaml.py; another one, a test's, from its YAML)."""
+    """Every entry of every *.yaml in `directory`, files in name order, entries in file order."""
     entries: list[dict[str, Any]] = []
     for path in sorted(directory.glob("*.yaml")):
-        data = load_bundled_file(path) if directory == REGISTRY_DIR else load_bundled(path.read_text(encoding="utf-8"))
+        data = load_bundled_file(path)
         entries.extend(data["models"])
     return entries
 
 
 @lru_cache(maxsize=1)
 def default_registry() -> Registry:
-    """The bundled registry, read once (DESIGN: the engine reads its bundled data at import/first use only): from
-    its compiled copy (catalog/bundled_yaml.py; issue #14), kept under the sha256 of the registry's YAML and the
-    signature of the engine's code, so that an edit to either builds it again."""
-    return load_compiled_objects(_bundled_inputs(), "engine-registry", lambda: build_registry(load_entries()),
-                                 frozenset({"engine.models.registry"}))
-
-
-_ENGINE_DIR = Path(__file__).resolve().parents[1]
-
-
-@lru_cache(maxsize=1)
-def _bundled_inputs() -> bytes:
-    raw = b"".join(path.read_bytes() for path in sorted(REGISTRY_DIR.glob("*.yaml")))
-    return raw + code_signature(_ENGINE_DIR, _ENGINE_DIR.parent / "catalog")
+    """The bundled registry, read once (DESIGN: the engine reads its bundled data at import/first use only)."""
+    return build_registry(load_entries())
 
 
 _INDEXES: dict[str, object] = {}
 
 
-def bundled_index(slot: str, build: Callable[[Registry], T], modules: frozenset[str]) -> T:
-    """What `build` makes of the bundled registry (the parser's name index), once per run and from its compiled
-    copy when there is one; it refers to the registry's own models (the same objects, not copies)."""
+def bundled_index(slot: str, build: Callable[[Registry], T]) -> T:
+    """What `build` makes of the bundled registry (the parser's name index), once per run."""
     if slot not in _INDEXES:
-        registry = default_registry()
-        shared: dict[str, object] = {"registry": registry}
-        shared.update((f"model:{model.id}", model) for model in registry.models)
-        _INDEXES[slot] = load_compiled_objects(_bundled_inputs(), slot, lambda: build(registry), modules, shared)
+        _INDEXES[slot] = build(default_registry())
     return cast(T, _INDEXES[slot])
 
 

@@ -2,10 +2,10 @@
 
 Pure and synchronous. The names a question can use (models, cards, regions) come from a `Vocabulary`, built once
 per catalog version (`Vocabulary.of_catalog(catalog)`) and passed to `parse(text, vocabulary)`; nothing is read
-from disk while one is parsed, and what is kept between questions is the memo of results per vocabulary (below,
-`MEMO_ENTRIES`). `parse(text)` without one uses `default_vocabulary()`:
-the bundled model registry with no cards and no regions, built once on first use (reading the registry's bundled
-YAML if nothing has yet), so "on an H100" or "in Dallas" are then words it does not know, listed in `ignored`.
+from disk while one is parsed, and nothing is kept between questions. `parse(text)` without one uses
+`default_vocabulary()`: the bundled model registry with no cards and no regions, built once on first use (reading
+the registry's bundled YAML if nothing has yet), so "on an H100" or "in Dallas" are then words it does not know,
+listed in `ignored`.
 Package map: `lexer` (tokens), `words` (word lists), `numbers` (one token -> a value), `errors` (error notes),
 `vocabulary`, `names` (how far a typed model name runs, whether a model agrees with it), `scan` (one text's
 tokens and which are used), `draft` (the request being filled), the passes
@@ -73,117 +73,30 @@ releases; models nobody knows sized as a generic model or asked for; one model p
 """
 from __future__ import annotations
 
-import dataclasses
-import weakref
-from functools import lru_cache
-from operator import attrgetter
-from typing import TYPE_CHECKING
-
-from engine.notes import Note
 from engine.parse.errors import ERROR_CODES, NOT_A_QUESTION
 from engine.parse.read import ParseResult, read_question
 from engine.parse.vocabulary import Vocabulary, default_vocabulary
 from engine.parse.words import TOKENS_PER_K
-from engine.sizing.rule import SizeRequest
 
-if TYPE_CHECKING:
-    from functools import _lru_cache_wrapper
-
-__all__ = ["ParseResult", "parse", "clear_parse_memo", "Vocabulary", "default_vocabulary", "NOT_A_QUESTION",
-           "ERROR_CODES", "TOKENS_PER_K", "MEMO_ENTRIES", "MEMO_MAX_CHARS"]
-
-# The parse memo. read_question is a pure function of (text, vocabulary), and the same texts come back
-# ("70B int4" from many users, a question asked again, lines repeated in a batch on stdin), so `parse` keeps its
-# results per Vocabulary object: a new catalog's vocabulary starts empty, and an old one's memo goes with it
-# (weakref.finalize). Bounds: MEMO_ENTRIES results per vocabulary, least recently used dropped; texts longer than
-# MEMO_MAX_CHARS are parsed every time (a paste is rarely sent twice, and its entry would cost more).
-# Measured with tracemalloc over the parser corpus's 763 texts (both bundled catalogs' vocabularies): 643 bytes
-# per entry on average (the result, its request and lists, the key of 76 bytes, the LRU link), so a full memo
-# is about 0.7 MB per vocabulary, and at most about 2 MB with every key at 256 characters outside Latin-1.
-# 1,024 entries hold every distinct corpus text and a day's worth of repeated short questions; the corpus's texts
-# run to 75 characters, Telegram's to 4,096: 256 keeps every question typed as one and skips pasted documents.
-MEMO_ENTRIES = 1024
-MEMO_MAX_CHARS = 256
-
-_REQUEST_FIELDS = attrgetter(*(item.name for item in dataclasses.fields(SizeRequest)))
-_RESULT_FIELDS = attrgetter(*(item.name for item in dataclasses.fields(ParseResult)))
-_MEMOS: dict[int, _lru_cache_wrapper[ParseResult]] = {}  # id(vocabulary) -> its memo, gone with the vocabulary
+__all__ = ["ParseResult", "parse", "Vocabulary", "default_vocabulary", "NOT_A_QUESTION", "ERROR_CODES",
+           "TOKENS_PER_K"]
 
 
-def parse(text: str, vocabulary: Vocabulary | None = None, *, memo: bool = True) -> ParseResult:
+def parse(text: str, vocabulary: Vocabulary | None = None) -> ParseResult:
     """Read a sizing question. Never raises: anything unreadable is 'not a sizing question'.
 
     `vocabulary`: the model, card and region names of the catalog in service; default `default_vocabulary()`
-    (the bundled registry's models, no cards, no regions). `memo=False` reads the text afresh and leaves the memo
-    as it is (the benchmarks' cold figures; tests). Every call returns a result of its own: a caller may change
-    its request, its lists or its note without changing what the next caller gets."""
+    (the bundled registry's models, no cards, no regions). Every call returns a result of its own: a caller may
+    change its request, its lists or its note without changing what the next caller gets."""
     if not isinstance(text, str):
         return ParseResult(None, NOT_A_QUESTION, "en", None, None)
     vocabulary = vocabulary if vocabulary is not None else default_vocabulary()
     try:
-        if memo and type(text) is str and len(text) <= MEMO_MAX_CHARS:
-            return _copy_result(_memo_of(vocabulary)(text))
         return read_question(text, vocabulary)
     except Exception:  # the contract is "never crash on user text"; a bug here must not take the bot down
         return ParseResult(None, NOT_A_QUESTION, "en", None, None)
 
 
-def clear_parse_memo() -> None:
-    """Forget every memoized parse (all vocabularies): the next parse of each text reads it afresh."""
-    for memo in list(_MEMOS.values()):
-        memo.cache_clear()
-
-
-def _memo_of(vocabulary: Vocabulary) -> _lru_cache_wrapper[ParseResult]:
-    memo = _MEMOS.get(id(vocabulary))
-    if memo is None:
-        # The memo must not keep its vocabulary alive (it would never die): it reads it through a weak reference.
-        vocabulary_ref = weakref.ref(vocabulary)
-
-        def read(text: str) -> ParseResult:
-            alive = vocabulary_ref()
-            if alive is None:  # unreachable while a caller holds the vocabulary; raising keeps it out of the memo
-                raise ReferenceError("vocabulary gone")
-            return read_question(text, alive)
-
-        memo = _MEMOS[id(vocabulary)] = lru_cache(maxsize=MEMO_ENTRIES)(read)
-        weakref.finalize(vocabulary, _MEMOS.pop, id(vocabulary), None)  # before its id can be reused
-    return memo
-
-
-def _copy_request(request: SizeRequest) -> SizeRequest:
-    """A copy that shares nothing mutable: the fields are numbers, strings, booleans and None, but for two lists."""
-    copied = SizeRequest(*_REQUEST_FIELDS(request))
-    copied.assumed = list(request.assumed)
-    copied.ignored = list(request.ignored)
-    return copied
-
-
-def _copy_result(result: ParseResult) -> ParseResult:
-    """A memoized result for one caller: the request and partial copied (one copy when they are the same object,
-    as for a whole question), the error and model notes with values of their own (an error's list of names too);
-    the rest is immutable, but for the Notes inside `assumed`, shared with the memo: read-only, as every caller
-    treats a note (bot/texts/render.py reads them; a caller that must change one makes a new Note)."""
-    copied = ParseResult(*_RESULT_FIELDS(result))
-    request, partial = result.request, result.partial
-    if request is not None:
-        copied.request = _copy_request(request)
-    if partial is not None:
-        copied.partial = copied.request if partial is request else _copy_request(partial)
-    error, model_note = result.error, result.model_note
-    if isinstance(error, Note):
-        copied.error = _copy_note(error)
-    if isinstance(model_note, Note):
-        copied.model_note = _copy_note(model_note)
-    return copied
-
-
-def _copy_note(note: Note) -> Note:
-    """A Note with values of its own: the parser's values are strings and numbers, or lists of names."""
-    values = {name: list(value) if isinstance(value, list) else value for name, value in note.values.items()}
-    return Note(str(note), note.code, **values)
-
-
 def _parse_strict(text: str, vocabulary: Vocabulary | None = None) -> ParseResult:
-    """`parse` without the safety net and without the memo, so tests see a bug as a bug."""
+    """`parse` without the safety net, so tests see a bug as a bug."""
     return read_question(text, vocabulary if vocabulary is not None else default_vocabulary())

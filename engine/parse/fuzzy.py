@@ -1,7 +1,8 @@
-"""rapidfuzz's `fuzz` and `process`, imported at the first fuzzy comparison, not at every start (issue #14).
+"""rapidfuzz's `fuzz` and `process`, imported at the first fuzzy comparison, not at every start.
 
-Most questions name models and cards exactly, so `cardfit ask` need not pay rapidfuzz's import (~12 ms of a
-cold start). After the first use each name is a plain attribute: no cost per comparison.
+Most questions name models and cards exactly, so `cardfit ask` need not pay rapidfuzz's import (~12-30 ms of a
+cold start that must stay within 150 ms of `python -c pass`). After the first use each name is a plain
+attribute: no cost per comparison.
 """
 from __future__ import annotations
 

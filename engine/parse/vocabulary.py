@@ -220,7 +220,7 @@ def _moe_names(registry: Registry) -> dict[str, list[ModelShape]]:
         for raw in _names(model):
             for match in _NAME_MOE_RE.finditer(raw.lower()):
                 bucket = moe.setdefault(f"{match.group(1)}x{match.group(2)}b", [])
-                if model not in bucket:
+                if all(other is not model for other in bucket):  # == compares every field of the shapes
                     bucket.append(model)
     return moe
 
@@ -259,7 +259,7 @@ def _sizeless_names(registry: Registry) -> dict[str, list[ModelShape]]:
             key = normalize_name("".join(words))
             if key:
                 bucket = sizeless.setdefault(key, [])
-                if model not in bucket:
+                if all(other is not model for other in bucket):  # == compares every field of the shapes
                     bucket.append(model)
         # A bare family word ("llama", "mistral") names the whole family, never the one model that happens
         # to have an alias "llama 405b".
@@ -311,9 +311,9 @@ class Vocabulary:
 
 
 def _model_names(registry: Registry) -> ModelNames:
-    """The bundled registry's index is built once and kept compiled (engine.models.registry), for the cold start."""
+    """The bundled registry's index is built once per run."""
     if registry is default_registry():
-        return bundled_index("engine-parse-model-names", ModelNames, frozenset({"engine.parse.vocabulary"}))
+        return bundled_index("engine-parse-model-names", ModelNames)
     return ModelNames(registry)
 
 

@@ -8,7 +8,6 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engine.memo import by_identity
 from engine.models.registry import ModelShape
 from engine.serving.constants import (
     BLOCK_SIZE,
@@ -85,7 +84,6 @@ class LayerGroups:
         return (self.full + self.sliding) * self.size - _layers(shape)
 
 
-@by_identity(maxsize=64)  # read several times per check, and per layout of one answer, for the same shape
 def layer_groups(shape: ModelShape) -> LayerGroups:
     """Group size min(layers per kind), or max when max < 1.5 x min (gpt-oss: 18 + 18 -> two groups of 18)."""
     full, sliding = full_attention_layers(shape), sliding_window_layers(shape)

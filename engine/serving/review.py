@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from catalog.schema import Card, Catalog
 from engine.fit.ranking import plan
 from engine.fit.selection import Layout, Rules, evaluate_layout
 from engine.formats.precision import find_precision
-from engine.formats.table import FormatTable, WeightFormat, canonical_format, default_table
-from engine.memo import by_identity
+from engine.formats.table import canonical_format
 from engine.notes import Note
 from engine.serving import (
     Gpu,
@@ -54,16 +52,6 @@ class ServingOptions:
             raise ValueError(f"gpu_memory_utilization {self.gpu_memory_utilization:g} is outside (0, 1]")
 
 
-def _format(precision: str) -> WeightFormat | None:
-    """canonical_format of an answer's precision, kept per table and precision (a handful: bf16, int4, q4_k_m ...)."""
-    return _format_in(default_table(), precision)
-
-
-@lru_cache(maxsize=256)
-def _format_in(table: FormatTable, precision: str) -> WeightFormat | None:
-    return canonical_format(precision)
-
-
 def _kv_types(kv: str) -> tuple[str, str]:
     """The KV cache precision as (vLLM's --kv-cache-dtype, llama.cpp's cache type), from its row in the formats
     table; a precision with no KV cache type of its own is stored at 16 bit ("auto", "f16")."""
@@ -77,7 +65,7 @@ def engine_for(resolved: ResolvedRequest, options: ServingOptions | None = None)
     format first: the parser reads "q4_k_m" as precision INT4 with the format Q4_K_M)."""
     if options is not None and options.engine is not None:
         return options.engine
-    fmt = resolved.quant or _format(resolved.precision)
+    fmt = resolved.quant or canonical_format(resolved.precision)
     return "llama.cpp" if fmt is not None and fmt.is_gguf else "vllm"
 
 
@@ -88,7 +76,7 @@ def _bytes_per_param(resolved: ResolvedRequest, checkpoint: Checkpoint) -> float
         return resolved.weight_bytes
     if resolved.precision in PRECISION_BYTES:
         return PRECISION_BYTES[resolved.precision]
-    fmt = _format(resolved.precision)
+    fmt = canonical_format(resolved.precision)
     return fmt.bits_per_weight / 8 if fmt is not None else None
 
 
@@ -147,10 +135,9 @@ def _sized_as_published(weights: ResidentWeights, checkpoint: Checkpoint) -> Res
     return dataclasses.replace(weights, body_bytes=body) if body > 0 else weights
 
 
-@lru_cache(maxsize=256)
 def _engine_settings(engine: str, kv: str, tag: str | None, quantization: str | None, dtype: str | None,
                      options: ServingOptions) -> tuple[VllmSettings | None, LlamaCppSettings | None]:
-    """ServingReview.settings, one object per distinct choice (the checks of every answer share them); `tag`,
+    """ServingReview.settings; `tag`,
     `quantization` and `dtype` are the checkpoint's (engine.serving.checkpoint.Checkpoint)."""
     if engine == "llama.cpp":
         cache = _kv_types(kv)[1]
@@ -159,12 +146,6 @@ def _engine_settings(engine: str, kv: str, tag: str | None, quantization: str | 
         gpu_memory_utilization=options.gpu_memory_utilization or GPU_MEMORY_UTILIZATION,
         kv_cache_dtype=_kv_types(kv)[0], quantization=quantization, dtype=dtype,
         max_num_batched_tokens=options.max_num_batched_tokens), None
-
-
-@by_identity(maxsize=4096)
-def _gpu(card: Card) -> Gpu:
-    """Gpu.from_card, one per card object (its name and memory do not change once the catalog is loaded)."""
-    return Gpu.from_card(card)
 
 
 @dataclass(slots=True)
@@ -231,7 +212,7 @@ class ServingReview:
             if self._model is None:
                 self._model, self._checkpoint = serving_checkpoint(self.resolved, self.engine)
             vllm, llama_cpp = self.settings()
-            check = serving_check(self._model, _gpu(card), self.resolved.context_tokens,
+            check = serving_check(self._model, Gpu.from_card(card), self.resolved.context_tokens,
                                   engine=self.engine, tp=count, batch=self.resolved.batch, vllm=vllm,
                                   llama_cpp=llama_cpp)
             return self._on_card(check, card) if self.engine == "vllm" else check

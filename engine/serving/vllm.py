@@ -99,9 +99,9 @@ def model_dims(model: ServingModel, notes: list[Note]) -> ModelDims:
 @dataclass(frozen=True, slots=True)
 class _Fixed:
     """What a check reads that depends on the model, the card, the count and the settings only -- never on the
-    question's context or batch -- so it is worked out once per such layout, notes included."""
+    question's context or batch."""
 
-    shape: ModelShape  # the cache is keyed by its id: the entry keeps it alive
+    shape: ModelShape
     head_notes: tuple[Note, ...]  # the engine version, a head split that refuses the layout
     refused: bool
     batch_defaults: tuple[int, int]
@@ -118,32 +118,7 @@ class _Fixed:
     cap: int
 
 
-_FIXED: dict[tuple[object, ...], _Fixed] = {}
-_FIXED_MAX = 4096  # layouts kept; cleared when full (a registry of ~200 models x ~60 layouts fits)
-
-
-# The same by the identity of the model and settings objects (the answer path keeps one per model and choice,
-# engine.serving.review): hashing the dataclasses of the key above costs more than the lookup.
-_BY_ID: dict[tuple[int, int, str, int, int], tuple[ServingModel, VllmSettings, _Fixed]] = {}
-
-
 def _fixed(model: ServingModel, gpu: Gpu, tp: int, settings: VllmSettings) -> _Fixed:
-    quick = (id(model), id(settings), gpu.name, gpu.memory_mib, tp)
-    entry = _BY_ID.get(quick)
-    if entry is not None and entry[0] is model and entry[1] is settings:
-        return entry[2]
-    found = _fixed_by_value(model, gpu, tp, settings)
-    if len(_BY_ID) >= _FIXED_MAX:
-        _BY_ID.clear()
-    _BY_ID[quick] = (model, settings, found)
-    return found
-
-
-def _fixed_by_value(model: ServingModel, gpu: Gpu, tp: int, settings: VllmSettings) -> _Fixed:
-    key = (id(model.shape), model.weights, model.dims, gpu, tp, settings)
-    found = _FIXED.get(key)
-    if found is not None and found.shape is model.shape:
-        return found
     shape = model.shape
     head = [Note(f"vLLM {VLLM_VERSION} rules, gpu_memory_utilization {settings.gpu_memory_utilization:g}",
                  "serving_engine_version", engine="vllm", version=VLLM_VERSION)]
@@ -156,7 +131,7 @@ def _fixed_by_value(model: ServingModel, gpu: Gpu, tp: int, settings: VllmSettin
         tail.append(Note(f"CUDA graphs estimated at {cudagraph / GIB:.1f} GiB (vLLM >= 0.20 subtracts them; "
                          "0.67-2.4 GiB measured in public logs)", "serving_cudagraph_estimate", gib=cudagraph / GIB))
     cap = context_cap(shape, tail)
-    found = _Fixed(
+    return _Fixed(
         shape=shape, head_notes=tuple(head), refused=refused,
         batch_defaults=memory.batch_defaults(gpu.memory_mib, gpu.name, settings.usage), dims=dims,
         dims_notes=tuple(dims_notes), tail_notes=tuple(tail),
@@ -166,10 +141,6 @@ def _fixed_by_value(model: ServingModel, gpu: Gpu, tp: int, settings: VllmSettin
         block_bytes=kv.bytes_per_block(shape, tp, settings.kv_cache_dtype),
         kv_bytes_per_token=kv.kv_bytes_per_token_per_gpu(shape, tp, settings.kv_cache_dtype),
         weights_gb=weights.vllm_weights_bytes(model.weights) / GB, cap=cap)
-    if len(_FIXED) >= _FIXED_MAX:
-        _FIXED.clear()
-    _FIXED[key] = found
-    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +148,7 @@ class _Pool:
     """A layout's KV pool under its batch limits (the card's at most contexts): the budget, the blocks and the
     longest request they hold."""
 
-    fixed: _Fixed  # the cache is keyed by its id: the entry keeps it alive
+    fixed: _Fixed
     activation_note: Note
     budget: VllmBudget
     num_blocks: int
@@ -185,14 +156,7 @@ class _Pool:
     best: int | None
 
 
-_POOLS: dict[tuple[int, int, int], _Pool] = {}
-
-
 def _pool(fixed: _Fixed, batch_tokens: int, max_num_seqs: int, tp: int, settings: VllmSettings) -> _Pool:
-    key = (id(fixed), batch_tokens, max_num_seqs)
-    found = _POOLS.get(key)
-    if found is not None and found.fixed is fixed:
-        return found
     activation = memory.activation_peak_bytes(fixed.dims, batch_tokens, max_num_seqs, tp)
     budget = VllmBudget(requested=fixed.requested, weights=fixed.weights_per_gpu, activation=activation,
                         non_torch=fixed.non_torch, cudagraph=fixed.cudagraph)
@@ -202,11 +166,7 @@ def _pool(fixed: _Fixed, batch_tokens: int, max_num_seqs: int, tp: int, settings
     if budget.available_kv > 0 and not fixed.refused:
         best = kv.max_model_len_for_blocks(fixed.shape, usable_blocks, batch_tokens, fixed.cap,
                                            settings.in_flight_batches)
-    found = _Pool(fixed, _activation_note(fixed.dims, activation), budget, num_blocks, usable_blocks, best)
-    if len(_POOLS) >= _FIXED_MAX:
-        _POOLS.clear()
-    _POOLS[key] = found
-    return found
+    return _Pool(fixed, _activation_note(fixed.dims, activation), budget, num_blocks, usable_blocks, best)
 
 
 def _activation_note(dims: ModelDims, activation: float) -> Note:
