@@ -1028,6 +1028,6 @@ def test_format_and_precision_first_one_wins(text, precision, quant, ignored, bu
 
 
 def test_feintuning_is_german():
-    """"qlora feintuning llama 2 70b" was answered in English (found by QA, 2026-12-01)."""
+    """"qlora feintuning llama 2 70b" was answered in English."""
     result = parse("qlora feintuning llama 2 70b", default_vocabulary())
     assert (result.language, result.language_confident) == ("de", True)

@@ -20,7 +20,7 @@ def texts(lang: str) -> dict[str, str]:
 
 def normalize_language(code: str | None) -> str:
     """Telegram `language_code` ('de-DE', 'de', 'en-US', None) -> 'de' or 'en'."""
-    if code in LANGUAGES:  # Telegram's usual case, asked several times per update (issue #14)
+    if code in LANGUAGES:  # Telegram's usual case
         return code
     if not code:
         return DEFAULT_LANGUAGE
@@ -38,7 +38,7 @@ def t(lang: str, key: str, /, **values: object) -> str:
 
 
 def placeholders(template: str) -> set[str]:
-    import string  # here: only the locale checks need it, not a start (issue #14)
+    import string  # here: only the locale checks need it, not a start
 
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 

@@ -210,7 +210,7 @@ def _render_size(answer: Answer, lang: str, details: bool, max_alternatives: int
     assert answer.requirement is not None and answer.selection is not None and answer.resolved is not None
     lines = render_request(answer, lang)
     lines.append("")
-    lines.extend(capacity_lines(answer, lang))  # a reverse question: its answer first (issue #11)
+    lines.extend(capacity_lines(answer, lang))  # a reverse question: its answer first
     selection = answer.selection
     fit = selection.fit
     requirement = answer.requirement
@@ -386,7 +386,7 @@ def utf16_prefix(text: str, units: int) -> int:
 def clip(text: str, limit: int = TELEGRAM_LIMIT) -> str:
     """Keep a reply under Telegram's limit, cutting at a line boundary where there is one, never inside a tag or
     an entity, and closing the tags the cut left open (Telegram refuses unbalanced HTML). Lengths are UTF-16
-    units, as Telegram counts them: 4,096 code points of emoji are 8,192 units and refused (issue 15)."""
+    units, as Telegram counts them: 4,096 code points of emoji are 8,192 units and refused."""
     if len(text) <= limit // 2 or telegram_length(text) <= limit:
         return text
     budget = utf16_prefix(text, limit - 2 - _CLOSING_RESERVE)
@@ -450,7 +450,7 @@ def render_cards(catalog: Catalog, lang: str) -> str:
 
 def card_pages(catalog: Catalog, lang: str, limit: int = TELEGRAM_LIMIT) -> list[str]:
     """/cards as pages of whole card lines, each under Telegram's limit with the title on top ("page 2 of 5"
-    when there is more than one): a catalog of 200 cards is paged, not cut (issue 15)."""
+    when there is more than one): a catalog of 200 cards is paged, not cut."""
     title = t(lang, "cards.title", provider=esc(catalog.provider), count=len(catalog.cards))
     lines = [_card_line(catalog, card, lang) for card in catalog.cards]
     if telegram_length("\n".join([title, *lines])) <= limit:

@@ -1,4 +1,4 @@
-"""The serving check in a reply (issue #11): the engine's one-line verdict on a layout, the cheapest layout that
+"""The serving check in a reply: the engine's one-line verdict on a layout, the cheapest layout that
 passes when it fails, the launch command and the check's notes for Details, an alternative's engine mark."""
 from __future__ import annotations
 

@@ -256,7 +256,7 @@ kimi glm chatglm whisper olmo internlm internvl baichuan minimax hunyuan nemotro
 devstral magistral pixtral smollm smollm2 tinyllama vicuna dbrx jamba exaone stablelm llava minicpm granite ernie
 cogvlm
 """.split())
-# ---- what kind of answer, and how it is paid (issue #12; engine.parse.talk reads these)
+# ---- what kind of answer, and how it is paid (engine.parse.talk reads these)
 PRICE_WORDS = frozenset({"price", "prices", "pricing", "cost", "costs", "costing", "kostet", "kosten", "preis",
                          "preise", "rate", "rates", "tarif"})
 HOW_MUCH = frozenset({("how", "much"), ("wie", "viel"), ("wieviel",)})
