@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import logging
 import math
@@ -288,19 +287,6 @@ class ResilientRateLimiter(AIORateLimiter):
         self._base_limiter = Pacer(messages_per_s)
         self.network_retries = network_retries
         self.backoff_s = backoff_s
-
-    def free_now(self, data: dict[str, Any]) -> bool:
-        """Whether a request with `data` would go out without waiting at this moment (no 429 pause, the pace's
-        slot free, a group's minute not used up): AIORateLimiter.process_request's tests, read without taking."""
-        base = self._base_limiter
-        if not self._retry_after_event.is_set() or (base is not None and not base.has_capacity()):
-            return False
-        chat_id = data.get("chat_id")
-        with contextlib.suppress(ValueError, TypeError):
-            chat_id = int(chat_id)  # type: ignore[arg-type]
-        if not ((isinstance(chat_id, int) and chat_id < 0) or isinstance(chat_id, str)) or not self._group_max_rate:
-            return True
-        return self._get_group_limiter(chat_id).has_capacity()
 
     async def process_request(
         self,
