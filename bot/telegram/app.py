@@ -1,7 +1,6 @@
 """Building the Telegram application: one `build_application(settings)`, services opened in post_init."""
 from __future__ import annotations
 
-import gc
 import logging
 from typing import cast
 
@@ -95,18 +94,8 @@ async def _post_init(application: CardfitApplication) -> None:
         application.job_queue.run_repeating(_sweep_alerts, interval=settings.catalog_watch_s,
                                             first=settings.catalog_watch_s, name="alert-sweep")
     await _set_commands(application, settings)
-    settle_heap()
     log.info("Cardfit started: catalog %s (%d cards), store %s", catalogs.catalog.id, len(catalogs.catalog.cards),
              services.store.path)  # the path, or the URL without its password
-
-
-def settle_heap() -> None:
-    """Once started: what start-up built (modules, the catalog and its indexes, PTB) stays for the process's life,
-    so the garbage collector stops walking it (gc.freeze); a full collection walks only what came later, and its
-    pause inside a store call (65-170 ms in bench_alerts) shrinks with it. Reference counting still frees frozen
-    objects; only a reference cycle among them is never collected, so nothing that grows is frozen."""
-    gc.collect()
-    gc.freeze()
 
 
 async def _set_commands(application: CardfitApplication, settings: Settings) -> None:
@@ -150,4 +139,3 @@ async def _post_shutdown(application: CardfitApplication) -> None:
     services: Services | None = application.bot_data.get("services")
     if services is not None:
         await services.close()
-    gc.unfreeze()  # what start-up froze is collectable again (an application built again in the same process)
