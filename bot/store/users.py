@@ -4,7 +4,6 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from functools import lru_cache
 
 from bot.store.contexts import due_sweep, keep_statement
 from bot.store.database import DATABASE_ERRORS, Connection, Repository, Row, fetch_rows
@@ -89,17 +88,11 @@ _TOUCH = """
 
 
 def _preferences_from_row(row: Row) -> Preferences:
-    values = {column: row[index] for column, index in _positions(tuple(row.keys()))}
+    present = set(row.keys())
+    values = {column: row[column] for column in _PREFERENCE_COLUMNS if column in present}
     values["blocked"] = bool(values["blocked"])
     values["updated_at"] = float(values["updated_at"])
     return Preferences(**values)
-
-
-@lru_cache(maxsize=16)
-def _positions(keys: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
-    """Where each preference column is in a row with these columns (read once per shape of row: a lookup by name
-    on every row was half of building the preferences, ~6 us of each update)."""
-    return tuple((column, keys.index(column)) for column in _PREFERENCE_COLUMNS if column in keys)
 
 
 def _checked_preference(field: str, value: object) -> object:
