@@ -242,12 +242,9 @@ class Inbox:
                 return
             # That request was cancelled before its write ended: this one writes the mark itself (idempotent; on
             # SQLite it queues behind the cancelled one, so it returns once that committed).
-        # One row per write on purpose, unlike the done marks: a group commit releases all its handlers' sends at
-        # the same moment, and httpx's connection pool then spent more CPU on that herd than the grouping saved
-        # (in process against the emulator: 6.9 against 4.2 ms per update; one by one: 4.2 against 4.3). Written in
-        # the update's own task, not a task of its own: on a free SQLite connection, with no await before the
-        # send, it commits before anything else runs, so an update of the same batch (a follow-up) reads this
-        # answer's context.
+        # One row per write, in the update's own task, not a task of its own: on a free SQLite connection, with
+        # no await before the send, it commits before anything else runs, so an update of the same batch (a
+        # follow-up) reads this answer's context.
         mark: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         handling.mark = mark
         written = False
