@@ -46,11 +46,6 @@ from catalog.diff import diff_catalogs
 from catalog.loader import parse_catalog
 from tests.support.botapi_emulator import BotApiEmulator
 
-try:
-    from bot.telegram.app import settle_heap
-except ImportError:  # an older checkout (--compare): the bot did not freeze its start-up heap
-    settle_heap = gc.collect  # type: ignore[assignment]
-
 TOKEN = "123456:BENCH-token-not-real"
 ADMIN = 42
 BUNDLED = Path(__file__).resolve().parents[1] / "catalog" / "data" / "gpurenthub.yaml"
@@ -301,9 +296,8 @@ async def run_engine(engine: str, args: argparse.Namespace) -> dict[str, Any]:
                 await add_subscribers(store, args.subscribers)
                 setup_s = time.perf_counter() - began
                 # The setup's 300,000 objects are garbage now; collect them before measuring, as a bot that has
-                # run a while would have, instead of charging that collection to the first measured phase; then
-                # what the bot does once started (bot/telegram/app.py settle_heap: gc.freeze), where the code has it.
-                settle_heap()
+                # run a while would have, instead of charging that collection to the first measured phase.
+                gc.collect()
                 instrument(store, holds)
                 pauses = GcPauses()
                 settings = load_settings(bot_token=TOKEN, db=f"{tmp}/unused.sqlite3", admin_ids=str(ADMIN))

@@ -1,7 +1,6 @@
 """The bot's send path and store calls: a reply clipped with its keyboard, a dropped send counted as maybe arrived,
-keyboards written from the buttons (bot/telegram/ptb.py Keyboard), short SQLite calls on the event loop when the
-connection is free, on the thread when another process holds the write lock (bot/store/database.py
-SqliteDatabase._call)."""
+short SQLite calls on the event loop when the connection is free, on the thread when another process holds the
+write lock (bot/store/database.py SqliteDatabase._call)."""
 from __future__ import annotations
 
 import asyncio
@@ -10,13 +9,13 @@ import threading
 
 import httpx
 import pytest
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
+from telegram import Bot
 from telegram.error import BadRequest, NetworkError
 
 from bot.features.reply import Button, Reply
 from bot.operators.send_errors import never_reached_telegram
 from bot.store import Store
-from bot.telegram.ptb import Keyboard, reply
+from bot.telegram.ptb import reply
 from tests.support.botapi_emulator import BotApiEmulator
 
 TOKEN = "123456:TEST-TOKEN-not-real"
@@ -48,22 +47,6 @@ async def test_reply_sends_the_clipped_answer_with_its_keyboard(emulator):
     params = emulator.sent("sendMessage", chat_id=USER)[-1].params
     assert len(params["text"]) <= 4096
     assert params["reply_markup"] == {"inline_keyboard": [[{"text": "Top up", "url": "https://example.com/t"}]]}
-
-
-def test_the_keyboard_writes_what_the_button_objects_would():
-    buttons = [[Button("a", data="x:1"), Button("b", url="https://example.com/?a=1&b=2")], [Button("plain")]]
-    plain = InlineKeyboardMarkup([[InlineKeyboardButton("a", callback_data="x:1"),
-                                   InlineKeyboardButton("b", url="https://example.com/?a=1&b=2")],
-                                  [InlineKeyboardButton("plain")]])
-    keyboard = Keyboard(tuple(tuple(row) for row in buttons))
-    assert keyboard.to_dict() == plain.to_dict() and keyboard.to_json() == plain.to_json()
-    assert keyboard.inline_keyboard == plain.inline_keyboard  # built on first read
-    assert keyboard == plain and hash(keyboard) == hash(plain)
-    assert keyboard.to_dict(recursive=False) == plain.to_dict(recursive=False)
-    with pytest.raises(AttributeError):
-        keyboard.inline_keyboard = ()  # type: ignore[misc]  # frozen as PTB's objects are
-    with pytest.raises(AttributeError):
-        _ = keyboard.no_such_attribute  # type: ignore[attr-defined]
 
 
 # -- SQLite: short calls on the loop ---------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
-"""The durable inbox: the repository on both engines (store, claim with lease, mark, prune),
-the polling loop in process against the Bot API emulator (duplicates, getUpdates faults still reach the admin,
-a graceful stop leaves unstarted updates stored), and webhook mode: 200 only after the store has the update, a
-repeated update id answered 200 and handled once, a store that cannot take it answered 503."""
+"""The durable inbox: the repository on both engines (store, claim with lease, mark, prune), the polling loop in
+process against the Bot API emulator (duplicates, getUpdates faults still reach the admin, a graceful stop leaves
+unstarted updates stored, an answer's writes committed in order before its reply), and webhook mode: 200 only after
+the store has the update, a repeated update id answered 200 and handled once, a store that cannot take it answered
+503."""
 from __future__ import annotations
 
 import asyncio
@@ -10,13 +11,16 @@ import sqlite3
 import time
 
 import aiohttp
+import pytest
 import pytest_asyncio
 from telegram import Update
+from telegram.ext import ApplicationHandlerStop, MessageHandler, filters
 
 from bot.config import load_settings
 from bot.store import Store, StoredUpdate
 from bot.telegram.app import build_application
 from bot.telegram.inbox import Inbox, inbox_of, serve_polling
+from bot.telegram.ptb import Pacer
 from tests.support.botapi_emulator import BotApiEmulator
 from tests.test_webhook import SECRET, wait_healthy, webhook_bot  # noqa: F401 - the webhook fixture
 
@@ -236,3 +240,143 @@ async def test_webhook_answers_200_only_once_stored_and_handles_a_repeat_once(we
             assert response.status == 200
         await emulator.wait_for("sendMessage", lambda c: c.chat_id == 612, timeout=20)
     assert len(emulator.sent("sendMessage", chat_id=612)) == 1
+
+
+# -- what an answer writes, committed before its reply -----------------------------------------------------------
+
+
+def record_writes(database, writes: list[tuple[float, str, list[str]]]) -> None:
+    """Every write the store runs, in order: (when, which call, each statement's first line)."""
+    for name in ("write_one", "write_many", "write_returning"):
+        original = getattr(database, name)
+
+        def recorded(*args, _original=original, _name=name, **kwargs):
+            statements = args[0] if _name == "write_many" else [(args[0], args[1])]
+            writes.append((time.monotonic(), _name, [" ".join(sql.split())[:41] for sql, _ in statements]))
+            return _original(*args, **kwargs)
+
+        setattr(database, name, recorded)
+
+
+TOUCH, REMEMBER = "INSERT INTO users (user_id, telegram_lang", "INSERT INTO users (user_id, last_question"
+CONTEXT, SENDING = "INSERT INTO chat_context (chat_id, payloa", "UPDATE inbox SET state = ? WHERE update_i"
+
+
+async def test_a_new_users_question_commits_its_writes_in_order_before_the_reply(emulator, tmp_path):
+    seen: list[tuple[object, ...]] = []
+    writes: list[tuple[float, str, list[str]]] = []
+    bot = Running(emulator, tmp_path)
+    record = emulator._record
+
+    def reading_the_store(call):
+        if call.method == "sendMessage" and call.chat_id == 4242:
+            with sqlite3.connect(bot.settings.db) as conn:  # what is committed when the reply arrives
+                seen.append((
+                    conn.execute("SELECT telegram_language, last_question FROM users WHERE user_id = 4242").fetchone(),
+                    conn.execute("SELECT count(*) FROM chat_context WHERE chat_id = 4242").fetchone()[0],
+                    conn.execute("SELECT state FROM inbox ORDER BY update_id DESC").fetchone()[0], len(writes)))
+        record(call)
+
+    emulator._record = reading_the_store
+    async with bot:
+        await bot.ready()
+        emulator.push_message(4241, "7B bf16")  # the process's first answer also sweeps old contexts
+        await emulator.wait_for("sendMessage", lambda c: c.chat_id == 4241, timeout=20)
+        await asyncio.sleep(0.2)  # its done mark
+        record_writes(bot.inbox.store._database, writes)
+        emulator.push_message(4242, "70B at 4-bit, 32k context", language_code="de")
+        await emulator.wait_for("sendMessage", lambda c: c.chat_id == 4242, timeout=20)
+    [(row, contexts, state, written)] = seen
+    assert (row, contexts, state) == (("de", "70B at 4-bit, 32k context"), 1, "sending")
+    # Before the reply, in this order: the update stored, the user's row, the answer with the chat's context
+    # (one transaction), the sending mark.
+    assert [sqls[0][:11] if name == "write_returning" else sqls for _, name, sqls in writes[:written]] == \
+        ["INSERT INTO", "INSERT INTO", [REMEMBER, CONTEXT], [SENDING]]
+
+
+async def test_a_reply_that_waits_for_its_slot_has_its_answer_committed_before_it_waits(emulator, tmp_path):
+    writes: list[tuple[float, str, list[str]]] = []
+    arrived: dict[int, float] = {}
+    bot = Running(emulator, tmp_path)
+    bot.application.bot.rate_limiter._base_limiter = Pacer(1.0)  # one message a second: the second one waits
+    record = emulator._record
+
+    def timed(call):
+        if call.method == "sendMessage":
+            arrived.setdefault(call.chat_id, time.monotonic())
+        record(call)
+
+    emulator._record = timed
+    async with bot:
+        await bot.ready()
+        record_writes(bot.inbox.store._database, writes)
+        emulator.push_message(4401, "70B int4")
+        emulator.push_message(4402, "7B bf16")
+        await emulator.wait_for("sendMessage", lambda c: c.chat_id in (4401, 4402), count=2, timeout=20)
+    second = max(arrived, key=arrived.__getitem__)
+    answered = [when for when, name, sqls in writes if name == "write_many" and CONTEXT in sqls]
+    assert len(answered) == 2
+    assert arrived[second] - answered[-1] > 0.5  # committed before the wait, not after it
+
+
+async def test_an_update_that_sends_nothing_keeps_what_its_handler_wrote(emulator, tmp_path):
+    async def silent(update, context):  # writes, sends nothing, stops the update
+        await context.store.touch_user(4343, "de")
+        raise ApplicationHandlerStop
+
+    bot = Running(emulator, tmp_path)
+    bot.application.add_handler(MessageHandler(filters.Regex("^silent$"), silent), group=-2)
+    async with bot:
+        await bot.ready()
+        pushed = emulator.push_message(4343, "silent")
+        deadline = asyncio.get_running_loop().time() + 20
+        while bot.inbox.counts["done"] < 1:
+            assert asyncio.get_running_loop().time() < deadline, "the update was never handled"
+            await asyncio.sleep(0.05)
+    assert not emulator.sent("sendMessage", chat_id=4343)
+    store = await Store.open(bot.settings.db)
+    try:
+        assert (await store.get_preferences(4343)).telegram_language == "de"
+        assert await store.inbox_states() == {pushed["update_id"]: "done"}
+    finally:
+        await store.close()
+
+
+async def test_a_follow_up_in_the_same_batch_reads_the_answer_before_it(emulator, tmp_path):
+    async with Running(emulator, tmp_path) as bot:
+        await bot.ready()
+        emulator.push_message(4501, "70B at 4-bit, 32k context")  # both in one getUpdates answer
+        emulator.push_message(4501, "and at 8k?")
+        await emulator.wait_for("sendMessage", lambda c: c.chat_id == 4501, count=2, timeout=20)
+    first, second = [call.text for call in emulator.sent("sendMessage", chat_id=4501)]
+    assert "32,768" in first and "8,192" in second  # the follow-up changed the first question's context
+    assert "did not find" not in second
+
+
+async def test_a_mark_cancelled_midway_is_written_by_the_updates_next_request():
+    from bot.telegram.inbox import _Handling
+
+    release, calls = asyncio.Event(), []
+
+    class Store:
+        async def mark_updates_sending(self, update_ids):
+            calls.append(update_ids)
+            if len(calls) == 1:
+                await asyncio.sleep(30)  # cancelled here
+            await release.wait()
+
+    inbox = Inbox.__new__(Inbox)
+    inbox.store = Store()
+    handling = _Handling(inbox, 7)
+    first = asyncio.create_task(inbox.before_send(handling))
+    await asyncio.sleep(0.01)
+    second = asyncio.create_task(inbox.before_send(handling))  # another request of the same update
+    await asyncio.sleep(0.01)
+    first.cancel()
+    await asyncio.sleep(0.01)
+    assert not second.done()  # not released by the cancelled write: it writes the mark itself
+    assert calls == [[7], [7]]
+    release.set()
+    await second
+    with pytest.raises(asyncio.CancelledError):
+        await first

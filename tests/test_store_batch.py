@@ -78,3 +78,13 @@ async def test_concurrent_calls_share_sqlite_hops_in_order_each_with_its_own_out
         assert 1 <= hops <= 3  # 41 calls: the first alone, the rest waiting behind it, together
     finally:
         await store.close()
+
+
+async def test_a_sweep_that_fails_never_fails_the_answer(store, monkeypatch):
+    import bot.store.users as users
+
+    broken = [("DELETE FROM no_such_table WHERE updated_at < ?", (0.0,))]
+    monkeypatch.setattr(users, "due_sweep", lambda database, now: broken)
+    await store.remember_answer(7, "70B int4", "S70Pi4", "en", (7, SizeRequest(params_b=70), "S70"))
+    assert (await store.get_preferences(7)).last_question == "70B int4"
+    assert (await store.kept_request(7)) is not None

@@ -55,12 +55,10 @@ class Caller:
 async def resolve_caller(users: UserRepository, user: UserInfo, *, record_activity: bool = True) -> Caller:
     """Read the user's preferences; with `record_activity` (the user wrote to the bot) also record that they are
     reachable again and their client's language. That write happens only when it changes something (a new user,
-    a blocked one, another language), so most updates cost one read, as they did before; it is deferred
-    (bot/store/deferred.py): inside an update's handling it commits with the update's next write."""
+    a blocked one, another language), so most updates cost one read."""
     caller = Caller(user, await users.get_preferences(user.id))
     if record_activity and _activity_changes(caller):
-        caller = caller.with_preferences(await users.touch_user(user.id, caller.telegram_language,
-                                                                read=caller.preferences))
+        caller = caller.with_preferences(await users.touch_user(user.id, caller.telegram_language))
     return caller
 
 

@@ -29,7 +29,6 @@ from bot.store.dialect import (  # re-exported: the store's callers name them he
 )
 
 __all__ = ["is_postgres_url", "pg_ddl", "pg_placeholders", "redacted"]
-from bot.store.deferred import Taken, defer_here, deferring, take_deferred
 from bot.store.sqlite_calls import (
     BUSY_TIMEOUT_MS,
     begin,
@@ -144,84 +143,20 @@ class Database(ABC):
     # then run it on the event loop instead of its thread (SqliteDatabase._call). Leave it off for anything that
     # scans or pages through a table.
 
-    async def fetch(self, sql: str, parameters: Parameters = (), *, short: bool = False) -> list[Any]:
-        await self.write_deferred()
-        return await self._fetch(sql, parameters, short)
+    @abstractmethod
+    async def fetch(self, sql: str, parameters: Parameters = (), *, short: bool = False) -> list[Any]: ...
 
+    @abstractmethod
     async def write_one(self, sql: str, parameters: Parameters, *, short: bool = False) -> None:
-        """One statement, atomically; with what this task deferred in one transaction."""
-        taken = take_deferred(self)
-        if not (taken and await self._joined(taken, [(sql, parameters)], short)):
-            await self._write_one(sql, parameters, short)
+        """One statement, atomically."""
 
+    @abstractmethod
     async def write_returning(self, sql: str, parameters: Parameters, *, short: bool = False) -> list[Any]:
         """A single-statement write with a RETURNING clause: the rows as written."""
-        await self.write_deferred()
-        return await self._write_returning(sql, parameters, short)
 
+    @abstractmethod
     async def write_many(self, statements: Sequence[tuple[str, Parameters]], *, short: bool = False) -> None:
-        """Several writes as one transaction, all or none (after what this task deferred), in one round trip where
-        the engine allows it."""
-        taken = take_deferred(self)
-        if not (taken and await self._joined(taken, statements, short)):
-            await self._write_many(statements, short)
-
-    async def defer(self, statements: Sequence[tuple[str, Parameters]]) -> None:
-        """Short writes that may wait for this task's next statement (bot/store/deferred.py), inside a `deferring()`
-        block; outside one, `write_many` now."""
-        if not defer_here(self, statements):
-            await self.write_many(statements, short=True)
-
-    def deferring(self) -> AbstractAsyncContextManager[None]:
-        """The block in which `defer` waits; what still waits at its end is written then."""
-        return deferring(self, partial(self.write_many, short=True))
-
-    async def write_deferred(self) -> None:
-        """What this task deferred, now, as a transaction of its own: before a wait that must not hold them back,
-        and before a statement that cannot carry them (a read, a RETURNING write, a transaction). A failure is
-        logged, and they wait again."""
-        if taken := take_deferred(self, before_a_read=True):
-            count = len(taken.statements)
-            try:
-                await self._joined(taken, [], short=True)
-            except DATABASE_ERRORS as exc:  # given back: they wait for a write; the caller's statement goes on
-                log.warning("store: %d deferred write(s) wait again: %s", count, exc.__class__.__name__)
-
-    async def _joined(self, taken: Taken, statements: Sequence[tuple[str, Parameters]], short: bool) -> bool:
-        """The deferred statements and `statements` as one transaction: True once committed. When it fails, the
-        deferred ones go back to wait (the block's next statement or its end tries them again) and False tells
-        the caller to run its own alone, as it would have without them: a deferred write never costs another
-        statement its commit (the sending mark above all, bot/telegram/inbox.py)."""
-        try:
-            await self._write_many([*taken.statements, *statements], short)
-            return True
-        except BaseException as exc:  # a cancellation too: they are idempotent upserts, written again is harmless
-            count = len(taken.statements)
-            locked = isinstance(exc, Exception) and self._waited_for_a_lock(exc)
-            taken.give_back(locked_out=locked)
-            if locked or not isinstance(exc, Exception):
-                raise  # alone it would wait for the same lock again: fail it once, as alone
-            log.warning("store: %d deferred write(s) failed with the statement they joined (%s); tried again later",
-                        count, exc.__class__.__name__)
-            return False
-
-    def _waited_for_a_lock(self, error: Exception) -> bool:
-        """The write failed because another process held the lock for the whole busy timeout."""
-        return False
-
-    # What each engine runs, nothing deferred involved.
-
-    @abstractmethod
-    async def _fetch(self, sql: str, parameters: Parameters, short: bool) -> list[Any]: ...
-
-    @abstractmethod
-    async def _write_one(self, sql: str, parameters: Parameters, short: bool) -> None: ...
-
-    @abstractmethod
-    async def _write_returning(self, sql: str, parameters: Parameters, short: bool) -> list[Any]: ...
-
-    @abstractmethod
-    async def _write_many(self, statements: Sequence[tuple[str, Parameters]], short: bool) -> None: ...
+        """Several writes as one transaction, all or none, in one round trip where the engine allows it."""
 
     @abstractmethod
     async def schema_version(self) -> int: ...
@@ -363,7 +298,6 @@ class SqliteDatabase(Database):
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Connection]:
-        await self.write_deferred()
         async with self._exclusive():
             try:
                 # IMMEDIATE takes the write lock up front, so a second process waits (busy_timeout) at BEGIN
@@ -389,22 +323,19 @@ class SqliteDatabase(Database):
         finally:
             await self._pragma("PRAGMA foreign_keys = ON")
 
-    def _waited_for_a_lock(self, error: Exception) -> bool:
-        return isinstance(error, sqlite3.OperationalError) and is_busy(error)
-
-    async def _write_one(self, sql: str, parameters: Parameters, short: bool) -> None:
+    async def write_one(self, sql: str, parameters: Parameters, *, short: bool = False) -> None:
         # In autocommit mode SQLite runs a single statement as its own transaction, atomically.
         await self._call(partial(execute_closed, sql=sql, parameters=parameters), short)
 
-    async def _write_returning(self, sql: str, parameters: Parameters, short: bool) -> list[Any]:
+    async def write_returning(self, sql: str, parameters: Parameters, *, short: bool = False) -> list[Any]:
         rows: list[Any] = await self._call(partial(execute_rows, sql=sql, parameters=parameters), short)
         return rows
 
-    async def _fetch(self, sql: str, parameters: Parameters, short: bool) -> list[Any]:
+    async def fetch(self, sql: str, parameters: Parameters = (), *, short: bool = False) -> list[Any]:
         rows: list[Any] = await self._call(partial(execute_rows, sql=sql, parameters=parameters), short)
         return rows
 
-    async def _write_many(self, statements: Sequence[tuple[str, Parameters]], short: bool) -> None:
+    async def write_many(self, statements: Sequence[tuple[str, Parameters]], *, short: bool = False) -> None:
         # BEGIN IMMEDIATE, the statements, COMMIT, rolled back whole when one fails.
         await self._call(partial(run_in_transaction, statements=statements), short)
 
@@ -475,11 +406,3 @@ class Repository:
 
     def __init__(self, database: Database) -> None:
         self._database = database
-
-    def deferring(self) -> AbstractAsyncContextManager[None]:
-        """Database.deferring: the block in which the store's deferred writes wait (bot/store/deferred.py)."""
-        return self._database.deferring()
-
-    async def write_deferred(self) -> None:
-        await self._database.write_deferred()
-

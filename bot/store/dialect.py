@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -45,7 +44,6 @@ def _outside_literals(sql: str, transform: Callable[[str], str]) -> str:
     return "".join(pieces)
 
 
-@lru_cache(maxsize=1024)
 def pg_placeholders(sql: str) -> str:
     """SQLite's `?` placeholders as PostgreSQL's `$1..$n`, in order; literals and comments stay as they are."""
     counter = 0
@@ -75,7 +73,6 @@ _PG_TYPES = (
 )
 
 
-@lru_cache(maxsize=256)
 def pg_ddl(statement: str) -> str:
     """One migration statement, written for SQLite, as PostgreSQL DDL: the column types above; the rest of the
     portable subset (CREATE TABLE/INDEX, CHECK, REFERENCES, UNIQUE, DEFAULT, ALTER TABLE ADD COLUMN) is the same."""

@@ -74,7 +74,7 @@ class InboxRepository(Repository):
 
     async def mark_updates_sending(self, update_ids: Sequence[int]) -> None:
         """received -> sending, committed before the first non-repeatable request of their handling goes out;
-        in the update's task, with what its handling deferred (bot/store/deferred.py) in the same transaction."""
+        in the update's task."""
         await self._set_state(update_ids, "sending", ("received",))
 
     async def mark_updates_done(self, update_ids: Sequence[int]) -> None:

@@ -44,12 +44,12 @@ def process_boot(pid: int) -> str | None:
     return f"{boot_id.replace('-', '')[:12]}.{fields[19]}"
 
 
-@cache
+@cache  # one place per process: every owner id it makes names the same host
 def this_place() -> str:
     return socket.gethostname()
 
 
-@cache
+@cache  # one value per process: without /proc the random stand-in must not change between its owner ids
 def this_boot() -> str:
     return process_boot(os.getpid()) or f"r{uuid.uuid4().hex[:12]}"
 

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, replace
-from functools import lru_cache
+from dataclasses import dataclass
 
 from bot.store.contexts import due_sweep, keep_statement
 from bot.store.database import DATABASE_ERRORS, Connection, Repository, Row, fetch_rows
@@ -89,17 +88,11 @@ _TOUCH = """
 
 
 def _preferences_from_row(row: Row) -> Preferences:
-    values = {column: row[index] for column, index in _positions(tuple(row.keys()))}
+    present = set(row.keys())
+    values = {column: row[column] for column in _PREFERENCE_COLUMNS if column in present}
     values["blocked"] = bool(values["blocked"])
     values["updated_at"] = float(values["updated_at"])
     return Preferences(**values)
-
-
-@lru_cache(maxsize=16)
-def _positions(keys: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
-    """Where each preference column is in a row with these columns (read once per shape of row: a lookup by name
-    on every row was half of building the preferences, ~6 us of each update)."""
-    return tuple((column, keys.index(column)) for column in _PREFERENCE_COLUMNS if column in keys)
 
 
 def _checked_preference(field: str, value: object) -> object:
@@ -154,21 +147,12 @@ class UserRepository(Repository):
             rows = await fetch_rows(db, _SELECT_PREFERENCES, (user_id,))
         return _preferences_from_row(rows[0])
 
-    async def touch_user(self, user_id: int, telegram_language: str | None, *,
-                         read: Preferences | None = None) -> Preferences:
+    async def touch_user(self, user_id: int, telegram_language: str | None) -> Preferences:
         """Record that the user wrote to the bot: they are reachable again, and their Telegram language.
-        Returns the preferences as stored after the write. With `read` (what the caller just read of this user:
-        bot/features/caller.py), the write is deferred (Database.defer: it lands with the update's next write, before
-        its
-        reply) and the result is `read` as the write changes it, as RETURNING would give it."""
+        Returns the preferences as stored after the write."""
         now = time.time()
-        parameters = (user_id, telegram_language, now, now)
-        if read is not None:
-            await self._database.defer([(_TOUCH, parameters)])
-            language = read.telegram_language if telegram_language is None else telegram_language
-            return replace(read, telegram_language=language, blocked=False, updated_at=now)
-        rows = await self._database.write_returning(f"{_TOUCH} RETURNING {_RETURNING_PREFERENCES}", parameters,
-                                                    short=True)
+        rows = await self._database.write_returning(f"{_TOUCH} RETURNING {_RETURNING_PREFERENCES}",
+                                                    (user_id, telegram_language, now, now), short=True)
         return _preferences_from_row(rows[0])
 
     async def remember_question(self, user_id: int, text: str, payload: str | None,
@@ -180,8 +164,7 @@ class UserRepository(Repository):
     async def remember_answer(self, user_id: int, text: str, payload: str | None, telegram_language: str | None,
                               kept: tuple[int, SizeRequest, str | None] | None) -> None:
         """After an answer: remember_question and, with `kept` (chat id, request, payload), keep_request, in one
-        transaction and one round trip instead of two transactions (fewer store hops per update);
-        deferred (Database.defer): inside an update's handling it commits with the reply's sending mark."""
+        transaction, committed before the reply goes out (the chat's next message reads this answer)."""
         now = time.time()
         statements = [(_REMEMBER, (user_id, text, payload, telegram_language, now, now))]
         if kept is not None:
@@ -193,7 +176,7 @@ class UserRepository(Repository):
                     await self._database.write_many(sweep)
                 except DATABASE_ERRORS as exc:
                     log.warning("store: could not sweep old chat contexts: %s", exc.__class__.__name__)
-        await self._database.defer(statements)
+        await self._database.write_many(statements, short=True)
 
     async def mark_blocked(self, user_id: int, blocked: bool = True) -> None:
         now = time.time()

@@ -1,12 +1,10 @@
 """Building the Telegram application: one `build_application(settings)`, services opened in post_init."""
 from __future__ import annotations
 
-import gc
 import logging
 from typing import cast
 
 from telegram import BotCommand, BotCommandScope, BotCommandScopeChat, BotCommandScopeDefault, LinkPreviewOptions
-from telegram._utils.types import JSONDict
 from telegram.constants import ParseMode
 from telegram.ext import Application, Defaults
 from telegram.request import BaseRequest, HTTPXRequest
@@ -32,21 +30,6 @@ SEND_POOL_SIZE = 8
 SEND_POOL_TIMEOUT_S = 10.0
 
 
-class NoLinkPreview(LinkPreviewOptions):
-    """LinkPreviewOptions(is_disabled=True) with its Bot API dict written once. PTB's Defaults put this one object
-    into every send, where RequestParameter calls its to_dict: TelegramObject's generic walk over every slot,
-    ~10 us per send. Frozen like the plain options, so the dict cannot go stale."""
-
-    __slots__ = ("_wire",)
-
-    def __init__(self) -> None:
-        super().__init__(is_disabled=True)
-        self._wire = super().to_dict()  # a protected attribute may be set on a frozen TelegramObject
-
-    def to_dict(self, recursive: bool = True) -> JSONDict:
-        return dict(self._wire) if recursive else super().to_dict(recursive)
-
-
 def send_request() -> BaseRequest:
     """The connection for every call but getUpdates (PTB's own). PTB waits 5 s for an answer; a busy Telegram takes
     longer, and a send that timed out while reading is not repeated (bot/telegram/ptb.py: it may have arrived):
@@ -67,7 +50,7 @@ def build_application(settings: Settings, *, request: BaseRequest | None = None,
         .base_url(settings.base_url)
         .base_file_url(settings.base_file_url)
         .context_types(CONTEXT_TYPES)
-        .defaults(Defaults(parse_mode=ParseMode.HTML, link_preview_options=NoLinkPreview()))
+        .defaults(Defaults(parse_mode=ParseMode.HTML, link_preview_options=LinkPreviewOptions(is_disabled=True)))
         .rate_limiter(InboxRateLimiter(max_retries=5, messages_per_s=settings.send_rate_per_s))
         .concurrent_updates(64)
         .post_init(_post_init)
@@ -111,18 +94,8 @@ async def _post_init(application: CardfitApplication) -> None:
         application.job_queue.run_repeating(_sweep_alerts, interval=settings.catalog_watch_s,
                                             first=settings.catalog_watch_s, name="alert-sweep")
     await _set_commands(application, settings)
-    settle_heap()
     log.info("Cardfit started: catalog %s (%d cards), store %s", catalogs.catalog.id, len(catalogs.catalog.cards),
              services.store.path)  # the path, or the URL without its password
-
-
-def settle_heap() -> None:
-    """Once started: what start-up built (modules, the catalog and its indexes, PTB) stays for the process's life,
-    so the garbage collector stops walking it (gc.freeze); a full collection walks only what came later, and its
-    pause inside a store call (65-170 ms in bench_alerts) shrinks with it. Reference counting still frees frozen
-    objects; only a reference cycle among them is never collected, so nothing that grows is frozen."""
-    gc.collect()
-    gc.freeze()
 
 
 async def _set_commands(application: CardfitApplication, settings: Settings) -> None:
@@ -166,4 +139,3 @@ async def _post_shutdown(application: CardfitApplication) -> None:
     services: Services | None = application.bot_data.get("services")
     if services is not None:
         await services.close()
-    gc.unfreeze()  # what start-up froze is collectable again (an application built again in the same process)

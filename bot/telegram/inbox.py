@@ -119,10 +119,6 @@ class InboxRateLimiter(ResilientRateLimiter):
         if handling is None or repeatable(endpoint):
             return await super().process_request(callback, args, kwargs, endpoint, data, rate_limit_args)
         current = handling
-        if handling.mark is None and not self.free_now(data):
-            # The request waits for its slot (the pace, a group's limit, a 429): what the handlers deferred must
-            # not wait with it, or the chat's next message would read the context before this answer's.
-            await handling.inbox.store.write_deferred()
 
         async def marked(*call_args: Any, **call_kwargs: Any) -> bool | JSONDict | list[JSONDict]:
             # Inside the limiter, after its wait: the window between the mark and the request is the write alone.
@@ -232,38 +228,28 @@ class Inbox:
             return
         token = _handling.set(handling)
         try:
-            # The handlers' deferred writes (bot/store/deferred.py) ride on the sending mark's commit, before the
-            # reply; an update that sends nothing has them written here, at its end.
-            async with self.store.deferring():
-                await self.application.process_update(update)
-        except DATABASE_ERRORS as exc:
-            log.warning("inbox: could not write update %s's last store writes: %s", update.update_id,
-                        exc.__class__.__name__)
+            await self.application.process_update(update)
         finally:
             _handling.reset(token)
             handling.finished = True
 
     async def before_send(self, handling: _Handling) -> None:
-        """Committed before the first non-repeatable request of an update's handling: received -> sending, with
-        the writes its handlers deferred (bot/store/deferred.py). A store that cannot take it does not stop the
-        reply (it is logged; a crash now could repeat that reply; the deferred writes are lost with it)."""
+        """Committed before the first non-repeatable request of an update's handling: received -> sending. A
+        store that cannot take it does not stop the reply (it is logged; a crash now could repeat that reply)."""
         while handling.mark is not None:
             if await asyncio.shield(handling.mark):  # another request of the same update wrote it (or tried)
                 crash_point("inbox-sending")
                 return
             # That request was cancelled before its write ended: this one writes the mark itself (idempotent; on
             # SQLite it queues behind the cancelled one, so it returns once that committed).
-        # One row per write on purpose, unlike the done marks: a group commit releases all its handlers' sends at
-        # the same moment, and httpx's connection pool then spent more CPU on that herd than the grouping saved
-        # (in process against the emulator: 6.9 against 4.2 ms per update; one by one: 4.2 against 4.3). Written in
-        # the update's own task, not a task of its own: on a free SQLite connection, with no await before the
-        # send, it commits before anything else runs, so an update of the same batch (a follow-up) reads this
-        # answer's context.
+        # One row per write, in the update's own task, not a task of its own: on a free SQLite connection, with
+        # no await before the send, it commits before anything else runs, so an update of the same batch (a
+        # follow-up) reads this answer's context.
         mark: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         handling.mark = mark
         written = False
         try:
-            await self.store.mark_updates_sending([handling.update_id])  # with what the update deferred
+            await self.store.mark_updates_sending([handling.update_id])
             written = True
         except DATABASE_ERRORS as exc:
             written = True  # tried: the reply goes out unmarked, logged (a crash now could repeat it)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import logging
 import math
@@ -13,7 +12,7 @@ from types import TracebackType
 from typing import Any
 
 from aiolimiter import AsyncLimiter
-from telegram import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message, TelegramObject, Update
+from telegram import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram._utils.types import JSONDict
 from telegram.constants import ChatType
 from telegram.error import BadRequest, Forbidden, NetworkError, TelegramError
@@ -65,66 +64,14 @@ def query_of(update: Update) -> CallbackQuery:
 
 
 def markup(buttons: list[list[Button]]) -> InlineKeyboardMarkup | None:
-    """The keyboard for `buttons`; the same buttons get the same (frozen, so shareable) object: a cached reply's
-    ten buttons are not built again for every message (~0.1 ms per reply)."""
     if not buttons:
         return None
-    key = tuple(tuple(row) for row in buttons)
-    keyboard = _KEYBOARDS.get(key)
-    if keyboard is None:
-        if len(_KEYBOARDS) >= MAX_KEYBOARDS:  # bounded whatever the traffic; top-up links differ per user
-            _KEYBOARDS.clear()
-        keyboard = _KEYBOARDS[key] = Keyboard(key)
-    return keyboard
+    return InlineKeyboardMarkup([[_button(button) for button in row] for row in buttons])
 
 
 def _button(button: Button) -> InlineKeyboardButton:
     return InlineKeyboardButton(button.text, url=button.url) if button.url else \
         InlineKeyboardButton(button.text, callback_data=button.data)
-
-
-def _button_wire(button: Button) -> JSONDict:
-    """The button as InlineKeyboardButton.to_dict writes it (its keys in that order; None left out)."""
-    if button.url:
-        return {"text": button.text, "url": button.url}
-    return {"text": button.text} if button.data is None else {"callback_data": button.data, "text": button.text}
-
-
-class Keyboard(InlineKeyboardMarkup):
-    """An InlineKeyboardMarkup that is its Bot API dict: PTB calls to_dict for every send, and a reply's keyboard
-    differs with its question (each button carries the request), so most are new. The dict is written straight
-    from the buttons (~10 us for ten, against ~0.35 ms for building ten InlineKeyboardButton objects and their
-    dicts); those objects are built only when something reads `inline_keyboard` (tests, equality).
-    Frozen, so the dict cannot go stale; equal to the plain markup with the same buttons."""
-
-    __slots__ = ("_buttons", "_wire")
-
-    def __init__(self, buttons: tuple[tuple[Button, ...], ...]) -> None:
-        TelegramObject.__init__(self)  # not InlineKeyboardMarkup's: that one builds the button objects
-        self._buttons = buttons
-        self._wire = {"inline_keyboard": [[_button_wire(b) for b in row] for row in buttons]}
-        del self._id_attrs  # set with inline_keyboard, when first read (__getattr__)
-        self._freeze()
-
-    def __getattr__(self, name: str) -> Any:
-        # Only called for an attribute not set yet: the button objects and what equality compares.
-        if name not in ("inline_keyboard", "_id_attrs"):
-            raise AttributeError(name)
-        with self._unfrozen():
-            InlineKeyboardMarkup.__init__(self, [[_button(b) for b in row] for row in self._buttons])
-        return getattr(self, name)
-
-    def to_dict(self, recursive: bool = True) -> JSONDict:
-        if not recursive:
-            return super().to_dict(recursive)
-        return dict(self._wire)
-
-    def __hash__(self) -> int:  # as the plain markup's: equal objects, equal hashes
-        return hash((InlineKeyboardMarkup, self._id_attrs))
-
-
-MAX_KEYBOARDS = 1024
-_KEYBOARDS: dict[tuple[tuple[Button, ...], ...], Keyboard] = {}
 
 
 async def reply(message: Message, answer: Reply) -> None:
@@ -288,19 +235,6 @@ class ResilientRateLimiter(AIORateLimiter):
         self._base_limiter = Pacer(messages_per_s)
         self.network_retries = network_retries
         self.backoff_s = backoff_s
-
-    def free_now(self, data: dict[str, Any]) -> bool:
-        """Whether a request with `data` would go out without waiting at this moment (no 429 pause, the pace's
-        slot free, a group's minute not used up): AIORateLimiter.process_request's tests, read without taking."""
-        base = self._base_limiter
-        if not self._retry_after_event.is_set() or (base is not None and not base.has_capacity()):
-            return False
-        chat_id = data.get("chat_id")
-        with contextlib.suppress(ValueError, TypeError):
-            chat_id = int(chat_id)  # type: ignore[arg-type]
-        if not ((isinstance(chat_id, int) and chat_id < 0) or isinstance(chat_id, str)) or not self._group_max_rate:
-            return True
-        return self._get_group_limiter(chat_id).has_capacity()
 
     async def process_request(
         self,
