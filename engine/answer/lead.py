@@ -56,6 +56,8 @@ def recommend(rule: Selection, requirement: Requirement, resolved: ResolvedReque
               review: ServingReview | None) -> Selection:
     """The answer's selection: `rule` (the rule's own) where its layouts run, else the named layout marked as not
     running and the recommendation moved to the cheapest layout that does."""
+    if review is not None and review.options.tp and not resolved.card:
+        return rule  # `--tp N`: the user asked for the check of the rule's card at N GPUs (the JSON's serving)
     fit, recommended = rule.fit, rule.recommended
     if resolved.workload != "inference":
         fit = without_tensor_parallel(fit) if fit is not None else None
