@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from catalog.schema import Card, Catalog
 from engine.answer.advice import CardComparison, PrecisionHint, compare_cards, precision_hint
-from engine.answer.lead import recommend, runs
 from engine.answer.capacity import Capacity, biggest_model, sequence_capacity
+from engine.answer.lead import recommend, runs
 from engine.fit.selection import (
     Layout,
     Selection,
