@@ -45,12 +45,14 @@ async def test_private_question_gets_the_answer_with_keyboard(bot):
     reply = bot.replies(1)[-1]
     assert reply["parse_mode"] == "HTML"
     text = reply["text"]
-    assert "47.7 GB" in text and "1x A40" in text and "$240/month" in text and "tight" in text
+    # vLLM would not start at 32k on the rule's 1x A40 (said in one line): 2x A40 leads, and the top-up pays for it
+    assert "47.7 GB" in text and "Fits on <b>2x A40</b>" in text and "$456/month" in text
+    assert "By the sizing rule 1x A40 holds it with 0.3 GB to spare, but vLLM would not start there at 32k" in text
     assert len(text) < 4096
     labels = [b["text"] for b in buttons(reply)]
     assert {"BF16", "FP8", "✓ INT4", "8k", "✓ 32k", "128k"} <= set(labels)
     topup = [b for b in buttons(reply) if "url" in b]
-    assert topup and topup[0]["text"] == "Top up $240 in USDT"
+    assert topup and topup[0]["text"] == "Top up $456 in USDT"
     assert "ref=" in topup[0]["url"] and "ref=1&" not in topup[0]["url"]
     assert all(len(b["callback_data"].encode()) <= 64 for b in buttons(reply) if "callback_data" in b)
 

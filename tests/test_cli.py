@@ -33,10 +33,13 @@ def test_size_json_of_70b_int4_at_32k(capsys):
     assert round(data["requirement"]["total_gb"], 1) == 47.7
     assert [(c["name"], round(c["gb"], 1)) for c in data["requirement"]["components"]] == [
         ("weights", 35.0), ("kv_cache", 10.7), ("overhead", 2.0)]
-    assert set(data["fit"]) >= FIT_KEYS and data["fit"]["card"] == "a40"
-    assert data["fit"]["price"] == {"hourly": pytest.approx(240 / 720), "monthly": 240.0, "currency": "USD"}
+    # The rule picks one A40; vLLM would not start there at 32k, so two lead (DESIGN.md, contract v3).
+    assert set(data["rule_fit"]) >= FIT_KEYS and (data["rule_fit"]["card"], data["rule_fit"]["count"]) == ("a40", 1)
+    assert data["rule_fit"]["price"] == {"hourly": pytest.approx(240 / 720), "monthly": 240.0, "currency": "USD"}
+    assert set(data["fit"]) >= FIT_KEYS and (data["fit"]["card"], data["fit"]["count"]) == ("a40", 2)
+    assert data["serving"]["starts"] is True
     assert data["request"]["context_tokens"] == 32768 and data["request"]["params_b"] == 70
-    assert data["topup_url"].startswith("https://pay.gpurenthub.example.com/topup?amount=240.00&coin=USDT")
+    assert data["topup_url"].startswith("https://pay.gpurenthub.example.com/topup?amount=456.00&coin=USDT")
 
 
 def test_model_flag_and_catalog_path(capsys):

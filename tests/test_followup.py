@@ -100,10 +100,10 @@ def test_a_count_goes_on_the_kept_card_else_the_shown_card_else_asks():
     followup = apply_followup(on_card, read("what about 2 cards?").partial)
     assert (followup.request.card, followup.request.gpu_count) == ("h100", 2)
     shown = shown_of(build_answer(previous(), CATALOG))
-    assert shown.card == "A40" and shown.count == 1
-    followup = apply_followup(previous(), read("what about 2 cards?").partial, shown)
-    assert (followup.request.card, followup.request.gpu_count) == ("A40", 2)
-    assert [str(change) for change in followup.changes] == ["changed: gpu count 1 -> 2"]
+    assert shown.card == "A40" and shown.count == 2  # vLLM would not start at 32k on the rule's 1x A40
+    followup = apply_followup(previous(), read("what about 4 cards?").partial, shown)
+    assert (followup.request.card, followup.request.gpu_count) == ("A40", 4)
+    assert [str(change) for change in followup.changes] == ["changed: gpu count 2 -> 4"]
     assert apply_followup(previous(), read("what about 2 cards?").partial).needs_card
 
 

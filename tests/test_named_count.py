@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from bot.texts.render import plain, render_answer
-from tests.support.seedmath import ask
+from engine.answer.build import build_answer
+from engine.sizing.rule import SizeRequest
+from tests.support.seedmath import ask, catalog
 
 
 @pytest.mark.parametrize("catalog, card", [("gpurenthub", "H100 SXM"), ("gpuwithcrypto", "H100 80GB")])
@@ -34,10 +36,14 @@ def test_the_largest_set_whose_only_problem_is_memory_is_answered():
     assert {note.code for note in answer.fit.problems} <= {"short", "per_gpu"}
 
 
-def test_instead_carries_the_engines_verdict_and_where_it_starts():
-    answer = ask("gpurenthub", model="qwen2.5-72b", precision="int4", quant="awq", card="h100")
+def test_the_cheaper_layout_after_yes_is_one_the_engine_starts_on():
+    """The rule's cheapest card (1x A40) would not start vLLM: the cheaper layout named is the one that does, with
+    no "runs on" that points elsewhere; after "Ja" German says "Günstiger:", not "Stattdessen:"."""
+    answer = build_answer(SizeRequest(model="qwen2.5-72b", precision="int4", quant="awq", card="h100"),
+                          catalog("gpurenthub"))
     text = plain(render_answer(answer, "en"))
-    assert "Instead: 1x A40 (48 GB) for $240/month, $0.33/hour · vLLM ✗ — runs on 2x A40 ($456/month)" in text
+    assert "Instead: 2x A40 (96 GB) for $456/month, $0.63/hour · vLLM ✓\n" in text
+    assert "runs on" not in text
     german = plain(render_answer(answer, "de"))
-    assert "Stattdessen: 1x A40 (48 GB) für 240 $/Monat, 0,33 $/Stunde · vLLM ✗ — läuft auf 2x A40 (456 $/Monat)" \
-        in german
+    assert "Günstiger: 2x A40 (96 GB) für 456 $/Monat, 0,63 $/Stunde · vLLM ✓\n" in german
+    assert "Stattdessen" not in german and "läuft auf" not in german

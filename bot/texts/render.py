@@ -5,7 +5,13 @@ import html
 import re
 
 from bot.texts.i18n import fmt_gb, fmt_number, fmt_tokens, fmt_usd, localize_digits, params_label, t
-from bot.texts.render_serving import alternative_mark, capacity_lines, fit_serving_lines, instead_mark
+from bot.texts.render_serving import (
+    alternative_mark,
+    capacity_lines,
+    fit_serving_lines,
+    instead_mark,
+    rule_pick_lines,
+)
 from catalog.schema import Card, Catalog
 from engine.answer.advice import PrecisionHint
 from engine.answer.build import Answer
@@ -245,12 +251,19 @@ def _render_size(answer: Answer, lang: str, details: bool, max_alternatives: int
         if shown is not None:
             lines.extend(_fit_lines(answer, shown, lang, details)[1:])
         if recommended is not None and (shown is None or recommended.monthly_usd < shown.monthly_usd):
-            lines.append(t(lang, "answer.instead", layout=_layout_name(recommended), vram=_vram(lang, recommended),
+            # After "✅ Yes" a cheaper layout is no refusal: "Cheaper:" ("Günstiger:"), not "Instead:".
+            key = "answer.instead" if shown is None else "answer.cheaper"
+            lines.append(t(lang, key, layout=_layout_name(recommended), vram=_vram(lang, recommended),
                            monthly=fmt_usd(lang, recommended.monthly_usd),
                            hourly=fmt_usd(lang, recommended.hourly_usd)) + instead_mark(answer, recommended, lang))
     elif fit is not None:
         lines.extend(_fit_lines(answer, fit, lang, details))
         lines.extend(_serving_lines(answer, fit, lang, details))
+        lines.extend(rule_pick_lines(answer, lang, lambda note: localize(lang, note, resolved=answer.resolved)))
+    elif answer.rule_fit is not None and not answer.resolved.card:
+        # The rule holds it somewhere, but no layout runs it (vLLM refuses the context everywhere).
+        lines.append(t(lang, "answer.none_runs"))
+        lines.extend(_serving_lines(answer, answer.rule_fit, lang, details))
         if details:
             lines.append("<i>" + t(lang, "answer.reason", reason=localize(lang, selection.reason)) + "</i>")
     elif answer.resolved.card and recommended is not None:

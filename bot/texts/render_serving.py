@@ -9,7 +9,7 @@ from collections.abc import Callable
 from bot.texts.i18n import fmt_gb, fmt_number, fmt_tokens, fmt_usd, t
 from engine.answer.build import Answer
 from engine.answer.capacity import Capacity
-from engine.fit.selection import Layout
+from engine.fit.selection import ROOM_GB, Layout, same_layout
 from engine.formats.precision import precision_label
 from engine.notes import Note
 from engine.serving import ServingCheck
@@ -106,6 +106,25 @@ def fit_serving_lines(answer: Answer, layout: Layout, lang: str, details: bool,
         if notes:
             lines.append("<i>" + t(lang, "serving.notes", items="; ".join(notes)) + "</i>")
     return lines
+
+
+def rule_pick_lines(answer: Answer, lang: str, note_text: Callable[[Note], str]) -> list[str]:
+    """One line when the provider's rule alone picks another layout than the one recommended: which, with how much
+    spare, and why the workload does not run there (the engine would not start, or no room is left)."""
+    rule, fit = answer.rule_fit, answer.fit
+    if rule is None or fit is None or not rule.valid or same_layout(rule, fit):
+        return []
+    spare = rule.spare_gb if rule.per_gpu is None else min(rule.spare_gb, rule.per_gpu.spare_gb)
+    values = {"layout": _layout_label(rule.count, rule.card.name), "spare": fmt_gb(lang, max(spare, 0.0))}
+    check = answer.review.check_layout(rule) if answer.review is not None else None
+    if check is None or check.starts:
+        return [t(lang, "answer.rule_pick_room", room=fmt_gb(lang, ROOM_GB), **values)]
+    refusal = next((note for note in check.notes if note.code in REFUSALS), None)
+    if refusal is not None and refusal.code != "serving_context_over_max":
+        return [t(lang, "answer.rule_pick_refused", engine=engine_name(check), reason=note_text(refusal), **values)]
+    context = answer.resolved.context_tokens if answer.resolved is not None else 0
+    return [t(lang, "answer.rule_pick_serving", engine=engine_name(check), context=short_context(lang, context),
+              **values)]
 
 
 def alternative_mark(answer: Answer, layout: Layout, lang: str) -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from catalog.schema import Card, Catalog
 from engine.answer.advice import CardComparison, PrecisionHint, compare_cards, precision_hint
 from engine.answer.capacity import Capacity, biggest_model, sequence_capacity
+from engine.answer.lead import recommend, runs
 from engine.fit.selection import (
     Layout,
     Selection,
@@ -33,7 +34,8 @@ class Answer:
     request: SizeRequest
     resolved: ResolvedRequest | None = None
     requirement: Requirement | None = None
-    selection: Selection | None = None
+    selection: Selection | None = None  # the recommendation (engine.answer.lead): what runs
+    rule_selection: Selection | None = None  # the provider's rule alone (engine.fit.selection.select)
     hint: PrecisionHint | None = None  # a named layout that fails, but fits in a narrower precision
     topup_url: str | None = None
     topup_amount_usd: float | None = None
@@ -54,6 +56,16 @@ class Answer:
     @property
     def fit(self) -> Layout | None:
         return self.selection.fit if self.selection else None
+
+    @property
+    def rule_fit(self) -> Layout | None:
+        """The rule's own pick (its golden tests read it): the named layout as the rule judges it, else its choice."""
+        selection = self.rule_selection or self.selection
+        return selection.fit if selection else None
+
+    def rule_answer(self) -> Answer:
+        """This answer as the provider's rule alone gives it: `fit` is the rule's pick (the seeds' tables)."""
+        return dataclasses.replace(self, selection=self.rule_selection or self.selection)
 
     @property
     def payable(self) -> Layout | None:
@@ -124,6 +136,7 @@ class Answer:
             "request": request,
             "requirement": self.requirement.to_json() if self.requirement else None,
             "fit": selection.fit.to_json(self.catalog) if selection and selection.fit else None,
+            "rule_fit": self.rule_fit.to_json(self.catalog) if self.rule_fit is not None else None,
             "reason": selection.reason if selection else None,
             "alternatives": [layout.to_json(self.catalog) for layout in selection.alternatives] if selection else [],
             "topup_url": self.topup_url,
@@ -179,16 +192,20 @@ def build_answer(
         answer.resolved, answer.requirement = resolved, requirement
         answer.selection = select(requirement, resolved, catalog, cheapest=request.cheapest and not resolved.card)
         answer.hint = precision_hint(resolved, answer.selection.fit, catalog)
+        answer.review = ServingReview.of(resolved, requirement, catalog, serving)
+        answer.rule_selection = answer.selection
+        answer.selection = recommend(answer.selection, requirement, resolved, catalog, answer.review)
         if request.intent == "compare":
             answer.compare = _compare(answer, resolved, requirement)
             answer.hint = None
             valid = [item.layout for item in answer.compare if item.valid]
             if valid:
-                # The answer to "H100 or A100?" is the cheaper of the two that works: the fit, and what to pay for.
-                best = min(valid, key=lambda layout: layout.monthly_usd)
-                answer.selection = Selection(fit=best, reason=f"cheaper of the cards compared: {best.label}",
-                                             recommended=best, notes=answer.selection.notes)
-        answer.review = ServingReview.of(resolved, requirement, catalog, serving)
+                # The answer to "H100 or A100?" is the cheaper of the two that runs (the fit, and what to pay for);
+                # the rule's, the cheaper of the two it accepts.
+                answer.rule_selection = _cheaper(valid, answer.selection.notes)
+                running = [layout for layout in valid if runs(layout, answer.review)]
+                if running:
+                    answer.selection = _cheaper(running, answer.selection.notes)
         _ = answer.serving  # checked now, so its notes are there for every reader of `assumed`
         if request.intent in ("max_context", "max_batch"):
             answer.capacity = _sequence_capacity(answer, resolved, requirement)
@@ -285,6 +302,11 @@ def _price_selection(request: SizeRequest, catalog: Catalog) -> Selection:
     layout = price_layout(card, count, catalog)
     reason = f"{layout.label} at {catalog.provider}" if layout.valid else "; ".join(layout.problems)
     return Selection(fit=layout, reason=reason, recommended=layout if layout.valid else None, notes=notes)
+
+
+def _cheaper(layouts: list[Layout], notes: tuple[Note, ...]) -> Selection:
+    best = min(layouts, key=lambda layout: layout.monthly_usd)
+    return Selection(fit=best, reason=f"cheaper of the cards compared: {best.label}", recommended=best, notes=notes)
 
 
 def _compare(answer: Answer, resolved: ResolvedRequest, requirement: Requirement) -> list[CardComparison]:

@@ -1,6 +1,7 @@
 """Fit selection: which card or set holds a requirement, under the provider's selection policy, at what price."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -16,6 +17,14 @@ from engine.notes import Note
 from engine.sizing.rule import Requirement, ResolvedRequest
 
 STANDARD_SET_SIZES = ranking.STANDARD_SET_SIZES
+# The smallest spare memory that counts as room, on one card or on each card of a set. The rule's total already
+# holds about 2 GB of runtime overhead (CUDA context, allocator), but not what runs beside the model on a rented
+# machine: a second CUDA context (nvidia-smi, a monitoring agent, a notebook kernel) takes 0.3-0.5 GB, and PyTorch's
+# caching allocator leaves a few hundred MB fragmented once requests of different lengths come and go. Half a
+# gigabyte is the least that covers those; below it ("0.0 GB spare") a layout fits on paper only, so it is no
+# recommendation and a named layout gets no "Yes". "Tight" (the catalog's threshold) stays a warning above it.
+ROOM_GB = 0.5
+TP_CODES = ("tp_heads", "tp_kv", "tp_kv_replicate")  # the tensor-parallel rule's notes (tensor_parallel_problem)
 
 
 # Layouts and their per-GPU view are built for every answer: not frozen (a frozen dataclass pays object.__setattr__
@@ -269,6 +278,23 @@ def _layout(card: Card, count: int, requirement: Requirement, resolved: Resolved
         valid=fits and not problems, problems=tuple(problems), hourly_usd=hourly, monthly_usd=monthly,
         decode_tokens_per_s=decode, per_gpu=per_gpu, fits_total_not_per_gpu=fits_total and not fits,
     )
+
+
+def has_room(layout: Layout) -> bool:
+    """Spare memory that counts (ROOM_GB), in total and on each card of a set."""
+    if layout.spare_gb < ROOM_GB:
+        return False
+    return layout.per_gpu is None or layout.per_gpu.spare_gb >= ROOM_GB
+
+
+def without_tensor_parallel(layout: Layout) -> Layout:
+    """The layout judged without the tensor-parallel head rule: a trainer that shards parameters (DeepSpeed ZeRO-3,
+    FSDP) splits flat parameter shards over the GPUs, not attention heads, so any head count runs on any count
+    (the provider's guide, section 04 of 000_d250fbe2b97c18c6.txt, names ZeRO stage 3 for multi-GPU training)."""
+    problems = tuple(note for note in layout.problems if note.code not in TP_CODES)
+    if len(problems) == len(layout.problems):
+        return layout
+    return dataclasses.replace(layout, problems=problems, valid=layout.fits and not problems)
 
 
 def valid_layout(candidate: Candidate, requirement: Requirement, kv_heads: int | None, catalog: Catalog) -> Layout:

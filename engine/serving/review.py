@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from catalog.schema import Card, Catalog
 from engine.fit.ranking import plan
-from engine.fit.selection import Layout, Rules, evaluate_layout
+from engine.fit.selection import ROOM_GB, Layout, Rules, evaluate_layout, has_room
 from engine.formats.precision import find_precision
 from engine.formats.table import canonical_format
 from engine.notes import Note
@@ -262,25 +262,33 @@ class ServingReview:
         return (card.memory_mib or 0) * MIB * share / GB
 
     def _cheapest_passing(self, lower_bound_gb: float) -> Layout | None:
-        catalog, requirement, resolved = self.catalog, self.requirement, self.resolved
-        total, kv_heads = requirement.total_gb, resolved.shape.kv_heads
-        rules = Rules(resolved, catalog)
-        # Price order over what can hold the total at all; the rule is evaluated only on those, the engine
-        # check only on layouts the rule accepts.
-        # (the price order is the catalog's, built once: engine.fit.ranking.plan)
-        for _, count, _, card in plan(catalog).by_price:
-            if card.vram_gb * count < total:
+        return cheapest_running(self.requirement, self.resolved, self.catalog, self, lower_bound_gb)
+
+
+def cheapest_running(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog,
+                     review: ServingReview | None, lower_bound_gb: float = 0.0) -> Layout | None:
+    """The cheapest layout (price order) that the rule accepts with room to spare (engine.fit.selection.ROOM_GB)
+    and, with a review, on which the engine starts: what an answer recommends when the rule's own pick does not run.
+    `lower_bound_gb`: what the whole set must hold at least under the engine's share (a failing check's bound)."""
+    total, kv_heads = requirement.total_gb, resolved.shape.kv_heads
+    rules = Rules(resolved, catalog)
+    # Price order over what can hold the total at all; the rule is evaluated only on those, the engine
+    # check only on layouts the rule accepts.
+    # (the price order is the catalog's, built once: engine.fit.ranking.plan)
+    for _, count, _, card in plan(catalog).by_price:
+        if card.vram_gb * count < total + ROOM_GB:
+            continue
+        if review is not None and review._share_gb(card) * count < lower_bound_gb:
+            continue  # cannot start: the weights (and one request's KV cache) alone exceed the engine's share
+        # A layout is valid when the rules' fast check passes and each card holds its share (engine.fit.selection)
+        if not rules.ok(card, count) or count > 1 and card.vram_gb < requirement.per_gpu_gb(count, kv_heads) + ROOM_GB:
+            continue
+        if review is not None:
+            found = review.check(card, count)
+            if found is not None and not found.starts:
                 continue
-            if self._share_gb(card) * count < lower_bound_gb:
-                continue  # cannot start: the weights (and one request's KV cache) alone exceed the engine's share
-            # A layout is valid when the rules' fast check passes and each card holds its share (engine.fit.selection)
-            if not rules.ok(card, count) or count > 1 and card.vram_gb < requirement.per_gpu_gb(count, kv_heads):
-                continue
-            found = self.check(card, count)
-            if found is None or not found.starts:
-                continue
-            # The check first: the full layout (its rule problems named) only for the one that starts.
-            layout = evaluate_layout(card, count, requirement, resolved, catalog, rules)
-            if layout.valid:
-                return layout
-        return None
+        # The check first: the full layout (its rule problems named) only for the one that starts.
+        layout = evaluate_layout(card, count, requirement, resolved, catalog, rules)
+        if layout.valid and has_room(layout):
+            return layout
+    return None

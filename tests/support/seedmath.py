@@ -22,9 +22,11 @@ def half_up(value: float, decimals: int = 0) -> float:
 
 
 def ask(catalog_name: str, **fields) -> Answer:
+    """The answer as the provider's rule alone gives it (Answer.rule_answer): the seeds' tables are the rule's
+    picks, while an answer recommends the cheapest layout on which the engine also starts (engine.answer.lead)."""
     answer = build_answer(SizeRequest(**fields), catalog(catalog_name))
     assert answer.error is None, answer.error
-    return answer
+    return answer.rule_answer()
 
 
 def total(catalog_name: str, **fields) -> float:

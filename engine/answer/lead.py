@@ -1,0 +1,93 @@
+"""What an answer recommends: the cheapest layout on which the workload really runs (DESIGN.md, "Beyond the seeds'
+arithmetic"). The provider's rule picks first (engine.fit.selection.select, with its golden tests); a layout it
+picks or the user names runs when, besides the rule, it has room to spare (engine.fit.selection.ROOM_GB) and the
+engine that would serve it starts there (engine.serving.review). Training is judged by what the trainer needs:
+ZeRO-3 / FSDP shard parameters, so the tensor-parallel head rule does not apply to it."""
+from __future__ import annotations
+
+import dataclasses
+
+from catalog.schema import Catalog
+from engine.fit.selection import Layout, Selection, has_room, same_layout, without_tensor_parallel
+from engine.notes import Note
+from engine.serving import ServingCheck
+from engine.serving.review import NOWHERE, ServingReview, cheapest_running
+from engine.sizing.rule import Requirement, ResolvedRequest
+
+
+def why_not(layout: Layout, review: ServingReview | None) -> Note | None:
+    """Why a layout the rule accepts does not run: the engine would not start there, or no room is left; None
+    when it runs (or the rule refuses it: its problems say why)."""
+    if not layout.valid:
+        return None
+    check = review.check_layout(layout) if review is not None else None
+    if check is not None and not check.starts:
+        return serving_refusal(check, review)
+    if not has_room(layout):
+        spare = layout.spare_gb if layout.per_gpu is None else min(layout.spare_gb, layout.per_gpu.spare_gb)
+        return Note(f"{max(spare, 0.0):.1f} GB spare is no room to run it (at least 0.5 GB)", "no_room",
+                    spare_gb=max(spare, 0.0))
+    return None
+
+
+def serving_refusal(check: ServingCheck, review: ServingReview | None) -> Note:
+    engine = "vLLM" if check.engine == "vllm" else check.engine
+    context = review.resolved.context_tokens if review is not None else 0
+    return Note(f"{engine} would not start there at {context:,} tokens", "serving_wont_start", engine=engine,
+                tokens=context)
+
+
+def runs(layout: Layout | None, review: ServingReview | None) -> bool:
+    return layout is not None and layout.valid and why_not(layout, review) is None
+
+
+def _running(layout: Layout, review: ServingReview | None, requirement: Requirement, resolved: ResolvedRequest,
+             catalog: Catalog) -> Layout | None:
+    """The cheapest layout that runs, searched when `layout` (valid by the rule) does not."""
+    check = review.check_layout(layout) if review is not None else None
+    if check is not None and not check.starts:
+        if any(note.code in NOWHERE for note in check.notes):
+            return None  # refused on every layout (the context is over the model's maximum)
+        return review.passing(layout) if review is not None else None
+    return cheapest_running(requirement, resolved, catalog, review)
+
+
+def recommend(rule: Selection, requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog,
+              review: ServingReview | None) -> Selection:
+    """The answer's selection: `rule` (the rule's own) where its layouts run, else the named layout marked as not
+    running and the recommendation moved to the cheapest layout that does."""
+    if review is not None and review.options.tp and not resolved.card:
+        return rule  # `--tp N`: the user asked for the check of the rule's card at N GPUs (the JSON's serving)
+    fit, recommended = rule.fit, rule.recommended
+    if resolved.workload != "inference":
+        fit = without_tensor_parallel(fit) if fit is not None else None
+    lead = recommended
+    if recommended is not None and not runs(recommended, review):
+        lead = _running(recommended, review, requirement, resolved, catalog)
+    if resolved.card:
+        named = fit
+        if fit is not None:
+            problem = why_not(fit, review)
+            if problem is not None:
+                named = dataclasses.replace(fit, valid=False, problems=(*fit.problems, problem))
+        # The rule's choice leads the alternatives of a named layout: the recommendation takes its place.
+        alternatives: list[Layout] = []
+        for option in rule.alternatives:
+            shown = lead if recommended is not None and same_layout(option, recommended) else option
+            if shown is None or named is not None and same_layout(shown, named) \
+                    or any(same_layout(shown, other) for other in alternatives):
+                continue
+            alternatives.append(shown)
+        return dataclasses.replace(rule, fit=named, recommended=lead, alternatives=alternatives[:3])
+    if fit is None or lead is fit:
+        return rule
+    if lead is None:
+        problem = why_not(fit, review)
+        return Selection(fit=None, reason=Note(f"no layout on which it runs: {problem}", "nothing_runs",
+                                               problem=problem),
+                         recommended=None, notes=rule.notes)
+    alternatives = [a for a in rule.alternatives if not same_layout(a, lead) and not same_layout(a, fit)]
+    engine = review.engine if review is not None else None
+    reason = Note(f"cheapest layout on which {engine or 'it'} runs with room to spare", "runs_lead",
+                  engine={"vllm": "vLLM"}.get(engine or "", engine or ""))
+    return Selection(fit=lead, reason=reason, alternatives=alternatives, recommended=lead, notes=rule.notes)
