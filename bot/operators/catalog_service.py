@@ -16,7 +16,7 @@ from bot.features.core import CatalogHolder, ReloadOutcome
 from bot.operators.alerts import Sender
 from bot.operators.announcements import AnnouncementWorkflow, short_sha
 from bot.texts.i18n import t
-from catalog.loader import CatalogError, LoadedCatalog, parse_catalog_bytes
+from catalog.loader import CatalogError, LoadedCatalog, parse_catalog_bytes, read_catalog_file
 
 log = logging.getLogger(__name__)
 esc = html.escape
@@ -40,9 +40,11 @@ class CatalogService:
             loaded = self.catalogs.loaded
             path = loaded.path
             try:
-                raw = await asyncio.to_thread(path.read_bytes)
-            except OSError as exc:
-                return await self._reject(f"{path}: cannot read: {exc.strerror}", None, force)
+                # Bounded like the start's read (a regular file, at most the size cap, within a time-out): a FIFO,
+                # /dev/zero or a hung volume is refused in one line instead of wedging the watch job and /reload.
+                raw = await asyncio.to_thread(read_catalog_file, path)
+            except CatalogError as exc:
+                return await self._reject(str(exc), None, force)
             sha = hashlib.sha256(raw).hexdigest()
             if sha == loaded.sha256 and not force:
                 return ReloadOutcome("unchanged", t(self.lang, "reload.unchanged", sha=short_sha(sha)))
@@ -79,8 +81,8 @@ class CatalogService:
             return True
         await asyncio.sleep(delay)
         try:
-            return await asyncio.to_thread(path.read_bytes) == raw
-        except OSError:
+            return await asyncio.to_thread(read_catalog_file, path) == raw
+        except CatalogError:
             return False
 
     async def _reject(self, error: str, sha: str | None, force: bool) -> ReloadOutcome:
