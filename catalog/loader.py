@@ -140,17 +140,18 @@ def read_catalog_file(path: Path, timeout_s: float | None = None) -> bytes:
     only (a FIFO would block for a writer, /dev/zero never ends), at most MAX_CATALOG_BYTES + 1 bytes (enough to
     say "too large"), within `timeout_s` (READ_TIMEOUT_S). Raises CatalogError, one line naming the file."""
     timeout_s = READ_TIMEOUT_S if timeout_s is None else timeout_s
+    hung = CatalogError(f"{path}: cannot read: no answer within {timeout_s:g} s (a hung volume?)")
     with _stuck_lock:
         earlier = _stuck_reads.get(path)
         if earlier is not None and earlier.is_alive():  # one hung thread per file, not one more per watch tick
-            raise CatalogError(f"{path}: cannot read: an earlier read has not finished (a hung volume?)")
+            raise hung
         result: list[bytes | Exception] = []
         reader = threading.Thread(target=_read_into, args=(path, result), name="catalog-read", daemon=True)
         _stuck_reads[path] = reader
         reader.start()
     reader.join(timeout_s)
     if reader.is_alive():
-        raise CatalogError(f"{path}: cannot read: no answer within {timeout_s:g} s (a hung volume?)")
+        raise hung
     with _stuck_lock:
         _stuck_reads.pop(path, None)
     outcome = result[0]
