@@ -175,13 +175,15 @@ def _read_regular(path: Path) -> bytes:
         raise _NoSuchFile(f"{path}: no such catalog file") from None
     except OSError as exc:
         raise CatalogError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    with os.fdopen(descriptor, "rb") as handle:
-        try:
-            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-                raise CatalogError(f"{path}: not a regular file (a catalog is a YAML file)")
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise CatalogError(f"{path}: not a regular file (a catalog is a YAML file)")
+        with os.fdopen(descriptor, "rb", closefd=False) as handle:
             return handle.read(MAX_CATALOG_BYTES + 1)
-        except OSError as exc:
-            raise CatalogError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except OSError as exc:
+        raise CatalogError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(descriptor)
 
 
 def load_catalog(name_or_path: str, *, compiled: bool = True) -> LoadedCatalog:
