@@ -104,11 +104,30 @@ async def test_a_hung_volume_times_out_and_leaves_one_thread_behind(bot, catalog
     try:
         first = await asyncio.wait_for(announcer.check(), 5)
         assert first.status == "invalid" and "no answer within 0.2 s" in first.text
-        before = threading.active_count()
         again = await asyncio.wait_for(announcer.check(force=True), 5)
         assert again.status == "invalid" and "no answer within 0.2 s" in again.text
-        assert threading.active_count() == before  # no new thread stuck beside the first
+        stuck = [thread for thread in threading.enumerate() if thread.name == "catalog-read"]
+        assert len(stuck) == 1 and stuck[0].daemon  # no second thread stuck beside the first; none holds the exit
     finally:
         released.set()
     await asyncio.sleep(0.1)
     assert (await announcer.check()).status == "unchanged"  # the volume answers again: read as before
+
+
+async def test_an_unreadable_path_is_reported_once_per_problem_not_at_every_tick(bot, catalog_file):
+    announcer = bot.app.bot_data["services"].announcer
+    original = catalog_file.read_bytes()
+    catalog_file.unlink()
+    for _ in range(5):  # watch ticks over a missing file
+        assert (await announcer.check()).status == "invalid"
+    assert len(rejections(bot)) == 1 and "no such catalog file" in rejections(bot)[0]
+    catalog_file.mkdir()  # another problem: told once more
+    for _ in range(5):
+        assert (await announcer.check()).status == "invalid"
+    assert len(rejections(bot)) == 2 and "not a regular file" in rejections(bot)[1]
+    catalog_file.rmdir()
+    catalog_file.write_bytes(original)
+    assert (await announcer.check()).status == "unchanged"
+    catalog_file.unlink()  # gone again after it was back: a new occurrence, told again
+    await announcer.check()
+    assert len(rejections(bot)) == 3
