@@ -768,10 +768,20 @@ def test_ambiguous_with_many_candidates_says_how_many_more():
 
 def test_every_error_code_is_reachable_and_listed(bundled_vocabulary):
     texts = ["-7B", "llama 3.1", "70b context 0", "70B 20M", "70b batch 0", "70B on 0x H100", "70B on 1.5 GPUs",
-             "70B in 0 GB", "70B 5-bit", "deepseek v2.5", "Baichuan 2", "Llama 5 17B-16E", "0.0000001B"]
+             "70B in 0 GB", "70B 5-bit", "deepseek v2.5", "Baichuan 2", "Llama 5 17B-16E", "0.0000001B",
+             "70B on an A100 2000000GB"]
     codes = {parse(text, bundled_vocabulary).error.code for text in texts}
     codes.add("parse_ambiguous_more")  # test_ambiguous_with_many_candidates_says_how_many_more
     assert codes == ERROR_CODES
+
+
+def test_a_card_memory_no_number_can_hold_is_refused_not_carried_as_infinity(bundled_vocabulary):
+    huge = "807" + "0" * 38
+    for text in (f"an {huge}GB A100 for 70b", f"70b on an A100 {huge} GB", "70B on an A100 2000000GB"):
+        result = parse(text, bundled_vocabulary)
+        assert result.request is None and result.error.code == "parse_card_memory_range", text
+        assert "out of range (at most 1,000,000 GB)" in str(result.error) and len(str(result.error)) < 80
+    assert parse("an 80GB A100 for 70b", bundled_vocabulary).request.card_vram_gb == 80
 
 
 def test_not_a_question_stays_a_plain_string(bundled_vocabulary):

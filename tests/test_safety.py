@@ -318,3 +318,12 @@ async def test_a_reply_refused_six_times_with_429_is_logged_with_context_and_tol
     assert any("gave up on a request while handling update" in r.getMessage() and "chat 174" in r.getMessage()
                and "RetryAfter" in r.getMessage() for r in caplog.records)
     assert not admin_texts(bot)
+
+
+async def test_a_card_memory_of_forty_digits_gets_a_clear_answer_not_something_went_wrong(bot):
+    await bot.send(130, f"an 807{'0' * 38}GB A100 for 70b")
+    text = bot.last_text(130)
+    assert "card memory 807" in text and "out of range" in text and "went wrong" not in text
+    await bot.send(131, f"ein 807{'0' * 38}GB A100 für 70b", language_code="de")
+    assert "Kartenspeicher 807" in bot.last_text(131) and "1.000.000 GB" in bot.last_text(131)
+    assert not [c for c in bot.request.sent("sendMessage") if c.params["chat_id"] == ADMIN]  # no traceback
