@@ -351,7 +351,7 @@ def ask_batch(catalog: Catalog, vocabulary: Vocabulary) -> AskBatch:
     """What `cardfit ask --json -` answers its lines with (bot/cli/ask_batch.py)."""
     from bot.cli.ask_batch import AskBatch
 
-    return AskBatch(lambda text: _ask_json(text, catalog, vocabulary))
+    return AskBatch(lambda text: _ask_json(text, catalog, vocabulary), _error_object)
 
 
 def _ask_json(text: str, catalog: Catalog, vocabulary: Vocabulary) -> dict[str, Any]:
