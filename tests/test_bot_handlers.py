@@ -18,8 +18,8 @@ FLOOD_NOTICE = "faster than I can answer"
 @pytest.fixture
 def settings(tmp_path):
     return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), admin_ids=f"{ADMIN}",
-                         staff_ids=f"{STAFF}", topup_secret="test-secret", rate_limit_messages=QUESTIONS_PER_WINDOW,
-                         rate_limit_window_s=60)
+                         staff_ids=f"{STAFF}", topup_secret="test-secret-0123456789",
+                         rate_limit_messages=QUESTIONS_PER_WINDOW, rate_limit_window_s=60)
 
 
 @pytest.fixture

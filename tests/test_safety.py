@@ -22,7 +22,7 @@ ADMIN = 42
 @pytest.fixture
 def settings(tmp_path):
     return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), admin_ids=f"{ADMIN}",
-                         topup_secret="test-secret")
+                         topup_secret="test-secret-0123456789")
 
 
 @pytest.fixture
@@ -298,13 +298,13 @@ async def test_the_admins_traceback_has_no_secret_in_it(bot, monkeypatch):
     from bot.features import welcome
 
     def leaky(lang):
-        raise RuntimeError(f"failed with {TOKEN} and key test-secret")
+        raise RuntimeError(f"failed with {TOKEN} and key test-secret-0123456789")
 
     monkeypatch.setattr(welcome, "render_help", leaky)
     await bot.send(180, "/help")
     notice = admin_texts(bot)[-1]
     assert "RuntimeError: failed with *** and key ***" in notice
-    assert TOKEN.split(":")[1] not in notice and "test-secret" not in notice
+    assert TOKEN.split(":")[1] not in notice and "test-secret-0123456789" not in notice
     assert "something went wrong" in bot.last_text(180)
 
 

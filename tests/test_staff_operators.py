@@ -35,7 +35,7 @@ def catalog_file(tmp_path):
 def settings(tmp_path, catalog_file):
     return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), admin_ids=f"{ADMIN},99",
                          staff_ids=f"{STAFF}", announce_chat=CHANNEL, catalog=str(catalog_file),
-                         topup_secret="s", rate_limit_messages=50)
+                         topup_secret="topup-key-for-tests", rate_limit_messages=50)
 
 
 def edit_catalog(path: Path, **prices) -> None:
