@@ -145,15 +145,15 @@ def read_catalog_file(path: Path, timeout_s: float | None = None) -> bytes:
         earlier = _stuck_reads.get(path)
         if earlier is not None and earlier.is_alive():  # one hung thread per file, not one more per watch tick
             raise hung
-        result: list[bytes | Exception] = []
-        reader = threading.Thread(target=_read_into, args=(path, result), name="catalog-read", daemon=True)
-        _stuck_reads[path] = reader
-        reader.start()
+        _stuck_reads.pop(path, None)
+    result: list[bytes | Exception] = []
+    reader = threading.Thread(target=_read_into, args=(path, result), name="catalog-read", daemon=True)
+    reader.start()
     reader.join(timeout_s)
     if reader.is_alive():
+        with _stuck_lock:
+            _stuck_reads[path] = reader
         raise hung
-    with _stuck_lock:
-        _stuck_reads.pop(path, None)
     outcome = result[0]
     if isinstance(outcome, Exception):
         raise outcome

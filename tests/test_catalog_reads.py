@@ -131,3 +131,24 @@ async def test_an_unreadable_path_is_reported_once_per_problem_not_at_every_tick
     catalog_file.unlink()  # gone again after it was back: a new occurrence, told again
     await announcer.check()
     assert len(rejections(bot)) == 3
+
+
+def test_reads_of_one_file_at_the_same_time_are_all_answered(catalog_file, monkeypatch):
+    """Two replicas in one process (or the watch job beside a start) read the same file at once: only a read that
+    timed out makes the next one wait for it."""
+    real = loader._read_regular
+    together = threading.Barrier(4)
+
+    def slow(path):
+        together.wait(5)  # all four reads are under way at once
+        return real(path)
+
+    monkeypatch.setattr(loader, "_read_regular", slow)
+    results: list[bytes] = []
+    readers = [threading.Thread(target=lambda: results.append(loader.read_catalog_file(catalog_file)))
+               for _ in range(4)]
+    for reader in readers:
+        reader.start()
+    for reader in readers:
+        reader.join(10)
+    assert results == [BUNDLED.read_bytes()] * 4
