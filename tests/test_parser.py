@@ -1041,3 +1041,17 @@ def test_feintuning_is_german():
     """"qlora feintuning llama 2 70b" was answered in English."""
     result = parse("qlora feintuning llama 2 70b", default_vocabulary())
     assert (result.language, result.language_confident) == ("de", True)
+
+
+def test_characters_that_show_as_nothing_are_read_as_not_there(bundled_vocabulary):
+    for text in ("7\u200b0B int4", "7\u200c0B int4", "70\u2060B int4", "\ufeff70B int4", "7\u00ad0B int4"):
+        result = parse(text, bundled_vocabulary)
+        assert result.request is not None and result.request.params_b == 70 and result.request.precision == "int4", \
+            text
+
+
+def test_a_huge_context_is_not_echoed_digit_by_digit(bundled_vocabulary):
+    error = parse("70b 1e308 tokens", bundled_vocabulary).error
+    assert error.code == "parse_context_range" and len(str(error)) < 80
+    too_long = parse("70b 100000m", bundled_vocabulary).error  # a count still short enough to read is told
+    assert too_long.code == "parse_context_too_long" and "104,857,600,000 tokens" in str(too_long)

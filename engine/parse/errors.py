@@ -41,6 +41,9 @@ MAX_BUDGET_GB = 1_000_000
 MAX_CARD_MEMORY_GB = MAX_BUDGET_GB
 MAX_AMBIGUOUS_NAMES = 5
 SIZED_PRECISIONS = "fp32, bf16, fp16, fp8, int8 or int4"
+# A context's token count is echoed up to this: '1e308 tokens' would echo a 300-digit number (the value as written
+# is cut to 20 characters, engine.parse.numbers.shown).
+MAX_ECHOED_TOKENS = 10**12
 
 
 class BadValue(Exception):
@@ -78,7 +81,7 @@ def precision_error(written: str) -> Note:
 
 def context_error(written: str, tokens: int | None) -> Note:
     """`tokens`: the whole number of tokens when the value was one (then only too long can be wrong with it)."""
-    if tokens is not None and tokens > MAX_CONTEXT_TOKENS:
+    if tokens is not None and MAX_CONTEXT_TOKENS < tokens <= MAX_ECHOED_TOKENS:
         return Note(f"context {written} ({tokens:,} tokens) is out of range: at most {MAX_CONTEXT_TOKENS:,} tokens",
                     "parse_context_too_long", written=written, tokens=tokens, max_tokens=MAX_CONTEXT_TOKENS)
     return Note(f"context {written} is out of range (1 to {MAX_CONTEXT_TOKENS:,} tokens)", "parse_context_range",
