@@ -11,6 +11,10 @@ DEFAULT_BOT_API_URL = "https://api.telegram.org/bot"
 _TOKEN = re.compile(r"^\d{3,}:[A-Za-z0-9_-]{10,}$")
 # setWebhook's secret_token: 1-256 characters A-Z, a-z, 0-9, _ and - (https://core.telegram.org/bots/api#setwebhook).
 _WEBHOOK_SECRET = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
+# The webhook secret and the top-up key are guessable below this (the top-up key offline, from any ref a user
+# sees), and a short secret would turn every log line it occurs in into asterisks.
+MIN_SECRET_LENGTH = 16
+_SECRET_HINT = f"at least {MIN_SECRET_LENGTH} characters (for instance `openssl rand -hex 16`)"
 
 
 class ConfigError(ValueError):
@@ -113,6 +117,17 @@ class Settings(BaseSettings):
             return None
         if not _WEBHOOK_SECRET.match(value.get_secret_value()):
             raise ValueError("must be 1-256 characters of A-Z, a-z, 0-9, _ and - (Telegram's secret_token)")
+        if len(value.get_secret_value()) < MIN_SECRET_LENGTH:
+            raise ValueError(f"too short: {_SECRET_HINT}")
+        return value
+
+    @field_validator("topup_secret")
+    @classmethod
+    def _topup_secret(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or value.get_secret_value() == "":
+            return None
+        if len(value.get_secret_value()) < MIN_SECRET_LENGTH:
+            raise ValueError(f"too short: {_SECRET_HINT}")
         return value
 
     @model_validator(mode="after")

@@ -7,6 +7,9 @@ imported only when a file is validated, so `cardfit ask` on a bundled catalog pa
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
+import threading
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -25,6 +28,10 @@ BUNDLED = ("gpurenthub", "gpuwithcrypto")
 
 class CatalogError(ValueError):
     """A catalog that cannot be used; the message is meant for a human (operator or admin)."""
+
+
+class _NoSuchFile(CatalogError):
+    """The path names no file (load_catalog adds the bundled names: a mistyped name looks like a path)."""
 
 
 @dataclass(frozen=True)
@@ -121,17 +128,72 @@ def _one_line(message: str) -> str:
     return " ".join(message.split("\n"))
 
 
+# A read that has not finished by then is a hung volume (a network mount whose server is gone): the catalog is
+# refused, and the reading thread, stuck in the kernel, is left behind as a daemon so it cannot hold up the exit.
+READ_TIMEOUT_S = 10.0
+_stuck_reads: dict[Path, threading.Thread] = {}
+_stuck_lock = threading.Lock()
+
+
+def read_catalog_file(path: Path, timeout_s: float | None = None) -> bytes:
+    """A catalog file's bytes, the one way every catalog read goes (start, watch job, /reload): a regular file
+    only (a FIFO would block for a writer, /dev/zero never ends), at most MAX_CATALOG_BYTES + 1 bytes (enough to
+    say "too large"), within `timeout_s` (READ_TIMEOUT_S). Raises CatalogError, one line naming the file."""
+    timeout_s = READ_TIMEOUT_S if timeout_s is None else timeout_s
+    hung = CatalogError(f"{path}: cannot read: no answer within {timeout_s:g} s (a hung volume?)")
+    with _stuck_lock:
+        earlier = _stuck_reads.get(path)
+        if earlier is not None and earlier.is_alive():  # one hung thread per file, not one more per watch tick
+            raise hung
+        _stuck_reads.pop(path, None)
+    result: list[bytes | Exception] = []
+    reader = threading.Thread(target=_read_into, args=(path, result), name="catalog-read", daemon=True)
+    reader.start()
+    reader.join(timeout_s)
+    if reader.is_alive():
+        with _stuck_lock:
+            _stuck_reads[path] = reader
+        raise hung
+    outcome = result[0]
+    if isinstance(outcome, Exception):
+        raise outcome
+    return outcome
+
+
+def _read_into(path: Path, result: list[bytes | Exception]) -> None:
+    try:
+        result.append(_read_regular(path))
+    except Exception as exc:  # handed to the waiting thread, which raises it
+        result.append(exc)
+
+
+def _read_regular(path: Path) -> bytes:
+    try:
+        # O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer (no effect on a regular file)
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise _NoSuchFile(f"{path}: no such catalog file") from None
+    except OSError as exc:
+        raise CatalogError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise CatalogError(f"{path}: not a regular file (a catalog is a YAML file)")
+        with os.fdopen(descriptor, "rb", closefd=False) as handle:
+            return handle.read(MAX_CATALOG_BYTES + 1)
+    except OSError as exc:
+        raise CatalogError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(descriptor)
+
+
 def load_catalog(name_or_path: str, *, compiled: bool = True) -> LoadedCatalog:
     """`compiled=False` (`catalog check`): validate a bundled catalog from its YAML, not its prepared copy."""
     path = resolve_catalog_path(name_or_path)
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_CATALOG_BYTES + 1)  # enough to say "too large" without reading it all
-    except FileNotFoundError:
+        raw = read_catalog_file(path)
+    except _NoSuchFile as exc:
         hint = f" (bundled: {', '.join(BUNDLED)})" if "/" not in name_or_path else ""
-        raise CatalogError(f"{path}: no such catalog file{hint}") from None
-    except OSError as exc:
-        raise CatalogError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise CatalogError(f"{exc}{hint}") from None
     sha256 = hashlib.sha256(raw).hexdigest()
     if compiled and name_or_path.strip() in BUNDLED:
         return LoadedCatalog(_bundled_catalog(raw, str(path)), path, sha256)

@@ -76,6 +76,27 @@ def test_a_line_that_failed_inside_says_so_and_the_next_is_answered(monkeypatch:
     assert json.loads(batch.line("70B int4"))["error"] is None
 
 
+def test_a_card_memory_of_forty_digits_is_that_lines_error_and_the_run_goes_on() -> None:
+    huge = f"an 807{'0' * 38}GB A100 for 70b"
+    env = dict(os.environ, CARDFIT_HF_LOOKUP="0")
+    result = subprocess.run([sys.executable, "-m", "bot.cli", "ask", "--catalog", "gpurenthub", "--json", "-"],
+                            input=f"{huge}\n70B int4\n", capture_output=True, text=True, encoding="utf-8", cwd=ROOT,
+                            env=env, check=True)
+    first, second = (json.loads(line) for line in result.stdout.splitlines())
+    assert first["error"].startswith("card memory 807") and "out of range" in first["error"]
+    assert second["error"] is None and second["request"]["params_b"] == 70
+
+
+def test_an_answer_strict_json_cannot_hold_is_that_lines_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    loaded = load_catalog("gpurenthub").catalog
+    batch = ask_batch(loaded, Vocabulary.of_catalog(loaded))
+    monkeypatch.setattr("bot.cli.main._ask_json", lambda *args: {"request": {"card_vram_gb": float("inf")}})
+    failed = json.loads(batch.line("70B int4"))
+    assert failed["error"] == "internal error: the answer cannot be written as JSON" and failed["request"] is None
+    monkeypatch.undo()
+    assert json.loads(batch.line("70B int4"))["error"] is None
+
+
 def test_run_writes_the_same_text_to_a_utf8_stream_and_to_any_other() -> None:
     loaded = load_catalog("gpuwithcrypto").catalog
     vocabulary = Vocabulary.of_catalog(loaded)

@@ -18,8 +18,8 @@ FLOOD_NOTICE = "faster than I can answer"
 @pytest.fixture
 def settings(tmp_path):
     return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), admin_ids=f"{ADMIN}",
-                         staff_ids=f"{STAFF}", topup_secret="test-secret", rate_limit_messages=QUESTIONS_PER_WINDOW,
-                         rate_limit_window_s=60)
+                         staff_ids=f"{STAFF}", topup_secret="test-secret-0123456789",
+                         rate_limit_messages=QUESTIONS_PER_WINDOW, rate_limit_window_s=60)
 
 
 @pytest.fixture
@@ -258,13 +258,32 @@ async def test_deep_links_with_a_payload_are_flood_limited_like_questions(bot):
     assert len(texts) == QUESTIONS_PER_WINDOW + 1
 
 
-async def test_a_bare_start_is_not_counted(bot):
+async def test_a_bare_start_does_not_use_the_question_budget(bot):
     for _ in range(QUESTIONS_PER_WINDOW + 3):
         await bot.send(62, "/start")
     texts = [r["text"] for r in bot.replies(62)]
     assert len(texts) == QUESTIONS_PER_WINDOW + 3 and not any(FLOOD_NOTICE in text for text in texts)
     await bot.send(62, "7B bf16")  # the question budget is untouched
     assert "Memory needed" in bot.last_text(62)
+
+
+@pytest.mark.parametrize("command", ["/compare H100 A100", "/card H100", "/set coin BTC"])
+async def test_every_command_with_words_is_flood_limited_like_a_question(bot, command):
+    for _ in range(QUESTIONS_PER_WINDOW + 3):
+        await bot.send(63, command)
+    texts = [r["text"] for r in bot.replies(63)]
+    assert sum(FLOOD_NOTICE in text for text in texts) == 1  # the polite notice once, then silence
+    assert len(texts) == QUESTIONS_PER_WINDOW + 1
+
+
+async def test_bare_commands_are_flood_limited_like_taps(bot):
+    taps = 3 * QUESTIONS_PER_WINDOW  # flood.TAP_FACTOR x the questions'
+    for _ in range(taps + 3):
+        await bot.send(64, "/cards")
+    texts = [r["text"] for r in bot.replies(64)]
+    assert sum(FLOOD_NOTICE in text for text in texts) == 1 and len(texts) == taps + 1
+    await bot.send(64, "7B bf16")  # the question budget is untouched
+    assert "Memory needed" in bot.last_text(64)
 
 
 async def test_restart_keeps_preferences_and_toggles_work(settings):
@@ -306,7 +325,7 @@ async def test_buttons_keep_the_language_of_their_message(bot):
     assert "Benötigter Speicher" in bot.request.sent("editMessageText")[-1].params["text"]
 
 
-async def test_group_chatter_and_commands_do_not_count_against_the_flood_limit(bot):
+async def test_group_chatter_and_bare_commands_do_not_count_against_the_question_limit(bot):
     for n in range(12):
         await bot.send(26, f"just chatting {n}", chat_type="group", chat_id=-300)
     for command in ("/start", "/help", "/settings", "/cards"):

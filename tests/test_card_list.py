@@ -39,7 +39,7 @@ def big_catalog(path: Path, count: int = 200) -> Path:
 
 @pytest.fixture
 def settings(tmp_path):
-    return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), topup_secret="test-secret")
+    return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), topup_secret="test-secret-0123456789")
 
 
 @pytest.fixture
@@ -54,7 +54,7 @@ def buttons(params: dict) -> list[dict]:
 
 @pytest.fixture
 def big_settings(tmp_path):
-    return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), topup_secret="test-secret",
+    return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), topup_secret="test-secret-0123456789",
                          catalog=str(big_catalog(tmp_path / "big.yaml")), catalog_settle_s=0)
 
 

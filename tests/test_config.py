@@ -74,3 +74,27 @@ def test_log_filter_redacts_secrets():
     record = logging.LogRecord("httpx", logging.INFO, __file__, 1, "POST %s/getMe", ("https://x/bot" + TOKEN,), None)
     assert RedactSecrets([TOKEN, ""]).filter(record)
     assert TOKEN not in record.getMessage() and "***" in record.getMessage()
+
+
+def test_a_short_secret_is_redacted_too_and_the_longest_first():
+    import logging
+
+    from bot.cli.main import RedactSecrets
+
+    record = logging.LogRecord("telegram", logging.DEBUG, __file__, 1, "setWebhook %s", ({"secret_token": "abc1234",
+                               "key": "abc1234-and-more"},), None)
+    assert RedactSecrets(["abc1234", "abc1234-and-more", TOKEN]).filter(record)
+    assert "abc1234" not in record.getMessage() and "'***'" in record.getMessage() and "-and-more" not in \
+        record.getMessage()
+
+
+@pytest.mark.parametrize("name", ["webhook_secret", "topup_secret"])
+def test_a_short_webhook_secret_or_topup_key_is_refused_at_start_in_one_line(name):
+    extra = {"webhook_url": "https://cardfit.example.test/hook"} if name == "webhook_secret" else {}
+    with pytest.raises(ConfigError) as info:
+        load_settings(**{name: "abc1234"}, **extra)
+    assert str(info.value).splitlines()[1:] == [f"  CARDFIT_{name.upper()}: too short: at least 16 characters "
+                                                "(for instance `openssl rand -hex 16`)"]
+    assert "abc1234" not in str(info.value)
+    assert load_settings(**{name: "a" * 16}, **extra)
+    assert load_settings(topup_secret="").topup_secret is None  # empty: no key, as before

@@ -34,7 +34,7 @@ def catalog_file(tmp_path):
 
 def make_settings(tmp_path: Path, catalog_file: Path, **overrides) -> Settings:
     values = dict(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), admin_ids=f"{ADMIN}",
-                  announce_chat=CHANNEL, catalog=str(catalog_file), topup_secret="s")
+                  announce_chat=CHANNEL, catalog=str(catalog_file), topup_secret="topup-key-for-tests")
     values.update(overrides)
     return load_settings(**values)
 

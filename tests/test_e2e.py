@@ -31,7 +31,7 @@ class BotProcess:
     async def start(self) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("CARDFIT_")}
         env.update(CARDFIT_BOT_TOKEN=self.emulator.token, CARDFIT_BOT_API_URL=self.emulator.base_url,
-                   CARDFIT_DB=str(self.db), CARDFIT_ADMIN_IDS=str(ADMIN), CARDFIT_TOPUP_SECRET="e2e-secret",
+                   CARDFIT_DB=str(self.db), CARDFIT_ADMIN_IDS=str(ADMIN), CARDFIT_TOPUP_SECRET="e2e-secret-0123456789",
                    CARDFIT_LOG_LEVEL="INFO", PTB_TIMEDELTA="1")
         self.handle = self.log.open("ab")
         polls = self.emulator.polls_begun

@@ -21,7 +21,7 @@ GROUP = -1001
 
 @pytest.fixture
 def settings(tmp_path):
-    return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), topup_secret="s",
+    return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), topup_secret="topup-key-for-tests",
                          rate_limit_messages=8, rate_limit_window_s=60)
 
 

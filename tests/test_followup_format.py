@@ -74,7 +74,7 @@ def test_the_kept_request_keeps_its_format_through_the_store():
 @pytest.fixture
 async def bot(tmp_path):
     from bot.config import load_settings
-    settings = load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), topup_secret="s",
+    settings = load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), topup_secret="topup-key-for-tests",
                              rate_limit_messages=8, rate_limit_window_s=60)
     async with Harness(settings) as harness:
         yield harness

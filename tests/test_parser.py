@@ -768,10 +768,20 @@ def test_ambiguous_with_many_candidates_says_how_many_more():
 
 def test_every_error_code_is_reachable_and_listed(bundled_vocabulary):
     texts = ["-7B", "llama 3.1", "70b context 0", "70B 20M", "70b batch 0", "70B on 0x H100", "70B on 1.5 GPUs",
-             "70B in 0 GB", "70B 5-bit", "deepseek v2.5", "Baichuan 2", "Llama 5 17B-16E", "0.0000001B"]
+             "70B in 0 GB", "70B 5-bit", "deepseek v2.5", "Baichuan 2", "Llama 5 17B-16E", "0.0000001B",
+             "70B on an A100 2000000GB"]
     codes = {parse(text, bundled_vocabulary).error.code for text in texts}
     codes.add("parse_ambiguous_more")  # test_ambiguous_with_many_candidates_says_how_many_more
     assert codes == ERROR_CODES
+
+
+def test_a_card_memory_no_number_can_hold_is_refused_not_carried_as_infinity(bundled_vocabulary):
+    huge = "807" + "0" * 38
+    for text in (f"an {huge}GB A100 for 70b", f"70b on an A100 {huge} GB", "70B on an A100 2000000GB"):
+        result = parse(text, bundled_vocabulary)
+        assert result.request is None and result.error.code == "parse_card_memory_range", text
+        assert "out of range (at most 1,000,000 GB)" in str(result.error) and len(str(result.error)) < 80
+    assert parse("an 80GB A100 for 70b", bundled_vocabulary).request.card_vram_gb == 80
 
 
 def test_not_a_question_stays_a_plain_string(bundled_vocabulary):
@@ -1031,3 +1041,17 @@ def test_feintuning_is_german():
     """"qlora feintuning llama 2 70b" was answered in English."""
     result = parse("qlora feintuning llama 2 70b", default_vocabulary())
     assert (result.language, result.language_confident) == ("de", True)
+
+
+def test_characters_that_show_as_nothing_are_read_as_not_there(bundled_vocabulary):
+    for text in ("7\u200b0B int4", "7\u200c0B int4", "70\u2060B int4", "\ufeff70B int4", "7\u00ad0B int4"):
+        result = parse(text, bundled_vocabulary)
+        assert result.request is not None and result.request.params_b == 70 and result.request.precision == "int4", \
+            text
+
+
+def test_a_huge_context_is_not_echoed_digit_by_digit(bundled_vocabulary):
+    error = parse("70b 1e308 tokens", bundled_vocabulary).error
+    assert error.code == "parse_context_range" and len(str(error)) < 80
+    too_long = parse("70b 100000m", bundled_vocabulary).error  # a count still short enough to read is told
+    assert too_long.code == "parse_context_too_long" and "104,857,600,000 tokens" in str(too_long)

@@ -22,7 +22,7 @@ ADMIN = 42
 @pytest.fixture
 def settings(tmp_path):
     return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), admin_ids=f"{ADMIN}",
-                         topup_secret="test-secret")
+                         topup_secret="test-secret-0123456789")
 
 
 @pytest.fixture
@@ -298,13 +298,13 @@ async def test_the_admins_traceback_has_no_secret_in_it(bot, monkeypatch):
     from bot.features import welcome
 
     def leaky(lang):
-        raise RuntimeError(f"failed with {TOKEN} and key test-secret")
+        raise RuntimeError(f"failed with {TOKEN} and key test-secret-0123456789")
 
     monkeypatch.setattr(welcome, "render_help", leaky)
     await bot.send(180, "/help")
     notice = admin_texts(bot)[-1]
     assert "RuntimeError: failed with *** and key ***" in notice
-    assert TOKEN.split(":")[1] not in notice and "test-secret" not in notice
+    assert TOKEN.split(":")[1] not in notice and "test-secret-0123456789" not in notice
     assert "something went wrong" in bot.last_text(180)
 
 
@@ -318,3 +318,12 @@ async def test_a_reply_refused_six_times_with_429_is_logged_with_context_and_tol
     assert any("gave up on a request while handling update" in r.getMessage() and "chat 174" in r.getMessage()
                and "RetryAfter" in r.getMessage() for r in caplog.records)
     assert not admin_texts(bot)
+
+
+async def test_a_card_memory_of_forty_digits_gets_a_clear_answer_not_something_went_wrong(bot):
+    await bot.send(130, f"an 807{'0' * 38}GB A100 for 70b")
+    text = bot.last_text(130)
+    assert "card memory 807" in text and "out of range" in text and "went wrong" not in text
+    await bot.send(131, f"ein 807{'0' * 38}GB A100 für 70b", language_code="de")
+    assert "Kartenspeicher 807" in bot.last_text(131) and "1.000.000 GB" in bot.last_text(131)
+    assert not [c for c in bot.request.sent("sendMessage") if c.params["chat_id"] == ADMIN]  # no traceback

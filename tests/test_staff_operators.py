@@ -35,7 +35,7 @@ def catalog_file(tmp_path):
 def settings(tmp_path, catalog_file):
     return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), admin_ids=f"{ADMIN},99",
                          staff_ids=f"{STAFF}", announce_chat=CHANNEL, catalog=str(catalog_file),
-                         topup_secret="s", rate_limit_messages=50)
+                         topup_secret="topup-key-for-tests", rate_limit_messages=50)
 
 
 def edit_catalog(path: Path, **prices) -> None:
@@ -467,3 +467,11 @@ async def test_reload_of_an_already_reported_broken_file_still_answers(settings,
         await bot.send(ADMIN, "/reload")
         assert "rejected" in to(bot, ADMIN)[-1]["text"]
         assert len([p for p in to(bot, ADMIN) if "rejected" in p["text"]]) == 2
+
+
+@pytest.mark.parametrize("data", ["ann:post:" + "9" * 30, "ann:discard:9223372036854775808",
+                                  "annp:again:" + "9" * 30 + ":0", "annp:there:1:" + "9" * 30])
+async def test_an_admins_forged_id_past_the_stores_integers_is_answered_not_a_traceback(bot, data):
+    await bot.press(ADMIN, data)
+    assert bot.request.sent("answerCallbackQuery")[-1].params.get("text")  # a notice on the button
+    assert not [text for text in admin_texts(bot) if "Cardfit error" in text]  # no traceback to the admins

@@ -18,7 +18,7 @@ def settings(tmp_path):
     path = tmp_path / "catalog.yaml"
     shutil.copy(BUNDLED, path)
     return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), catalog=str(path),
-                         topup_secret="s", rate_limit_messages=50)
+                         topup_secret="topup-key-for-tests", rate_limit_messages=50)
 
 
 def _buttons(params: dict) -> list[dict]:

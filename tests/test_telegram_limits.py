@@ -17,7 +17,7 @@ assert len(EMOJI) == 1 and telegram_length(EMOJI) == 2
 
 @pytest.fixture
 def settings(tmp_path):
-    return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), topup_secret="test-secret")
+    return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), topup_secret="test-secret-0123456789")
 
 
 @pytest.fixture

@@ -11,19 +11,32 @@ from collections.abc import Callable, Iterable
 from typing import IO, Any
 
 Answerer = Callable[[str], dict[str, Any]]  # a question -> the JSON object printed for it
+Failure = Callable[[str], dict[str, Any]]  # what went wrong on a line -> the JSON object printed instead
+UNWRITABLE = "internal error: the answer cannot be written as JSON"
+
+
+def _error_only(message: str) -> dict[str, Any]:
+    return {"error": message}
 
 
 class AskBatch:
-    def __init__(self, answer: Answerer) -> None:
+    def __init__(self, answer: Answerer, failed: Failure = _error_only) -> None:
         self.answer = answer
+        self.failed = failed
         # strict JSON: json.dumps(ensure_ascii=False, allow_nan=False)
         self._encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 
     def line(self, text: str) -> bytes:
         """What `cardfit ask --json -` prints for the question `text`: its JSON line and a newline, in UTF-8."""
+        try:
+            encoded = self._encode(self.answer(text))
+        except (ValueError, TypeError, RecursionError):
+            # An answer strict JSON cannot hold (an infinite number, say) is that line's error, not the end of
+            # the run: every later line is still answered.
+            encoded = self._encode(self.failed(UNWRITABLE))
         # surrogateescape: bytes stdin could not decode come back out as they came in (what the stdout of a C locale
         # does with them), not as an exception
-        return (self._encode(self.answer(text)) + "\n").encode("utf-8", "surrogateescape")
+        return (encoded + "\n").encode("utf-8", "surrogateescape")
 
     def run(self, source: Iterable[str], out: IO[str]) -> None:
         """Every line of `source` answered to `out`, in order (the bytes themselves when `out` writes UTF-8)."""

@@ -351,7 +351,7 @@ def ask_batch(catalog: Catalog, vocabulary: Vocabulary) -> AskBatch:
     """What `cardfit ask --json -` answers its lines with (bot/cli/ask_batch.py)."""
     from bot.cli.ask_batch import AskBatch
 
-    return AskBatch(lambda text: _ask_json(text, catalog, vocabulary))
+    return AskBatch(lambda text: _ask_json(text, catalog, vocabulary), _error_object)
 
 
 def _ask_json(text: str, catalog: Catalog, vocabulary: Vocabulary) -> dict[str, Any]:
@@ -418,11 +418,13 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 
 class RedactSecrets:
-    """A logging filter that replaces secrets (the bot token, the top-up key) in every record with '***',
-    tracebacks included: a record's exc_info is formatted here, redacted, and kept as its exc_text."""
+    """A logging filter that replaces secrets (the bot token, the top-up key, the webhook secret) in every record
+    with '***', tracebacks included: a record's exc_info is formatted here, redacted, and kept as its exc_text.
+    Every secret, however short (bot/config.py refuses short ones at start); the longest first, so one that holds
+    another is replaced whole."""
 
     def __init__(self, secrets: list[str]):
-        self.secrets = [secret for secret in secrets if len(secret) >= 8]
+        self.secrets = sorted((secret for secret in secrets if secret), key=len, reverse=True)
 
     def redact(self, text: str) -> str:
         for secret in self.secrets:

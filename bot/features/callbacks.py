@@ -25,6 +25,18 @@ def within_limit(data: str) -> str | None:
     return data if len(data.encode()) <= CALLBACK_LIMIT else None
 
 
+MAX_ROW_ID = 2**63 - 1  # SQLite's integer and PostgreSQL's bigint: a larger id overflows in the driver
+
+
+def _row_id(raw: str) -> int | None:
+    """An id the store can look up: ASCII digits (str.isdigit admits ² and other scripts' digits) within its
+    integer range; None for anything else, so a forged button is answered, not a traceback."""
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 19:
+        return None
+    value = int(raw)
+    return value if value <= MAX_ROW_ID else None
+
+
 def _answerable(data: object, prefixes: tuple[str, ...]) -> bool:
     # Longer than Telegram allows: never one of ours; it goes to the catch-all.
     return isinstance(data, str) and data.startswith(prefixes) and len(data.encode()) <= CALLBACK_LIMIT
@@ -177,9 +189,10 @@ class AnnouncementButton:
         if not isinstance(data, str) or not cls.matches(data):
             return None
         _, action, raw_id = (data.split(":") + ["", ""])[:3]
-        if action not in cls.ACTIONS or not (raw_id.isascii() and raw_id.isdigit()):
+        announcement_id = _row_id(raw_id)
+        if action not in cls.ACTIONS or announcement_id is None:
             return None
-        return cls(action, int(raw_id))
+        return cls(action, announcement_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,10 +221,10 @@ class PartButton:
         fields = data.split(":")
         if len(fields) != 4 or fields[1] not in cls.ACTIONS:
             return None
-        raw_id, raw_part = fields[2], fields[3]
-        if not all(raw.isascii() and raw.isdigit() for raw in (raw_id, raw_part)):
+        announcement_id, part = _row_id(fields[2]), _row_id(fields[3])
+        if announcement_id is None or part is None:
             return None
-        return cls(fields[1], int(raw_id), int(raw_part))
+        return cls(fields[1], announcement_id, part)
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,9 +52,6 @@ class Command:
     scope: Scope
     answer: Callable[[Core, CommandInput], Awaitable[Reply | None]]  # None: nothing to send (it was sent)
     description: str | None  # locale key of its text in the command menu; None: not listed
-    # With words after it, it is a sizing question: the flood guard counts it (bot/telegram/handlers/incoming.py).
-    # /start with a deep-link payload is one too: the payload is sized like /size.
-    asks: bool = False
 
 
 ButtonT = TypeVar("ButtonT")

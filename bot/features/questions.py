@@ -69,6 +69,6 @@ async def press_example(core: Core, caller: Caller, button: ExampleButton, share
 
 FEATURE = Feature(
     "questions",
-    commands=(Command("size", Scope.EVERYONE, size_command, "command.size", asks=True),),
+    commands=(Command("size", Scope.EVERYONE, size_command, "command.size"),),
     buttons=(ButtonRoute(ExampleButton, press_example),),
 )

@@ -54,6 +54,6 @@ FEATURE = Feature(
     "welcome",
     commands=(
         Command("help", Scope.EVERYONE, show_help, "command.help"),
-        Command("start", Scope.EVERYONE, start, None, asks=True),
+        Command("start", Scope.EVERYONE, start, None),
     ),
 )

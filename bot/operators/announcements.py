@@ -26,7 +26,7 @@ from bot.store import Announcement, Store
 from bot.texts.i18n import fmt_gb, fmt_usd, t
 from bot.texts.render import telegram_length, utf16_prefix
 from catalog.diff import CatalogDiff, diff_catalogs
-from catalog.loader import CatalogError, LoadedCatalog, parse_catalog
+from catalog.loader import CatalogError, LoadedCatalog, parse_catalog, read_catalog_file
 from catalog.schema import Catalog
 
 log = logging.getLogger(__name__)
@@ -123,7 +123,7 @@ class AnnouncementWorkflow:
     async def ensure_baseline(self, loaded: LoadedCatalog) -> None:
         """The first catalog a store ever sees is what the channel knows: recorded as announced, never posted."""
         if await self.store.last_posted() is None:
-            text = loaded.path.read_text(encoding="utf-8")
+            text = (await asyncio.to_thread(read_catalog_file, loaded.path)).decode("utf-8")
             announcement_id = await self.store.begin_announcement(loaded.catalog.id, loaded.sha256, text, "(baseline)")
             if announcement_id is not None:
                 await self.store.mark_announcement_posted(announcement_id, [])
@@ -131,7 +131,10 @@ class AnnouncementWorkflow:
     async def announce_current(self, loaded: LoadedCatalog) -> Announced | None:
         """At a start: the file in service against the last post, so an edit made while the bot was down is
         announced too (None when the file changed again since it was loaded: the watch job takes that one)."""
-        raw = await asyncio.to_thread(loaded.path.read_bytes)
+        try:
+            raw = await asyncio.to_thread(read_catalog_file, loaded.path)
+        except CatalogError:
+            return None
         if hashlib.sha256(raw).hexdigest() != loaded.sha256:
             return None
         return await self.announce(loaded.catalog, loaded.sha256, raw.decode("utf-8"))

@@ -16,7 +16,7 @@ from bot.features.core import CatalogHolder, ReloadOutcome
 from bot.operators.alerts import Sender
 from bot.operators.announcements import AnnouncementWorkflow, short_sha
 from bot.texts.i18n import t
-from catalog.loader import CatalogError, LoadedCatalog, parse_catalog_bytes
+from catalog.loader import CatalogError, LoadedCatalog, parse_catalog_bytes, read_catalog_file
 
 log = logging.getLogger(__name__)
 esc = html.escape
@@ -33,6 +33,7 @@ class CatalogService:
         self._check_lock = asyncio.Lock()
         self._rejected_sha: str | None = None
         self._rejected_error = ""
+        self._unreadable_error: str | None = None  # why the file could not be read at the last try, if it could not
 
     async def check(self, *, force: bool = False) -> ReloadOutcome:
         """Read the catalog file; swap in a valid new version and announce what changed since the last post."""
@@ -40,9 +41,12 @@ class CatalogService:
             loaded = self.catalogs.loaded
             path = loaded.path
             try:
-                raw = await asyncio.to_thread(path.read_bytes)
-            except OSError as exc:
-                return await self._reject(f"{path}: cannot read: {exc.strerror}", None, force)
+                # Bounded like the start's read (a regular file, at most the size cap, within a time-out): a FIFO,
+                # /dev/zero or a hung volume is refused in one line instead of wedging the watch job and /reload.
+                raw = await asyncio.to_thread(read_catalog_file, path)
+            except CatalogError as exc:
+                return await self._reject(str(exc), None, force)
+            self._unreadable_error = None
             sha = hashlib.sha256(raw).hexdigest()
             if sha == loaded.sha256 and not force:
                 return ReloadOutcome("unchanged", t(self.lang, "reload.unchanged", sha=short_sha(sha)))
@@ -79,14 +83,19 @@ class CatalogService:
             return True
         await asyncio.sleep(delay)
         try:
-            return await asyncio.to_thread(path.read_bytes) == raw
-        except OSError:
+            return await asyncio.to_thread(read_catalog_file, path) == raw
+        except CatalogError:
             return False
 
     async def _reject(self, error: str, sha: str | None, force: bool) -> ReloadOutcome:
+        """`sha`: the broken version's; None when the file could not be read (`error` says why)."""
         text = t(self.lang, "reload.invalid", error=esc(error))
-        notified = sha is None or sha != self._rejected_sha
-        if notified:  # tell the admins (and the log) once per broken version, not at every watch tick
+        # Tell the admins (and the log) once per problem, not at every watch tick: once per broken version, and
+        # once per reason a file cannot be read (a directory, a missing file) until it can be read again.
+        notified = sha != self._rejected_sha if sha is not None else error != self._unreadable_error
+        if sha is None:
+            self._unreadable_error = error
+        if notified:
             log.warning("catalog rejected: %s", error)
             self._rejected_sha = sha
             self._rejected_error = error

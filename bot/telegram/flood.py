@@ -1,9 +1,9 @@
 """Per-user flood control: a sliding window per user, so one chatty user cannot starve the others.
 
-Two budgets per user: questions (a sizing answer: text, /size, an example button) and taps (buttons that only
-show an answer again: a precision or context toggle, Details, a coin). Taps come in quick runs and cost no
-parsing, so they get their own, more generous budget (TAP_FACTOR x the questions'): a run of taps never uses up
-the next question, and a tapping script is still capped.
+Two budgets per user: questions (text, a command with words after it, an example button) and taps (a bare
+command, buttons that only show an answer again: a precision or context toggle, Details, a coin). Taps come in
+quick runs and cost no parsing, so they get their own, more generous budget (TAP_FACTOR x the questions'): a run
+of taps never uses up the next question, and a tapping script is still capped.
 
 Memory is bounded by the users of the last two windows, not by every user ever seen: users live in
 two generations of one window each; a user seen again moves to the current one, and when a generation is a

@@ -7,7 +7,7 @@ from itertools import compress
 from operator import or_
 
 from engine.parse.draft import Draft
-from engine.parse.errors import MAX_GPU_COUNT, BadValue, gpu_count_error
+from engine.parse.errors import MAX_CARD_MEMORY_GB, MAX_GPU_COUNT, BadValue, card_memory_error, gpu_count_error
 from engine.parse.lexer import digits
 from engine.parse.numbers import gb_token, shown
 from engine.parse.scan import Scan
@@ -194,11 +194,18 @@ def _own_memory_before(scan: Scan, k: int) -> tuple[int, float | None]:
         glued = gb_token(low[k])
         if glued is not None:
             used[k] = True
-            return k - 1, glued[0]
+            return k - 1, _card_memory(glued[0], scan, k, k)
     if scan.free(k) and low[k] in GB_UNITS and scan.free(k - 1) and digits(low[k - 1]):
         used[k] = used[k - 1] = True
-        return k - 2, float(low[k - 1]) * GB_UNITS[low[k]]
+        return k - 2, _card_memory(float(low[k - 1]) * GB_UNITS[low[k]], scan, k - 1, k)
     return k, None
+
+
+def _card_memory(gb: float, scan: Scan, first: int, last: int) -> float:
+    """The card's own memory as written in tokens first..last; a size no card has is refused, not carried on."""
+    if not gb <= MAX_CARD_MEMORY_GB:  # also inf and nan
+        raise BadValue(card_memory_error(shown(scan.span(first, last))))
+    return gb
 
 
 def _count_before(scan: Scan, k: int) -> int | None:
@@ -259,8 +266,8 @@ def _own_memory_after(scan: Scan, nxt: int) -> float | None:
     glued = gb_token(low[nxt])
     if glued is not None:
         used[nxt] = True
-        return glued[0]
+        return _card_memory(glued[0], scan, nxt, nxt)
     if scan.free(nxt + 1) and digits(low[nxt]) and low[nxt + 1] in GB_UNITS:
         used[nxt] = used[nxt + 1] = True
-        return float(low[nxt]) * GB_UNITS[low[nxt + 1]]
+        return _card_memory(float(low[nxt]) * GB_UNITS[low[nxt + 1]], scan, nxt, nxt + 1)
     return None

@@ -32,11 +32,18 @@ ERROR_CODES = frozenset({
     "parse_bad_size", "parse_ambiguous", "parse_ambiguous_more", "parse_context_range", "parse_context_too_long",
     "parse_batch_range", "parse_gpu_count_range", "parse_gpu_count_whole", "parse_budget_range", "parse_precision",
     "parse_unknown_model", "parse_unknown_model_plain", "parse_moe_total", "parse_size_too_small",
+    "parse_card_memory_range",
 })
 MAX_GPU_COUNT = 64
 MAX_BUDGET_GB = 1_000_000
+# A card's own memory as written ("an 80GB A100"), bounded like a budget: a size no card has is still read (and
+# found in no catalog), but a 40-digit one would be infinite, and no answer could be written as JSON.
+MAX_CARD_MEMORY_GB = MAX_BUDGET_GB
 MAX_AMBIGUOUS_NAMES = 5
 SIZED_PRECISIONS = "fp32, bf16, fp16, fp8, int8 or int4"
+# A context's token count is echoed up to this: '1e308 tokens' would echo a 300-digit number (the value as written
+# is cut to 20 characters, engine.parse.numbers.shown).
+MAX_ECHOED_TOKENS = 10**12
 
 
 class BadValue(Exception):
@@ -74,7 +81,7 @@ def precision_error(written: str) -> Note:
 
 def context_error(written: str, tokens: int | None) -> Note:
     """`tokens`: the whole number of tokens when the value was one (then only too long can be wrong with it)."""
-    if tokens is not None and tokens > MAX_CONTEXT_TOKENS:
+    if tokens is not None and MAX_CONTEXT_TOKENS < tokens <= MAX_ECHOED_TOKENS:
         return Note(f"context {written} ({tokens:,} tokens) is out of range: at most {MAX_CONTEXT_TOKENS:,} tokens",
                     "parse_context_too_long", written=written, tokens=tokens, max_tokens=MAX_CONTEXT_TOKENS)
     return Note(f"context {written} is out of range (1 to {MAX_CONTEXT_TOKENS:,} tokens)", "parse_context_range",
@@ -88,6 +95,12 @@ def batch_error(written: str) -> Note:
 
 def budget_error(written: str) -> Note:
     return Note(f"memory budget {written} is out of range", "parse_budget_range", written=written)
+
+
+def card_memory_error(written: str) -> Note:
+    """A card's own memory beyond MAX_CARD_MEMORY_GB ('an 807000000000GB A100')."""
+    return Note(f"card memory {written} is out of range (at most {MAX_CARD_MEMORY_GB:,} GB)",
+                "parse_card_memory_range", written=written, max_gb=MAX_CARD_MEMORY_GB)
 
 
 def ambiguous_error(span: str, models: list[ModelShape]) -> Note:

@@ -31,6 +31,14 @@ _EXP_SPAN_RE = re.compile(
 # not inside a word or range ("gpt-oss-20b", "int-4", "7B-13B"). Checked in Python: a look-behind is slow.
 _MINUS_CANDIDATE_RE = re.compile(r"[-\u2212](?=[0-9])")
 MINUS_NOT_AFTER = frozenset(".,-_\u2212")
+# Characters that show as nothing (zero-width space, non-joiner, joiner, word joiner, byte order mark, soft
+# hyphen): the text is read as it shows, so "7\u200b0B" is 70B, never "0B" after a separator no one can see.
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
+
+
+def as_shown(text: str) -> str:
+    """The text without the characters that show as nothing (an ASCII text has none: returned as it is)."""
+    return text if text.isascii() else text.translate(_INVISIBLE)
 
 
 def digits(text: str) -> bool:

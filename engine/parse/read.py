@@ -18,7 +18,7 @@ from engine.parse.draft import Draft
 from engine.parse.errors import NOT_A_QUESTION, BadValue, ambiguous_error
 from engine.parse.fields import read_fields
 from engine.parse.hub import hub_candidate
-from engine.parse.lexer import COMMAND_RE
+from engine.parse.lexer import COMMAND_RE, as_shown
 from engine.parse.models import find_model, resolve_ambiguous, resolve_unknown
 from engine.parse.regions import find_region_ids
 from engine.parse.runtime import assume_runtime_format, read_rope_scaling
@@ -58,6 +58,7 @@ class ParseResult:
 
 def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
     """A question -> ParseResult. Raises only on a bug (parse() is the safety net)."""
+    text = as_shown(text)
     command = COMMAND_RE.match(text)
     offset = command.end() if command else 0
     scan = Scan(text, offset)

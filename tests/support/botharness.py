@@ -32,7 +32,7 @@ def copied_catalog_settings(tmp_path: Path) -> Settings:
     path = tmp_path / "catalog.yaml"
     shutil.copy(BUNDLED_CATALOG, path)
     return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), catalog=str(path),
-                         topup_secret="s", rate_limit_messages=50)
+                         topup_secret="topup-key-for-tests", rate_limit_messages=50)
 NetworkErrorT = TypeVar("NetworkErrorT", bound=NetworkError)
 
 

@@ -1,12 +1,13 @@
 """Before any handler (group -1): what the update is for the bot, the flood guard for what costs an answer, and
 the caller — user, preferences, language — resolved once and put on the context, activity recorded with it.
 
-The flood guard counts only what costs an answer, in two budgets (bot/telegram/flood.py): questions (private text, group
-text addressed to the bot, /size with words after it, /start with a payload, a help example's button) and taps
-(buttons that only show an answer again: toggles, Details, coins), so a run of taps never uses up the next
-question. Commands, inline queries, the admins' announcement buttons and group chatter that is not addressed to
-the bot do not count. Over a limit: one polite notice per window, then silence, and no handler runs
-(ApplicationHandlerStop).
+The flood guard counts what costs an answer, in two budgets (bot/telegram/flood.py): questions (private text, group
+text addressed to the bot, every command with words after it: /size 70B, /compare H100 A100, /card H100,
+/start PAYLOAD; a help example's button) and taps (a bare command such as /help or /cards, and buttons that only
+show an answer again: toggles, Details, coins), so a run of taps never uses up the next question. Every command
+counts, so a new one needs no flag to be guarded. Inline queries, the admins' announcement buttons and group
+chatter that is not addressed to the bot do not count. Over a limit: one polite notice per window, then silence,
+and no handler runs (ApplicationHandlerStop).
 """
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ from telegram import Message, MessageEntity, Update
 from telegram.constants import ChatType
 from telegram.ext import Application, ApplicationHandlerStop, TypeHandler
 
-from bot.features import commands
 from bot.features.callbacks import AnnouncementButton, ExampleButton
 from bot.features.caller import resolve_caller
 from bot.telegram.context import CardfitApplication, CustomContext
@@ -67,11 +67,10 @@ def classify(update: Update, bot_username: str | None, bot_id: int) -> Incoming 
         return Incoming("question", True) if addressed_text(message, bot_username, bot_id) is not None else None
     command = command_in(message, bot_username)
     if command is not None:
-        name, args = command
-        known = commands.TABLE.command(name)
-        return Incoming(counted="question" if known and known.asks and args else None, activity=True)
+        _, args = command
+        return Incoming(counted="question" if args else "tap", activity=True)
     if PRIVATE_COMMAND.check_update(update):  # another bot's command in a private chat: answered with the list
-        return Incoming(counted=None, activity=True)
+        return Incoming(counted="tap", activity=True)
     return None
 
 
