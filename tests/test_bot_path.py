@@ -1,6 +1,6 @@
 """The bot's send path and store calls: a reply clipped with its keyboard, a dropped send counted as maybe arrived,
-short SQLite calls on the event loop when the connection is free, on the thread when another process holds the
-write lock (bot/store/database.py SqliteDatabase._call)."""
+a read kept out of another coroutine's transaction, a write that waits while another process holds SQLite's
+write lock."""
 from __future__ import annotations
 
 import asyncio
@@ -49,43 +49,10 @@ async def test_reply_sends_the_clipped_answer_with_its_keyboard(emulator):
     assert params["reply_markup"] == {"inline_keyboard": [[{"text": "Top up", "url": "https://example.com/t"}]]}
 
 
-# -- SQLite: short calls on the loop ---------------------------------------------------------------------------------
+# -- SQLite: one connection shared by the coroutines, one file shared with other processes --------------------------
 
 
-def counting_hops(store: Store) -> list[int]:
-    connection = store._database._db  # type: ignore[attr-defined]
-    hops = [0]
-    original = connection._execute
-
-    async def counted(function, *args, **kwargs):
-        hops[0] += 1
-        return await original(function, *args, **kwargs)
-
-    connection._execute = counted
-    return hops
-
-
-async def test_short_calls_on_a_wal_file_take_no_thread_hop(tmp_path):
-    store = await Store.open(tmp_path / "s.sqlite3")
-    try:
-        hops = counting_hops(store)
-        await store.touch_user(1, "de")
-        await store.remember_answer(1, "70B", "P", "de", None)
-        assert (await store.get_preferences(1)).last_question == "70B"
-        assert await store.store_updates([], "me") == set()
-        from bot.store import StoredUpdate
-
-        assert await store.store_updates([StoredUpdate(5, "{}"), StoredUpdate(6, "{}")], "me") == {5, 6}
-        assert await store.store_updates([StoredUpdate(6, "{}"), StoredUpdate(7, "{}")], "me") == {7}
-        await store.mark_updates_sending([5])
-        assert hops == [0]
-        assert (await store.inbox_states())[5] == "sending"  # not short: on the thread
-        assert hops == [1]
-    finally:
-        await store.close()
-
-
-async def test_a_short_call_waits_behind_a_transaction_and_sees_its_commit(tmp_path):
+async def test_a_read_waits_behind_another_coroutines_transaction_and_sees_its_commit(tmp_path):
     store = await Store.open(tmp_path / "s.sqlite3")
     try:
         await store.touch_user(1, "en")
@@ -102,7 +69,7 @@ async def test_a_short_call_waits_behind_a_transaction_and_sees_its_commit(tmp_p
         await entered.wait()
         read = asyncio.create_task(store.get_preferences(1))
         await asyncio.sleep(0.05)
-        assert not read.done()  # a short call does not run inside another coroutine's transaction
+        assert not read.done()  # a read does not run inside another coroutine's transaction
         release.set()
         await task
         assert (await read).last_question == "in the transaction"
@@ -110,7 +77,7 @@ async def test_a_short_call_waits_behind_a_transaction_and_sees_its_commit(tmp_p
         await store.close()
 
 
-async def test_a_short_write_waits_on_the_thread_while_another_process_holds_the_lock(tmp_path):
+async def test_a_write_waits_while_another_process_holds_the_write_lock(tmp_path):
     path = tmp_path / "s.sqlite3"
     store = await Store.open(path)
     try:
@@ -128,40 +95,11 @@ async def test_a_short_write_waits_on_the_thread_while_another_process_holds_the
                 ticks += 1
 
         ticker = asyncio.create_task(ticking())
-        hops = counting_hops(store)
-        await store.remember_question(1, "after the lock", None)  # SQLITE_BUSY on the loop, then the thread waits
+        await store.remember_question(1, "after the lock", None)  # waits out the lock (busy timeout), no SQLITE_BUSY
         ticker.cancel()
         timer.join()
         holder.close()
-        assert hops == [1]
         assert ticks >= 5  # the event loop ran meanwhile
         assert (await store.get_preferences(1)).last_question == "after the lock"
-        assert hops == [1]  # and the connection is free again: back on the loop
-    finally:
-        await store.close()
-
-
-async def test_a_cancelled_call_keeps_the_loop_off_the_connection_until_the_thread_is_done(tmp_path):
-    store = await Store.open(tmp_path / "s.sqlite3")
-    try:
-        database = store._database
-        slow = asyncio.create_task(database.fetch(  # type: ignore[attr-defined]
-            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300000) SELECT count(*) FROM n"))
-        await asyncio.sleep(0.01)
-        slow.cancel()
-        await asyncio.gather(slow, return_exceptions=True)
-        # The thread may still be counting: until it is done a short call queues behind it, then runs.
-        assert (await store.get_preferences(1)).stored is False
-        assert database._submitted == database._finished  # type: ignore[attr-defined]
-    finally:
-        await store.close()
-
-
-async def test_in_memory_and_other_journals_stay_on_the_thread():
-    store = await Store.open(":memory:")
-    try:
-        hops = counting_hops(store)
-        await store.touch_user(1, "en")
-        assert hops == [1]
     finally:
         await store.close()

@@ -67,4 +67,4 @@ class Store(UserRepository, AnnouncementRepository, SubscriptionRepository, Aler
 
     async def ping(self) -> None:
         """One round trip to the database; raises one of DATABASE_ERRORS when it cannot serve."""
-        await self._database.fetch("SELECT 1", short=True)
+        await self._database.fetch("SELECT 1")

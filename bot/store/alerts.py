@@ -197,7 +197,7 @@ class AlertRepository(Repository):
         """Record the outcome of one send. The first outcome wins (a repeat call changes nothing), so a
         restarted broadcaster cannot turn a sent alert back into a failed one. 'blocked' also marks the user
         blocked, in the same transaction; any other outcome is one statement, one round trip (it runs once per
-        alert, between two sends), a short call (on SQLite at once on the event loop when the connection is free)."""
+        alert, between two sends)."""
         if status not in ALERT_OUTCOMES:
             raise ValueError(f"alert status must be one of {', '.join(ALERT_OUTCOMES)}, got {status!r}")
         now = time.time()
@@ -209,14 +209,13 @@ class AlertRepository(Repository):
             """
         parameters = (status, error, now if status == "sent" else None, alert_id)
         if status != "blocked":
-            changed = await self._database.write_returning(update, parameters, short=True)
+            changed = await self._database.write_returning(update, parameters)
         else:
             async with self._database.transaction() as db:
                 changed = await fetch_rows(db, update, parameters)
                 if changed:
                     await set_blocked(db, int(changed[0]["user_id"]), True, now)
-        if not changed and not await self._database.fetch("SELECT 1 FROM alerts WHERE id = ?", (alert_id,),
-                                                           short=True):
+        if not changed and not await self._database.fetch("SELECT 1 FROM alerts WHERE id = ?", (alert_id,)):
             raise ValueError(f"no alert with id {alert_id}")
 
     async def claim_alert(self, alert_id: int, owner: str | None = None, lease_s: float = ALERT_LEASE_S) -> bool:
@@ -227,8 +226,7 @@ class AlertRepository(Repository):
         now = time.time()
         if owner is None:
             rows = await self._database.write_returning(
-                "UPDATE alerts SET status = 'sending' WHERE id = ? AND status = 'queued' RETURNING id", (alert_id,),
-                short=True)
+                "UPDATE alerts SET status = 'sending' WHERE id = ? AND status = 'queued' RETURNING id", (alert_id,))
         else:
             rows = await self._database.write_returning(
                 """
@@ -238,14 +236,13 @@ class AlertRepository(Repository):
                 RETURNING id
                 """,
                 (owner, now + lease_s, alert_id, owner, now),
-                short=True,
             )
         return len(rows) == 1
 
     async def release_alert(self, alert_id: int) -> None:
         """sending -> queued: Telegram refused the send (rate limit), so it certainly did not go out."""
         await self._database.write_one("UPDATE alerts SET status = 'queued' WHERE id = ? AND status = 'sending'",
-                                       (alert_id,), short=True)
+                                       (alert_id,))
 
     async def settle_interrupted_alerts(self, alive: Callable[[str], bool] | None = None) -> dict[int, int]:
         """Before sends: 'sending' alerts cut off by a dead process, whose reaching the user is unknown, become
@@ -337,6 +334,5 @@ class AlertRepository(Repository):
 
     async def _counts(self, announcement_id: int) -> dict[str, int]:
         rows = await self._database.fetch(
-            f"SELECT {', '.join(ALERT_STATES)} FROM alert_counts WHERE announcement_id = ?", (announcement_id,),
-            short=True)
+            f"SELECT {', '.join(ALERT_STATES)} FROM alert_counts WHERE announcement_id = ?", (announcement_id,))
         return {state: int(rows[0][state]) if rows else 0 for state in ALERT_STATES}

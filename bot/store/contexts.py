@@ -58,7 +58,7 @@ class ChatContextRepository(Repository):
         """Keep `request` (as the user set it, before their settings are filled in) as the chat's last question;
         contexts older than a day are deleted on the way (once a minute), so the table holds about a day of chats."""
         await self._database.write_many(keep_statements(self._database, chat_id, request, payload,
-                                                        time.time() if now is None else now), short=True)
+                                                        time.time() if now is None else now))
 
     async def kept_request(self, chat_id: int, *, now: float | None = None) -> SizeRequest | None:
         """The chat's last question if it is less than a day old; None when there is none, or none readable."""
@@ -66,7 +66,6 @@ class ChatContextRepository(Repository):
         rows = await self._database.fetch(
             "SELECT payload, request_json FROM chat_context WHERE chat_id = ? AND updated_at >= ?",
             (chat_id, now - CONTEXT_TTL_S),
-            short=True,
         )
         if not rows:
             return None

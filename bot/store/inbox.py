@@ -55,7 +55,7 @@ class InboxRepository(Repository):
         now = time.time()
         if len(updates) <= INSERT_CHUNK:
             sql, parameters = _insert(updates, owner, now, lease_s)
-            rows = await self._database.write_returning(sql, tuple(parameters), short=True)
+            rows = await self._database.write_returning(sql, tuple(parameters))
             return {int(row["update_id"]) for row in rows}
         stored: set[int] = set()
         async with self._database.transaction() as db:
@@ -86,7 +86,7 @@ class InboxRepository(Repository):
         ids = list(update_ids)
         await self._database.write_one(
             f"UPDATE inbox SET state = ? WHERE update_id IN ({_marks(len(ids))}) AND state IN ({_marks(len(before))})",
-            (state, *ids, *before), short=True)
+            (state, *ids, *before))
 
     async def claim_open_updates(self, owner: str, alive: Callable[[str], bool], lease_s: float = INBOX_LEASE_S,
                                  limit: int = 1000) -> Resumed:

@@ -158,18 +158,18 @@ class PostgresDatabase(Database):
     async def migrating(self) -> AsyncIterator[None]:
         yield  # PostgreSQL checks foreign keys as each DDL statement runs; nothing to switch
 
-    async def fetch(self, sql: str, parameters: Parameters = (), *, short: bool = False) -> list[Any]:
+    async def fetch(self, sql: str, parameters: Parameters = ()) -> list[Any]:
         return list(await self._pool.fetch(pg_placeholders(sql), *parameters))
 
-    async def write_one(self, sql: str, parameters: Parameters, *, short: bool = False) -> None:
+    async def write_one(self, sql: str, parameters: Parameters) -> None:
         async with self._write_lock:
             await self._pool.execute(pg_placeholders(sql), *parameters)
 
-    async def write_returning(self, sql: str, parameters: Parameters, *, short: bool = False) -> list[Any]:
+    async def write_returning(self, sql: str, parameters: Parameters) -> list[Any]:
         async with self._write_lock:
             return list(await self._pool.fetch(pg_placeholders(sql), *parameters))
 
-    async def write_many(self, statements: Sequence[tuple[str, Parameters]], *, short: bool = False) -> None:
+    async def write_many(self, statements: Sequence[tuple[str, Parameters]]) -> None:
         async with self._write_lock, self._pool.acquire() as conn, conn.transaction():
             for sql, parameters in statements:
                 await conn.execute(pg_placeholders(sql), *parameters)

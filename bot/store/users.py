@@ -126,7 +126,7 @@ async def set_blocked(db: Connection, user_id: int, blocked: bool, now: float) -
 
 class UserRepository(Repository):
     async def get_preferences(self, user_id: int) -> Preferences:
-        rows = await self._database.fetch(_SELECT_PREFERENCES, (user_id,), short=True)
+        rows = await self._database.fetch(_SELECT_PREFERENCES, (user_id,))
         return _preferences_from_row(rows[0]) if rows else Preferences(user_id=user_id)
 
     async def set_preference(self, user_id: int, field: str, value: object) -> Preferences:
@@ -152,14 +152,14 @@ class UserRepository(Repository):
         Returns the preferences as stored after the write."""
         now = time.time()
         rows = await self._database.write_returning(f"{_TOUCH} RETURNING {_RETURNING_PREFERENCES}",
-                                                    (user_id, telegram_language, now, now), short=True)
+                                                    (user_id, telegram_language, now, now))
         return _preferences_from_row(rows[0])
 
     async def remember_question(self, user_id: int, text: str, payload: str | None,
                                 telegram_language: str | None = None) -> None:
         """The user's last question; writing to the bot also means they are reachable again (as touch_user)."""
         now = time.time()
-        await self._database.write_one(_REMEMBER, (user_id, text, payload, telegram_language, now, now), short=True)
+        await self._database.write_one(_REMEMBER, (user_id, text, payload, telegram_language, now, now))
 
     async def remember_answer(self, user_id: int, text: str, payload: str | None, telegram_language: str | None,
                               kept: tuple[int, SizeRequest, str | None] | None) -> None:
@@ -176,7 +176,7 @@ class UserRepository(Repository):
                     await self._database.write_many(sweep)
                 except DATABASE_ERRORS as exc:
                     log.warning("store: could not sweep old chat contexts: %s", exc.__class__.__name__)
-        await self._database.write_many(statements, short=True)
+        await self._database.write_many(statements)
 
     async def mark_blocked(self, user_id: int, blocked: bool = True) -> None:
         now = time.time()

@@ -174,6 +174,7 @@ class Inbox:
         self._done = _GroupWrite(store.mark_updates_done)
         self._sweeper: asyncio.Task[None] | None = None
         self._pruned = float("-inf")
+        self._chat_tails: dict[int, asyncio.Future[None]] = {}  # a chat's last dispatched update: done when handled
 
     # -- taking updates in ------------------------------------------------------------------------------------
 
@@ -203,13 +204,25 @@ class Inbox:
 
     async def _handle(self, update: Update) -> None:
         handling = _Handling(self, update.update_id)
+        # A chat's updates are handled one after another, in the order they came: a follow-up in the same batch
+        # reads the chat context its question's answer committed. Other chats' updates run meanwhile.
+        chat_id = update.effective_chat.id if update.effective_chat is not None else None
+        previous = self._chat_tails.get(chat_id) if chat_id is not None else None
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if chat_id is not None:
+            self._chat_tails[chat_id] = turn
         try:
+            if previous is not None:
+                await asyncio.wait((previous,))
             # PTB's own update processor, so `concurrent_updates(64)` still bounds the handlers running at once.
             await self.application.update_processor.process_update(update, self._process(update, handling))
         except Exception:  # noqa: BLE001 - PTB routes handler errors to the error handler; this is anything else
             log.exception("inbox: update %s failed outside its handlers", update.update_id)
             handling.finished = True
         finally:
+            turn.set_result(None)
+            if chat_id is not None and self._chat_tails.get(chat_id) is turn:
+                del self._chat_tails[chat_id]
             self._in_hand.discard(update.update_id)
             self._room.set()
         if not handling.finished:
@@ -241,10 +254,8 @@ class Inbox:
                 crash_point("inbox-sending")
                 return
             # That request was cancelled before its write ended: this one writes the mark itself (idempotent; on
-            # SQLite it queues behind the cancelled one, so it returns once that committed).
-        # One row per write, in the update's own task, not a task of its own: on a free SQLite connection, with
-        # no await before the send, it commits before anything else runs, so an update of the same batch (a
-        # follow-up) reads this answer's context.
+            # SQLite it queues behind the cancelled one on aiosqlite's thread, so it returns once that committed).
+        # One row per write, in the update's own task, not a task of its own: it commits before the send.
         mark: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         handling.mark = mark
         written = False
