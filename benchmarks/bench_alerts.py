@@ -148,11 +148,6 @@ class TimedLock(asyncio.Lock):
         await super().acquire()
         self._since, self._cpu_since = time.perf_counter(), time.process_time()
         self._where = caller()
-        # SQLite's batching runner (Database._call) takes the waiting calls right after it holds the lock: name
-        # the methods that queued them (tagged by instrument()).
-        waiting = getattr(self._database, "_waiting", None)
-        if self._where == "?" and waiting:
-            self._where = "+".join(sorted({getattr(function, "where", "?") for function, _ in waiting}))
         return True
 
     def release(self) -> None:
@@ -164,25 +159,6 @@ def instrument(store: Store, holds: Holds) -> None:
     database: Any = store._database  # noqa: SLF001 - the benchmark measures the layer's own lock
     attribute = "_lock" if database.engine == "sqlite" else "_write_lock"
     setattr(database, attribute, TimedLock(holds.hold, database))
-    if hasattr(database, "_waiting"):  # SQLite's batched calls: remember which store method queued each
-        call = database._call
-
-        async def tagged_call(function: Callable[[Any], Any], short: bool = False) -> Any:
-            def tagged(conn: Any) -> Any:
-                return function(conn)
-
-            tagged.where = where = caller()  # type: ignore[attr-defined]
-            if not (short and database._free()):
-                return await call(tagged, short)
-            # A short call on a free connection runs at once on the event loop, taking no lock: it holds the
-            # connection (and the loop) while it runs, so it is timed as a hold too.
-            since, cpu_since = time.perf_counter(), time.process_time()
-            try:
-                return await call(tagged, short)
-            finally:
-                holds.hold(since, time.perf_counter(), time.process_time() - cpu_since, where)
-
-        database._call = tagged_call
     checkpointer = getattr(database, "_checkpointer", None)  # SQLite's WAL checkpoints (bot/store/wal.py)
     if checkpointer is not None:
         checkpoint = checkpointer.checkpoint
