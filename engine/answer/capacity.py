@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from catalog.schema import Card, Catalog
 from engine.models.registry import Registry, default_registry
 from engine.notes import Note
-from engine.serving import Gpu, biggest_model_params_b, max_context_for_layout
+from engine.serving import Gpu, biggest_model_params_b
 from engine.serving.constants import MIB
 from engine.serving.reverse import max_context_for_users
 from engine.serving.review import ServingOptions, ServingReview, engine_for
