@@ -31,6 +31,10 @@ def test_no_corpus_answer_leads_with_a_layout_whose_serving_check_fails(catalog_
         answer, _, _ = ask_answer(text, catalog, vocabulary)
         if answer is None or answer.error:
             continue
+        if answer.capacity_layout is not None:
+            # a reverse answer leads with the layout it answered, at the context or users found there
+            assert answer.capacity is not None and answer.capacity.runs, text
+            continue
         data = answer.to_json()
         fit, serving = data["fit"], data["serving"]
         if isinstance(fit, dict) and fit["valid"] and isinstance(serving, dict):

@@ -209,14 +209,39 @@ def render_answer(answer: Answer, lang: str, *, details: bool = False, max_alter
         return clip("\n".join([*capacity_lines(answer, lang), *_notes_lines(answer, lang)]))
     if answer.compare is not None:
         return render_compare(answer, lang)
+    if answer.capacity is not None:
+        return _render_capacity(answer, lang)
     return _render_size(answer, lang, details, max_alternatives)
+
+
+def _render_capacity(answer: Answer, lang: str, *, compact: bool = False) -> str:
+    """A reverse question (longest context, requests at once) answered alone: its figures for the layout, then
+    only what agrees with them -- that layout's price and top-up when it runs, else the cheapest layout that runs
+    the model. No sizing at the default context: its "✅"/"❌" would answer a question nobody asked."""
+    assert answer.capacity is not None and answer.selection is not None
+    lines = render_request(answer, lang)[:1] if compact else [*render_request(answer, lang), ""]
+    note_text = lambda note: localize(lang, note, resolved=answer.resolved)  # noqa: E731
+    lines.extend(capacity_lines(answer, lang, note_text))
+    layout = answer.capacity_layout
+    if layout is not None:
+        lines.append(_price_line(lang, layout, answer.catalog, answer.billing))
+    else:
+        recommended = answer.selection.recommended
+        capacity = answer.capacity
+        if recommended is not None and not (recommended.card.name == capacity.card
+                                            and recommended.count == capacity.count):
+            lines.append(t(lang, "answer.instead", layout=_layout_name(recommended), vram=_vram(lang, recommended),
+                           monthly=fmt_usd(lang, recommended.monthly_usd),
+                           hourly=fmt_usd(lang, recommended.hourly_usd)) + instead_mark(answer, recommended, lang))
+    if answer.topup_url and answer.topup_amount_usd is not None:
+        lines.extend([_topup_line(answer, lang)] if compact else ["", _topup_line(answer, lang)])
+    return clip("\n".join(lines))
 
 
 def _render_size(answer: Answer, lang: str, details: bool, max_alternatives: int) -> str:
     assert answer.requirement is not None and answer.selection is not None and answer.resolved is not None
     lines = render_request(answer, lang)
     lines.append("")
-    lines.extend(capacity_lines(answer, lang))  # a reverse question: its answer first
     selection = answer.selection
     fit = selection.fit
     requirement = answer.requirement
@@ -533,6 +558,8 @@ def render_compact(answer: Answer, lang: str, layout: Layout | None = None) -> s
     """The short answer for inline mode and quotes: requirement, the fit (or `layout`), prices, top-up link."""
     if answer.intent == "price" and layout is None:
         return render_price(answer, lang)
+    if answer.capacity is not None and layout is None:
+        return _render_capacity(answer, lang, compact=True)
     assert answer.requirement is not None and answer.resolved is not None and answer.selection is not None
     lines = [render_request(answer, lang)[0]]
     lines.extend(render_requirement(answer.requirement, lang, details=False))

@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable
 
 from bot.texts.i18n import fmt_gb, fmt_number, fmt_tokens, fmt_usd, t
-from engine.answer.build import Answer
+from engine.answer.build import Answer, unrentable
 from engine.answer.capacity import Capacity
 from engine.fit.selection import ROOM_GB, Layout, same_layout
 from engine.formats.precision import precision_label
@@ -89,8 +89,8 @@ def fit_serving_lines(answer: Answer, layout: Layout, lang: str, details: bool,
     """The verdict for a layout the reply shows as the answer (the fit, the named layout, the recommendation);
     with Details also the launch command and what the check assumed."""
     review = answer.review
-    if review is None:
-        return []
+    if review is None or unrentable(layout):
+        return []  # a layout refused for its sets or hosts is not followed by "vLLM starts there"
     where = answer.serving_layout
     is_fit = answer.fit is not None and (layout.card.id, layout.count) == (answer.fit.card.id, answer.fit.count)
     card, count = where if is_fit and where is not None else (layout.card, layout.count)
@@ -175,35 +175,47 @@ def launch_reply(answer: Answer, lang: str, note_text: Callable[[Note], str] | N
     return "\n".join(lines)
 
 
-def _value(lang: str, value: float | None, unit: str) -> str:
+def _value(lang: str, value: float | None, unit: str, *, checked: bool = False, each: bool = False) -> str:
+    """A capacity figure; a token count the engine checked and found nothing for is "none" (it does not start),
+    one it could not check "not known"; `each`: one user's share ("26,321 tokens each")."""
     if unit == "tokens":
-        if value is None:  # the engine's check found no layout or had no shape to check
-            return t(lang, "capacity.not_checked")
-        return t(lang, "capacity.tokens", tokens=fmt_number(lang, value, 0))
+        if value is None:
+            return t(lang, "capacity.no_tokens" if checked else "capacity.not_checked")
+        return t(lang, "capacity.tokens_each" if each else "capacity.tokens", tokens=fmt_number(lang, value, 0))
     if value is None:
         return t(lang, "capacity.none")
     return fmt_number(lang, value, None if unit == "b" else 0) + ("B" if unit == "b" else "")
 
 
-def _sequence_line(capacity: Capacity, lang: str, unit: str, **values: str) -> str:
+def _sequence_line(capacity: Capacity, lang: str, unit: str, note_text: Callable[[Note], str],
+                   **values: str) -> str:
     """max_context / max_batch: the rule's value and the engine's. "none" only where the weights alone do not fit
-    (capacity.<kind>_none); where the rule sizes no KV cache (the headroom rule without a named context) the
-    engine's value alone and why (_serving), or, with no engine value either (no attention shape), "not known"
-    (_unknown). "none tokens" was said in all three cases before."""
+    (capacity.<kind>_none) or the layout cannot be rented (_refused, with why); where the rule sizes no KV cache
+    (the headroom rule without a named context) the engine's value alone and why (_serving), or, with no engine
+    value either (no attention shape), "not known" (_unknown). max_context for several users: each one's share
+    (_users)."""
     key = f"capacity.{capacity.kind}"
+    users = capacity.batch if capacity.kind == "max_context" and (capacity.batch or 1) > 1 else None
+    if users is not None:
+        key += "_users"
+        values["users"] = str(users)
+    if capacity.refused:
+        return t(lang, f"{key}_refused", reason="; ".join(note_text(note) for note in capacity.refused), **values)
     if capacity.rule_value is None and not capacity.weights_fit:
         return t(lang, f"{key}_none", **values)
-    serving = _value(lang, capacity.serving_value, unit)
+    each = users is not None
+    serving = _value(lang, capacity.serving_value, unit, checked=capacity.serving_checked, each=each)
     capped = t(lang, "capacity.capped", tokens=fmt_tokens(lang, int(capacity.serving_value))) \
         if capacity.capped and capacity.serving_value is not None else ""
     if capacity.rule_value is not None:
-        return t(lang, key, serving=serving, rule=_value(lang, capacity.rule_value, unit), **values) + capped
+        return t(lang, key, serving=serving, rule=_value(lang, capacity.rule_value, unit, each=each),
+                 **values) + capped
     if capacity.serving_value is None:
         return t(lang, f"{key}_unknown", **values)
     return t(lang, f"{key}_serving", serving=serving + capped, **values)
 
 
-def capacity_lines(answer: Answer, lang: str) -> list[str]:
+def capacity_lines(answer: Answer, lang: str, note_text: Callable[[Note], str] | None = None) -> list[str]:
     """A reverse question's answer first: the rule's value and the engine's, for the layout they were computed for."""
     capacity = answer.capacity
     if capacity is None:
@@ -214,7 +226,8 @@ def capacity_lines(answer: Answer, lang: str) -> list[str]:
     context = short_context(lang, capacity.context_tokens) if capacity.context_tokens else ""
     if capacity.kind in ("max_context", "max_batch"):
         unit = "tokens" if capacity.kind == "max_context" else "n"
-        return [_sequence_line(capacity, lang, unit, layout=layout, engine=engine, context=context)]
+        return [_sequence_line(capacity, lang, unit, note_text or (lambda note: esc(str(note))), layout=layout,
+                               engine=engine, context=context)]
     line = t(lang, "capacity.biggest", layout=layout, engine=engine, context=context,
              precision=esc(precision_label(capacity.precision or "")),
              rule=_value(lang, capacity.rule_value, "b"), serving=_value(lang, capacity.serving_value, "b"))

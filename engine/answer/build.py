@@ -48,6 +48,7 @@ class Answer:
     notes: list[Note] = field(default_factory=list)  # what building the answer noted (a coin not taken)
     review: ServingReview | None = None  # the serving check of the fit and of every layout shown
     capacity: Capacity | None = None  # a reverse question's answer (intents max_context, max_batch, biggest_model)
+    capacity_layout: Layout | None = None  # max_context/max_batch: the layout answered, priced, when it runs
 
     @property
     def intent(self) -> str:
@@ -70,6 +71,8 @@ class Answer:
     @property
     def payable(self) -> Layout | None:
         """The layout a top-up pays for: the named layout when it works, else the recommended one."""
+        if self.capacity_layout is not None:
+            return self.capacity_layout  # a reverse question is paid for on the layout it was answered for
         if self.selection is None:
             return None
         if self.selection.fit is not None and self.selection.fit.valid:
@@ -97,8 +100,8 @@ class Answer:
         """The card and count the JSON `serving` describes: the fit's, or its card at `--tp` GPUs when no card
         or count was named."""
         fit = self.fit
-        if fit is None or self.review is None:
-            return None
+        if fit is None or self.review is None or unrentable(fit):
+            return None  # "more than one 8-GPU host" is not followed by "vLLM starts there"
         tp = self.review.options.tp
         named = self.resolved is not None and (self.resolved.card or self.resolved.gpu_count)
         return (fit.card, tp) if tp and not named else (fit.card, fit.count)
@@ -154,6 +157,14 @@ class Answer:
         data["serving_fallback"] = fallback.to_json(self.catalog) if fallback is not None else None
         data["capacity"] = self.capacity.to_json() if self.capacity is not None else None
         return data
+
+
+RENT_PROBLEMS = ("set_sizes", "host")
+
+
+def unrentable(layout: Layout) -> bool:
+    """The layout cannot be rented so at all (its set sizes, one host): no engine runs on it."""
+    return any(problem.code in RENT_PROBLEMS for problem in layout.problems)
 
 
 def _raw_request_json(request: SizeRequest) -> dict[str, object]:
@@ -224,10 +235,18 @@ def _capacity_layout(answer: Answer, resolved: ResolvedRequest) -> tuple[Card, i
 
 
 def _sequence_capacity(answer: Answer, resolved: ResolvedRequest, requirement: Requirement) -> Capacity | None:
+    """The reverse answer for its layout; a layout that cannot be rented is refused (no value, nothing to pay),
+    one that runs is what the top-up pays for."""
     layout = _capacity_layout(answer, resolved)
     if layout is None:
         return None
-    return sequence_capacity(answer.intent, resolved, requirement, answer.review, *layout)
+    card, count = layout
+    priced = price_layout(card, count, answer.catalog)
+    capacity = sequence_capacity(answer.intent, resolved, requirement, answer.review, card, count,
+                                 refused=priced.problems)
+    if capacity.runs:
+        answer.capacity_layout = priced
+    return capacity
 
 
 def _biggest_model(answer: Answer, serving: ServingOptions | None, registry: Registry | None) -> Answer:

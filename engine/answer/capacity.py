@@ -9,8 +9,10 @@ from dataclasses import dataclass
 
 from catalog.schema import Card, Catalog
 from engine.models.registry import Registry, default_registry
-from engine.serving import Gpu, biggest_model_params_b, max_context_for_layout
+from engine.notes import Note
+from engine.serving import Gpu, biggest_model_params_b
 from engine.serving.constants import MIB
+from engine.serving.reverse import max_context_for_users
 from engine.serving.review import ServingOptions, ServingReview, engine_for
 from engine.sizing.rule import (
     MAX_PARAMS_B,
@@ -31,7 +33,11 @@ MODELS_SHOWN = 3
 
 @dataclass(frozen=True, slots=True)
 class Capacity:
-    """DESIGN.md "Contract v2" `capacity`; `capped`: the serving value is the model's own maximum context."""
+    """DESIGN.md "Contract v2" `capacity`; `capped`: the serving value is the model's own maximum context.
+
+    max_context with `batch` > 1 ("for 8 users"): both values are each user's context (the users share the memory).
+    `refused`: why the layout cannot be rented so (sets, one host): then there is no value to give.
+    """
 
     kind: str
     card: str
@@ -46,11 +52,22 @@ class Capacity:
     weights_fit: bool = True  # max_context/max_batch: the weights and overhead alone fit the layout by the rule
     precision: str | None = None  # biggest_model: the precision the sizes are for (the user's or the default)
     budget_gb: float | None = None  # biggest_model "in 48 GB": a memory budget, no card
+    refused: tuple[Note, ...] = ()
+    serving_checked: bool = False  # the engine's check was made (serving_value None then: nothing starts)
+
+    @property
+    def runs(self) -> bool:
+        """The layout holds the model with some context or requests: the engine's value when it was checked,
+        else the rule's."""
+        if self.refused:
+            return False
+        value = self.serving_value if self.serving_checked else self.rule_value
+        return value is not None and value >= 1
 
     def to_json(self) -> dict[str, object]:
         return {"kind": self.kind, "card": self.card, "count": self.count, "context_tokens": self.context_tokens,
                 "batch": self.batch, "rule_value": self.rule_value, "serving_value": self.serving_value,
-                "models": list(self.models)}
+                "models": list(self.models), "refused": [str(note) for note in self.refused]}
 
 
 def _fixed_and_kv(requirement: Requirement) -> tuple[float, float]:
@@ -58,27 +75,32 @@ def _fixed_and_kv(requirement: Requirement) -> tuple[float, float]:
 
 
 def sequence_capacity(kind: str, resolved: ResolvedRequest, requirement: Requirement, review: ServingReview | None,
-                      card: Card, count: int) -> Capacity:
+                      card: Card, count: int, refused: tuple[Note, ...] = ()) -> Capacity:
     """max_context / max_batch on `count` x `card`: the rule's memory (weights + KV + overhead <= the set's
-    memory) solved for the context or the batch, and the engine's answer for the same layout."""
+    memory) solved for the context or the batch, and the engine's answer for the same layout. max_context for
+    `batch` users: each user's context (the memory left after the weights, divided among them). A layout that
+    cannot be rented (`refused`) has neither value."""
     fixed, kv = _fixed_and_kv(requirement)
     room = card.vram_gb * count - fixed
     context, batch = resolved.context_tokens, resolved.batch
     cap = resolved.shape.context_max
     rule: float | None = None
     serving: float | None = None
-    capped = False
+    capped = checked = False
     engine = review.engine if review is not None else engine_for(resolved)
-    if kind == "max_context":
-        per_token = kv / (context * batch) if kv > 0 else 0.0
+    if refused:
+        pass
+    elif kind == "max_context":
+        per_token = kv / (context * batch) if kv > 0 else 0.0  # one token of one request
         if per_token > 0 and room > 0:
-            rule = float(min(math.floor(room / per_token), cap or MAX_TOKENS))
+            rule = float(min(math.floor(room / per_token / batch), cap or MAX_TOKENS))
         model = review.model() if review is not None else None
         if review is not None and model is not None and card.memory_mib is not None:
             vllm, llama_cpp = review.settings()
             try:
-                best = max_context_for_layout(model, Gpu.from_card(card), engine=review.engine, tp=count,
-                                              vllm=vllm, llama_cpp=llama_cpp)
+                best = max_context_for_users(model, Gpu.from_card(card), batch, engine=review.engine, tp=count,
+                                             vllm=vllm, llama_cpp=llama_cpp)
+                checked = True
             except ValueError:  # ServingShapeError included: the serving value stays null
                 best = None
             serving = float(best) if best is not None else None
@@ -88,10 +110,12 @@ def sequence_capacity(kind: str, resolved: ResolvedRequest, requirement: Require
         if per_request > 0 and room > 0:
             rule = float(math.floor(room / per_request))
         check = review.check(card, count) if review is not None else None
-        if check is not None and check.max_concurrency is not None:
-            serving = float(math.floor(check.max_concurrency))
+        if check is not None:
+            checked = True
+            if check.max_concurrency is not None:
+                serving = float(math.floor(check.max_concurrency))
     return Capacity(kind, card.name, count, context, batch if kind == "max_context" else None, rule, serving,
-                    engine, capped=capped, weights_fit=room > 0)
+                    engine, capped=capped, weights_fit=room > 0, refused=refused, serving_checked=checked)
 
 
 MAX_TOKENS = MAX_CONTEXT_TOKENS  # a model without a published maximum

@@ -45,6 +45,36 @@ def max_context_for_layout(model: ServingModel, gpu: Gpu, *, engine: str = "vllm
     return check.max_context_tokens
 
 
+def max_context_for_users(model: ServingModel, gpu: Gpu, users: int, *, engine: str = "vllm", tp: int = 1,
+                          vllm: VllmSettings | None = None,
+                          llama_cpp: LlamaCppSettings | None = None) -> int | None:
+    """The longest context each of `users` requests gets at once: vLLM's KV cache holds `users` of them
+    ("Maximum concurrency" >= users), llama.cpp's `users` slots of it fit (-np users). None when not even one
+    token each starts. A bisection between 1 token and the longest single request (more context never needs
+    less memory)."""
+    longest = max_context_for_layout(model, gpu, engine=engine, tp=tp, vllm=vllm, llama_cpp=llama_cpp)
+    if longest is None or users <= 1:
+        return longest
+
+    def starts(context: int) -> bool:
+        check = serving_check(model, gpu, context, engine=engine, tp=tp, batch=users, vllm=vllm,
+                              llama_cpp=llama_cpp)
+        if engine == "vllm":
+            return check.starts and (check.max_concurrency or 0.0) >= users
+        return check.starts
+
+    if not starts(1):
+        return None
+    low, high = 1, longest
+    while low < high:
+        middle = (low + high + 1) // 2
+        if starts(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
 def max_concurrency_at(model: ServingModel, gpu: Gpu, context_tokens: int, *, engine: str = "vllm", tp: int = 1,
                        vllm: VllmSettings | None = None, llama_cpp: LlamaCppSettings | None = None) -> float | None:
     """How many requests of `context_tokens` the KV cache holds at once (vLLM's "Maximum concurrency")."""
