@@ -20,6 +20,7 @@ from engine.parse.words import (
     CARD_MINE,
     CARD_MULTIPLIERS,
     CARD_ONE,
+    CARD_THE_ONE,
     CONTEXT_FILLERS,
     CONTEXT_UNIT_WORDS,
     CONTEXT_WORDS,
@@ -30,6 +31,7 @@ from engine.parse.words import (
     OTHER_GPU_NAMES,
     OTHER_GPU_PREFIXES,
     SIZE_UNITS,
+    TOTAL_WORDS,
     USER_ADJECTIVES,
     USER_NOUNS,
     WORD_NUMBERS,
@@ -172,12 +174,14 @@ def _card_count(scan: Scan, draft: Draft, first: int, after: int) -> None:
     'my 4090' is exactly one card; 'a B200' is one card read from an article (`count_implied`: a card rented
     only in sets takes its smallest set that works)."""
     k, memory = _own_memory_before(scan, first - 1)
-    implied = scan.free(k) and scan.low[k] in CARD_ARTICLES
+    implied = scan.free(k) and (scan.low[k] in CARD_ARTICLES or scan.low[k] in CARD_THE_ONE)
     count = _count_before(scan, k)
     nxt = after
     if count is None:
         count, nxt = _count_after(scan, after)
     after_memory = _own_memory_after(scan, nxt)
+    if after_memory is not None and count is not None and count > 1 and _total_after(scan, nxt):
+        after_memory /= count  # "2x 3090 (48gb total)": the memory of all the cards together, not one card's
     memory = memory if memory is not None else after_memory
     if memory is not None:
         draft.card_vram_gb = memory
@@ -225,7 +229,7 @@ def _count_before(scan: Scan, k: int) -> int | None:
     if digits(token) and int(token) <= MAX_GPU_COUNT:  # "2024 H100 prices" is no count
         used[k] = True
         return int(token)
-    if token in CARD_MINE:
+    if token in CARD_MINE or token in CARD_THE_ONE:
         used[k] = True
         return 1
     if token in CARD_ONE:
@@ -271,3 +275,16 @@ def _own_memory_after(scan: Scan, nxt: int) -> float | None:
         used[nxt] = used[nxt + 1] = True
         return _card_memory(float(low[nxt]) * GB_UNITS[low[nxt + 1]], scan, nxt, nxt + 1)
     return None
+
+
+def _total_after(scan: Scan, nxt: int) -> bool:
+    """'2x 3090 (48gb total)', '(48 GB insgesamt)', '(48 GB in total)': the memory read at token nxt (one token
+    or a number and its unit) is what the cards hold together. Uses the word that says so."""
+    k = nxt + 1 if gb_token(scan.low[nxt]) is not None else nxt + 2  # past the memory just read
+    if k < scan.n and scan.low[k] == "in" and scan.next_free(k + 1) in TOTAL_WORDS:
+        scan.use(k, 2)
+        return True
+    if scan.next_free(k) in TOTAL_WORDS:
+        scan.use(k, 1)
+        return True
+    return False

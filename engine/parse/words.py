@@ -300,6 +300,11 @@ PAY_WORDS = frozenset({"pay", "paying", "paid", "payment", "zahlen", "zahle", "b
 CARD_MINE = frozenset({"my", "mein", "meine", "meiner", "meinem", "meinen", "our", "unser", "unsere", "unserer",
                        "unserem", "unseren"})
 # "a B200", "eine H200": one card where the card is rented singly, else the card's smallest set that works.
+# "auf der 4090", "auf dem H100": the singular definite article names one card (a card rented only in sets takes
+# its smallest set, as after "a").
+CARD_THE_ONE = frozenset({"der", "dem"})
+# "2x 3090 (48gb total)": the memory after the cards is what they hold together.
+TOTAL_WORDS = frozenset({"total", "combined", "insgesamt", "gesamt", "zusammen"})
 CARD_ARTICLES = frozenset({"a", "an", "one", "ein", "eine", "einer", "einem", "einen", "eins"})
 # GPUs a catalog may not rent, so that "2x 3060 12gb" names a card (answered "does not rent"), not a budget.
 GEFORCE_RE_TEXT = r"(?:[1-9]0[5-9]0|1[0-6][5-8]0|[2-5]0[5-9]0)(?:ti|super)?"
