@@ -8,6 +8,8 @@ from bot.cli.main import ask_answer
 from bot.texts.render import plain, render_answer
 from catalog.loader import load_catalog
 from engine.parse import Vocabulary
+from tests.support.botharness import Harness
+from tests.test_bot_handlers import settings  # noqa: F401  (the harness's settings fixture)
 
 
 def _ask(text: str, catalog_id: str = "gpurenthub"):
@@ -37,3 +39,93 @@ def test_the_4090_is_one_card(text, language):
     answer = _ask(text)
     assert answer.request.gpu_count == 1
     assert "1x RTX 4090 (24 GB)" in plain(render_answer(answer, language))
+
+
+# ---- money and time: a budget and a billing span
+
+
+@pytest.mark.parametrize("text, budget, billing, span", [
+    ("llama 3.3 70b q4 under $1000/mo", 1000, "month", None),
+    ("Llama 3.3 70B Q4, Budget 500 $ im Monat", 500, "month", None),
+    ("llama 3.1 8b for 800 USD a week", 800, "week", None),
+    ("qwen3 32b for 2 weeks", None, "week", 2),
+    ("Qwen3 32B für 3 Tage", None, "day", 3),
+    ("qwen3 32b für drei Wochen bis 1.000 $", 1000, "week", 3),
+])
+def test_money_and_time_are_read_as_stated(text, budget, billing, span):
+    request = _ask(text).request
+    assert (request.budget_usd, request.billing, request.billing_span) == (budget, billing, span)
+    assert request.ignored == []
+
+
+def test_a_number_of_hours_with_no_lead_is_no_billing_span():
+    assert _ask("qwen3 32b, 8 hours of audio a day").request.billing_span is None
+
+
+@pytest.mark.parametrize("text, language, line", [
+    ("llama 3.3 70b q4 under $1000/mo", "en", "💰 Within your budget of $1,000: 1x RTX A6000 for $290 (one month)"),
+    ("Llama 3.3 70B Q4, Budget 500 $ im Monat", "de", "💰 Im Budget von 500 $: 1x RTX A6000 für 290 $ (einen Monat)"),
+])
+def test_a_budget_the_lead_keeps_is_said_with_its_price(text, language, line):
+    answer = _ask(text)
+    assert answer.money() == {"budget_usd": answer.request.budget_usd, "billing": "month", "billing_span": 1,
+                              "price_usd": 290, "within": True}
+    assert line in plain(render_answer(answer, language))
+
+
+@pytest.mark.parametrize("text, language, line", [
+    ("llama 3.3 70b q4 under $200/mo", "en",
+     "💸 Nothing within your budget of $200 runs it (one month): the cheapest that does is 1x RTX A6000 for $290"),
+    ("Llama 3.3 70B Q4, Budget 200 $ im Monat", "de",
+     "💸 Im Budget von 200 $ läuft es nirgends (einen Monat): am günstigsten läuft es auf 1x RTX A6000 für 290 $"),
+])
+def test_a_budget_nothing_runs_within_says_so_and_names_the_cheapest(text, language, line):
+    answer = _ask(text)
+    assert answer.money()["within"] is False and answer.topup_amount_usd == 290
+    assert line in plain(render_answer(answer, language))
+    assert answer.to_json()["money"]["within"] is False and answer.to_json()["request"]["budget_usd"] == 200
+
+
+def test_a_named_card_over_the_budget_is_said_so():
+    answer = _ask("llama 3.3 70b q4 on 1x H100 under $500/mo")
+    assert "over your budget of $500" in plain(render_answer(answer, "en"))
+
+
+@pytest.mark.parametrize("text, language, hours, period", [
+    ("qwen3 32b for 2 weeks", "en", 336, "(2 weeks)"),
+    ("Qwen3 32B für 2 Wochen", "de", 336, "(2 Wochen)"),
+])
+def test_the_top_up_pays_for_the_span(text, language, hours, period):
+    answer = _ask(text)
+    layout = answer.payable
+    assert answer.topup_hours == hours and answer.topup_amount_usd == pytest.approx(layout.hourly_usd * 336)
+    assert answer.to_json()["request"]["billing_span"] == 2
+    assert period in plain(render_answer(answer, language)).splitlines()[-1]
+
+
+def test_a_span_shorter_than_the_minimum_term_pays_the_minimum_term():
+    answer = _ask("Qwen3 32B für 3 Tage")
+    assert answer.topup_hours == 168 and answer.topup_minimum_applied
+    assert "(eine Woche — die Mindestlaufzeit)" in plain(render_answer(answer, "de"))
+
+
+def test_two_months_are_two_monthly_prices():
+    answer = _ask("qwen3 32b for 2 months")
+    assert answer.topup_amount_usd == pytest.approx(2 * answer.payable.monthly_usd)
+
+
+def test_budget_and_span_survive_the_buttons():
+    from engine.sizing.payload import decode_request, encode_request
+    from engine.sizing.rule import SizeRequest
+
+    request = SizeRequest(model="qwen3-32b", billing="week", billing_span=2, budget_usd=499.5)
+    decoded = decode_request(encode_request(request))
+    assert (decoded.billing, decoded.billing_span, decoded.budget_usd) == ("week", 2, 499.5)
+
+
+async def test_a_budget_through_the_real_application(settings):  # noqa: F811
+    async with Harness(settings) as bot:
+        await bot.send(1, "llama 3.3 70b q4 under $200/mo")
+        assert "Nothing within your budget of $200 runs it" in bot.last_text(1)
+        await bot.send(2, "Llama 3.3 70B Q4, Budget 500 $ im Monat", language_code="de")
+        assert "Im Budget von 500 $: 1x RTX A6000 für 290 $" in bot.last_text(2)

@@ -391,14 +391,35 @@ def render_compare(answer: Answer, lang: str) -> str:
 
 
 def _topup_line(answer: Answer, lang: str) -> str:
-    return t(lang, "answer.topup_line", url=esc(answer.topup_url or "", quote=True),
+    """The top-up link, after the user's money budget against its amount when they stated one."""
+    money = _money_line(answer, lang)
+    return (money + "\n" if money else "") + t(lang, "answer.topup_line", url=esc(answer.topup_url or "", quote=True),
              amount=fmt_usd(lang, answer.topup_amount_usd or 0), coin=esc(answer.coin or ""),
              period=esc(period_label(lang, answer)))
 
 
+def _money_line(answer: Answer, lang: str) -> str:
+    """'Within your budget of $1,000: 1x A40 for $240 (one month)', or that nothing within it runs it."""
+    money, payable = answer.money(), answer.payable
+    if money is None or payable is None or answer.topup_amount_usd is None:
+        return ""
+    values = {"budget": fmt_usd(lang, float(money["budget_usd"])), "layout": _layout_name(payable),  # type: ignore[arg-type]
+              "price": fmt_usd(lang, answer.topup_amount_usd), "period": esc(period_label(lang, answer))}
+    if money["within"]:
+        return t(lang, "answer.money_within", **values)
+    named = answer.resolved is not None and answer.resolved.card and answer.fit is payable
+    return t(lang, "answer.money_over_named" if named else "answer.money_over", **values)
+
+
 def period_label(lang: str, answer: Answer) -> str:
-    """What the top-up pays for: "one month", or "one week (minimum term)" when the user's period was shorter."""
+    """What the top-up pays for: "one month", "2 weeks" (the span asked for), or "one week (minimum term)" when
+    the user's period was shorter."""
     hours = answer.topup_hours or answer.catalog.hours_per_month
+    span = answer.billing_span
+    per = hours // span if span > 1 and hours % span == 0 else 0
+    period = {1: "hour", 24: "day", 168: "week", answer.catalog.hours_per_month: "month"}.get(per)
+    if period is not None and not answer.topup_minimum_applied:
+        return t(lang, f"period.spans.{period}", count=span)
     label = _hours_label(lang, hours, answer.catalog)
     return label + (t(lang, "period.minimum") if answer.topup_minimum_applied else "")
 

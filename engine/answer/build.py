@@ -41,6 +41,7 @@ class Answer:
     topup_amount_usd: float | None = None
     topup_hours: int | None = None  # the billing period the amount pays for (never below the minimum term)
     topup_minimum_applied: bool = False
+    billing_span: int = 1  # how many billing periods the top-up pays for ("for 2 weeks")
     coin: str | None = None
     error: str | None = None
     billing: str | None = None  # the period prices and top-up are for: the question's, else the user's setting
@@ -126,6 +127,16 @@ class Answer:
         return {"budget_gb": budget, "fits": self.requirement.total_gb <= budget,
                 "spare_gb": budget - self.requirement.total_gb}
 
+    def money(self) -> dict[str, object] | None:
+        """The user's money budget ("under $1000/mo") against the price of the layout to pay for, over the billing
+        span: within it, or over it (none within the budget runs it: the lead is the cheapest that does)."""
+        budget = self.request.budget_usd
+        if budget is None:
+            return None
+        price = self.topup_amount_usd
+        return {"budget_usd": budget, "billing": self.billing, "billing_span": self.billing_span,
+                "price_usd": price, "within": price is not None and price <= budget + 0.005}
+
     def to_json(self) -> dict[str, object]:
         serving, fallback = self.serving, self.serving_fallback  # first: their notes join `assumed`
         selection = self.selection
@@ -135,6 +146,10 @@ class Answer:
                        coin=asked.coin, cheapest=asked.cheapest, count_implied=asked.count_implied,
                        compare_card=asked.compare_card, card_vram_gb=asked.card_vram_gb,
                        followup=asked.followup)
+        if asked.budget_usd is not None:
+            request["budget_usd"] = asked.budget_usd
+        if asked.billing_span is not None:
+            request["billing_span"] = asked.billing_span
         data: dict[str, object] = {
             "request": request,
             "requirement": self.requirement.to_json() if self.requirement else None,
@@ -156,6 +171,9 @@ class Answer:
         data["serving"] = serving.to_json() if serving is not None else None
         data["serving_fallback"] = fallback.to_json(self.catalog) if fallback is not None else None
         data["capacity"] = self.capacity.to_json() if self.capacity is not None else None
+        money = self.money()
+        if money is not None:
+            data["money"] = money
         return data
 
 
@@ -188,7 +206,8 @@ def build_answer(
 ) -> Answer:
     """`billing`, `coin`: the user's settings; a period or coin named in the question wins over them.
     `serving`: the engine and its options for the serving check (default: chosen by the format)."""
-    answer = Answer(catalog=catalog, request=request, billing=request.billing or billing or catalog.default_billing)
+    answer = Answer(catalog=catalog, request=request, billing=request.billing or billing or catalog.default_billing,
+                    billing_span=request.billing_span or 1)
     if request.intent == "price":
         answer.selection = _price_selection(request, catalog)
     elif request.intent == "biggest_model":
@@ -355,10 +374,10 @@ def _topup(answer: Answer, user_id: int | str | None, secret: str | None, coin: 
     payable = answer.payable
     if payable is None:
         return
-    billing = answer.billing
-    amount = topup_amount_usd(catalog, payable.hourly_usd, payable.monthly_usd, billing)
+    billing, span = answer.billing, answer.billing_span
+    amount = topup_amount_usd(catalog, payable.hourly_usd, payable.monthly_usd, billing, span)
     answer.topup_amount_usd = amount
-    answer.topup_hours = billing_hours(catalog, billing)
-    answer.topup_minimum_applied = answer.topup_hours > billing_hours(catalog, billing, minimum=False)
+    answer.topup_hours = billing_hours(catalog, billing, span=span)
+    answer.topup_minimum_applied = answer.topup_hours > billing_hours(catalog, billing, minimum=False, span=span)
     answer.coin = resolve_coin(catalog, asked or coin)
     answer.topup_url = topup_url(catalog, amount, answer.coin, user_id, secret)

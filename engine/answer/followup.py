@@ -111,6 +111,10 @@ def apply_followup(previous: SizeRequest, delta: SizeRequest, shown: Shown | Non
             before = before if before is not None else shown.values.get(name)
             if before != value:  # "and at 4k?" on an answer at 4k sets it, and changes nothing to say
                 _note(changes, name, before, value)
+    if delta.billing is not None:  # "und für 2 Wochen?": the span goes with the period it counts
+        merged.billing_span = delta.billing_span
+    if delta.budget_usd is not None:
+        merged.budget_usd = delta.budget_usd
     needs_card = _apply_card(previous, delta, merged, shown, changes, catalog)
     if delta.intent in SEQUENCE_INTENTS:  # "max context on an H100?", "how many users at 8k on an A100?"
         merged.intent = delta.intent
@@ -225,6 +229,7 @@ _KEPT: dict[str, type | tuple[type, ...]] = {
     "context_tokens": int, "batch": int, "workload": str, "card": str, "gpu_count": int,
     "memory_budget_gb": (int, float), "region": str, "intent": str, "billing": str, "coin": str, "cheapest": bool,
     "count_implied": bool, "compare_card": str, "card_vram_gb": (int, float), "rope_scaling": str,
+    "budget_usd": (int, float), "billing_span": int,
 }
 
 

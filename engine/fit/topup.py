@@ -8,19 +8,23 @@ from catalog.schema import Catalog
 BILLING_HOURS = {"hour": 1, "day": 24, "week": 168, "month": None}  # month = the catalog's hours_per_month
 
 
-def billing_hours(catalog: Catalog, period: str | None, *, minimum: bool = True) -> int:
-    """Hours in a billing period, never below the provider's minimum term (unless minimum=False)."""
+def billing_hours(catalog: Catalog, period: str | None, *, minimum: bool = True, span: int = 1) -> int:
+    """Hours in `span` billing periods ("for 2 weeks": 2 x 168), never below the provider's minimum term (unless
+    minimum=False)."""
     period = period or catalog.default_billing
     if period not in BILLING_HOURS:
         raise ValueError(f"unknown billing period {period!r} (use hour, day, week or month)")
-    hours = BILLING_HOURS[period] or catalog.hours_per_month
+    hours = (BILLING_HOURS[period] or catalog.hours_per_month) * max(span, 1)
     return max(hours, catalog.minimum_term_hours, 1) if minimum else hours
 
 
-def topup_amount_usd(catalog: Catalog, hourly_usd: float, monthly_usd: float, period: str | None) -> float:
-    hours = billing_hours(catalog, period)
-    if hours == catalog.hours_per_month:
-        return monthly_usd
+def topup_amount_usd(catalog: Catalog, hourly_usd: float, monthly_usd: float, period: str | None,
+                     span: int = 1) -> float:
+    """What `span` periods cost: whole months at the monthly price, anything else by the hour."""
+    hours = billing_hours(catalog, period, span=span)
+    months, rest = divmod(hours, catalog.hours_per_month)
+    if rest == 0:
+        return monthly_usd * months
     return hourly_usd * hours
 
 

@@ -46,7 +46,7 @@ class Draft:
     __slots__ = ("model", "model_note", "ambiguous", "ambiguous_span", "unknown", "params_b", "precision",
                  "kv_precision", "context_tokens", "batch", "workload", "card", "gpu_count", "budget_gb", "region",
                  "assumed", "ignored", "intent", "billing", "coin", "cheapest", "count_implied", "second_card",
-                 "compare_card", "card_vram_gb", "quant", "rope_scaling")
+                 "compare_card", "card_vram_gb", "quant", "rope_scaling", "budget_usd", "billing_span")
 
     def __init__(self) -> None:
         self.model: ModelShape | None = None
@@ -77,6 +77,8 @@ class Draft:
         self.card_vram_gb: float | None = None  # the card's own memory as written ("A100 40GB")
         self.quant: str | None = None  # a named weight format, canonical (engine.formats.quant.quant_name)
         self.rope_scaling: str | None = None  # "yarn": the user extends the window (engine.parse.runtime)
+        self.budget_usd: float | None = None  # "under $1000/mo": money for the billing period (engine.parse.talk)
+        self.billing_span: int | None = None  # "for 2 weeks": how many billing periods (engine.parse.talk)
 
     # ---- model and card (the first one named wins; the passes list later ones)
 
@@ -250,7 +252,8 @@ class Draft:
     def sets_anything(self) -> bool:
         """Whether the text set any field at all: what a follow-up ("and in fp8?", "per day") changes."""
         values = (self.model, self.params_b, self.precision, self.kv_precision, self.context_tokens, self.batch,
-                  self.workload, self.card, self.gpu_count, self.budget_gb, self.region, self.billing, self.coin)
+                  self.workload, self.card, self.gpu_count, self.budget_gb, self.region, self.billing, self.coin,
+                  self.budget_usd)
         return any(value is not None for value in values) or self.cheapest or self.rope_scaling is not None
 
     def list_leftovers(self, leftovers: Collection[str]) -> None:
@@ -283,5 +286,5 @@ class Draft:
             model.id if model else None, self.params_b, self.precision, self.kv_precision, self.context_tokens,
             self.batch, self.workload, self.card, self.gpu_count, self.budget_gb, self.region, self.assumed,
             self.ignored, self.intent, self.billing, self.coin, self.cheapest, self.count_implied, self.compare_card,
-            self.card_vram_gb, False, self.quant, self.rope_scaling,
+            self.card_vram_gb, False, self.quant, self.rope_scaling, self.budget_usd, self.billing_span,
         )

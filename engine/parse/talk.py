@@ -6,6 +6,8 @@ the intent is decided last, from words no other pass needs ("cost", "vs", "cheap
 """
 from __future__ import annotations
 
+import re
+
 from engine.parse.draft import Draft
 from engine.parse.scan import Scan
 from engine.parse.words import (
@@ -20,9 +22,14 @@ from engine.parse.words import (
     FORMAT_PAIRS,
     HOW_MUCH,
     MAX_BILLING_LEADS,
+    MONEY_LEADS,
     PAY_WORDS,
     PRICE_WORDS,
+    SPAN_LEADS,
+    USD_WORDS,
+    WORD_NUMBERS,
 )
+from engine.sizing.rule import MAX_BILLING_SPAN
 
 # Every word this pass starts from: a text with none of them has nothing for it (PAY_WORDS count only after a coin)
 _STARTS = frozenset(BILLING_ADJECTIVES) | frozenset(BILLING_UNITS) | frozenset(COIN_WORDS)
@@ -31,6 +38,8 @@ _STARTS = frozenset(BILLING_ADJECTIVES) | frozenset(BILLING_UNITS) | frozenset(C
 def find_billing_and_coin(scan: Scan, draft: Draft) -> None:
     """'per hour', 'for a week', 'pro Tag', 'monthly' (the billing period); 'BTC', 'in Monero' (the coin).
     A second, different period or coin is listed in `ignored`."""
+    if "$" in scan.text or not scan.words.isdisjoint(USD_WORDS):
+        _find_money(scan, draft)
     if scan.words.isdisjoint(_STARTS):
         return
     low, used = scan.low, scan.used
@@ -43,7 +52,12 @@ def find_billing_and_coin(scan: Scan, draft: Draft) -> None:
             used[i] = True
         elif token in BILLING_UNITS:
             first = _billing_leads(scan, i)
-            if first < i:
+            span = _span_before(scan, i)
+            if span is not None and draft.billing_span is None:
+                draft.billing_span, first = span
+                _set_billing(draft, BILLING_UNITS[token], scan.span(first, i))
+                scan.use(first, i - first + 1)
+            elif first < i:
                 _set_billing(draft, BILLING_UNITS[token], scan.span(first, i))
                 scan.use(first, i - first + 1)
         elif token in COIN_WORDS and (token, scan.next_free(i + 1)) not in FORMAT_PAIRS:  # "bnb 4bit": a format
@@ -66,6 +80,68 @@ def _billing_leads(scan: Scan, i: int) -> int:
             and scan.low[first - 1] in BILLING_LEADS:
         first -= 1
     return first
+
+
+def _span_before(scan: Scan, i: int) -> tuple[int, int] | None:
+    """'for 2 weeks', 'für drei Tage', 'over 3 months': (the number of periods, the first token of the phrase);
+    a number with no such lead ('8 hours of audio') is not a span."""
+    k = i - 1
+    if not scan.free(k) or not scan.free(k - 1) or scan.low[k - 1] not in SPAN_LEADS:
+        return None
+    token = scan.low[k]
+    count = int(token) if token.isdigit() and len(token) <= 3 else WORD_NUMBERS.get(token)
+    return (count, k - 1) if count is not None and 2 <= count <= MAX_BILLING_SPAN else None
+
+
+_THOUSANDS = re.compile(r"[0-9]{1,3}(?:[.,][0-9]{3})+")  # "1,000", "1.000", "12.500.000"
+_AMOUNT = re.compile(r"(?:[0-9]{1,3}(?:[.,][0-9]{3})+|[0-9]{1,7}(?:[.,][0-9]{1,2})?)k?")
+_PER = re.compile(r"\s*/\s*$")  # "$1000/mo": the slash before a period
+
+
+def _find_money(scan: Scan, draft: Draft) -> None:
+    """A budget in US dollars: '$1000', '1000 $', '500 USD', 'USD 800', '$1.5k', with the words that make it one
+    ('under', 'Budget', 'bis'); a period right after it with a slash ('/mo', '/month') is its billing period."""
+    low, text, tokens = scan.low, scan.text, scan.tokens
+    for i in range(scan.n):
+        if not scan.free(i) or not _AMOUNT.fullmatch(low[i]):
+            continue
+        before = text[tokens.end[i - 1] if i else 0:tokens.start[i]]
+        after_end = tokens.start[i + 1] if i + 1 < scan.n else len(text)
+        after = text[tokens.end[i]:after_end]
+        first, last = i, i
+        if before.rstrip().endswith("$") or after.lstrip().startswith("$"):
+            pass
+        elif scan.next_free(i + 1) in USD_WORDS:
+            last = i + 1
+        elif scan.next_free(i - 1) in USD_WORDS:
+            first = i - 1
+        else:
+            continue
+        amount = _usd(low[i])
+        if amount is None or draft.budget_usd is not None:
+            continue
+        draft.budget_usd = amount
+        while scan.free(first - 1) and low[first - 1] in MONEY_LEADS and i - first < 3:
+            first -= 1
+        scan.use(first, last - first + 1)
+        nxt = last + 1
+        unit = scan.next_free(nxt)
+        gap = text[tokens.end[last]:tokens.start[nxt]] if nxt < scan.n else ""
+        if unit is not None and _PER.match(gap) and (unit in BILLING_UNITS or unit == "mo"):
+            _set_billing(draft, BILLING_UNITS.get(unit, "month"), scan.span(nxt, nxt))
+            scan.use(nxt, 1)
+        return
+
+
+def _usd(token: str) -> float | None:
+    """'1000' -> 1000, '1,000' and '1.000' -> 1000 (thousands), '1.5k' -> 1500, '99.50' -> 99.5."""
+    kilo = token.endswith("k")
+    token = token.rstrip("k")
+    if _THOUSANDS.fullmatch(token) and not kilo:
+        token = token.replace(",", "").replace(".", "")
+    value = float(token.replace(",", "."))
+    value *= 1000 if kilo else 1
+    return value if 0 < value <= 10_000_000 else None
 
 
 def _set_billing(draft: Draft, period: str, written: str) -> None:

@@ -286,6 +286,14 @@ BILLING_ADJECTIVES: dict[str, str] = {
 # Words in front of a period that make it the billing period: "per hour", "for a week", "pro Tag", "im Monat".
 BILLING_LEADS = frozenset({"per", "pro", "a", "an", "one", "for", "für", "fuer", "je", "im", "am", "each", "every",
                            "ein", "eine", "einen", "einer", "einem", "1"})
+# "for 2 weeks", "für 3 Tage": the words before a number of periods that make it the billing span
+SPAN_LEADS = frozenset({"for", "für", "fuer", "over", "über", "ueber"})
+# A money amount in US dollars: "500 USD", "USD 800", "1000 dollars" ("$" is read from the text itself)
+USD_WORDS = frozenset({"usd", "dollar", "dollars", "bucks"})
+# The words before an amount that make it a budget: "under $1000", "Budget 500 $", "bis 800 USD"
+MONEY_LEADS = frozenset({"under", "below", "max", "maximum", "budget", "within", "unter", "bis", "höchstens",
+                         "hoechstens", "maximal", "than", "less", "of", "von", "mit", "with", "my", "mein",
+                         "meinem", "to", "up", "about", "around", "etwa", "ca", "rund", "for", "für", "a", "an"})
 MAX_BILLING_LEADS = 2  # "for a week", "für eine Woche"
 # Coins as people name them -> the ticker a catalog lists (whether the provider takes it is the engine's call).
 COIN_WORDS: dict[str, str] = {

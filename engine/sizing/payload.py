@@ -19,6 +19,7 @@ from engine.formats.quant import canonical_quant
 from engine.formats.table import normalize_format
 from engine.sizing.rule import (
     KV_PRECISION_BYTES,
+    MAX_BILLING_SPAN,
     MAX_PARAMS_B,
     PRECISION_BYTES,
     WORKLOADS,
@@ -104,6 +105,10 @@ def _talk_parts(request: SizeRequest) -> list[str]:
         parts.append("A1")
     if request.card_vram_gb is not None and request.card:
         parts.append("E" + _value(f"{request.card_vram_gb:g}"))
+    if request.budget_usd is not None:
+        parts.append("U" + _value(f"{request.budget_usd:g}"))
+    if request.billing_span is not None:
+        parts.append(f"D{request.billing_span}")
     return parts
 
 
@@ -140,7 +145,7 @@ def _fields(payload: str) -> dict[str, str]:
         position = match.end()
     if position != len(payload):
         raise PayloadError("malformed payload")
-    unknown = set(fields) - set("MSPCBWKRNGLIXTYQAEF")
+    unknown = set(fields) - set("MSPCBWKRNGLIXTYQAEFUD")
     if unknown:
         raise PayloadError(f"unknown field(s) {sorted(unknown)}")
     if "N" in fields and "R" not in fields or "M" in fields and "S" in fields:
@@ -182,6 +187,10 @@ def _decode_talk(fields: dict[str, str], request: SizeRequest) -> None:
             setattr(request, name, True)
     if "E" in fields:
         request.card_vram_gb = _bounded_float(fields["E"].replace("_", "."), 10_000)
+    if "U" in fields:
+        request.budget_usd = _bounded_float(fields["U"].replace("_", "."), 10_000_000)
+    if "D" in fields:
+        request.billing_span = _bounded_int(int(fields["D"]), MAX_BILLING_SPAN)
 
 
 def _decode_sizing(fields: dict[str, str], request: SizeRequest) -> None:

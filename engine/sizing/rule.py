@@ -60,6 +60,9 @@ class SizingError(ValueError):
     """A request that cannot be sized; the message names the bad value."""
 
 
+MAX_BILLING_SPAN = 365  # billing periods in one stated span ("for 365 days"); more is no rental question
+
+
 @dataclass(slots=True)
 class SizeRequest:
     """What the user asked; None means "not said" (the policy's default is then used and listed)."""
@@ -89,6 +92,8 @@ class SizeRequest:
     followup: bool = False  # a change to the question before it (engine.answer.followup), not a question of its own
     quant: str | None = None  # a named weight format (engine.formats.quant.quant_name: "q4_k_m", "exl2:4.65")
     rope_scaling: str | None = None  # "yarn": the user extends the model's window by RoPE scaling (engine.parse)
+    budget_usd: float | None = None  # money the user has for the billing span ("under $1000/mo"), in US dollars
+    billing_span: int | None = None  # how many billing periods the user rents for ("for 2 weeks": 2 x week)
 
 
 @dataclass(slots=True)
