@@ -129,3 +129,61 @@ async def test_a_budget_through_the_real_application(settings):  # noqa: F811
         assert "Nothing within your budget of $200 runs it" in bot.last_text(1)
         await bot.send(2, "Llama 3.3 70B Q4, Budget 500 $ im Monat", language_code="de")
         assert "Im Budget von 500 $: 1x RTX A6000 für 290 $" in bot.last_text(2)
+
+
+# ---- runtime flags pasted into the question
+
+
+@pytest.mark.parametrize("text, field, value", [
+    ("qwen3 32b --max-model-len 65536", "context_tokens", 65536),
+    ("Qwen3 32B mit --max-model-len=32k", "context_tokens", 32768),
+    ("llama 3.1 8b q4 -c 32768", "context_tokens", 32768),
+    ("Llama 3.1 8B Q4 mit --ctx-size 16384", "context_tokens", 16384),
+    ("llama 3.3 70b fp8 --tensor-parallel-size 2", "gpu_count", 2),
+    ("Llama 3.3 70B FP8 mit -tp 4", "gpu_count", 4),
+    ("qwen3 32b --kv-cache-dtype fp8", "kv_precision", "fp8"),
+    ("Qwen3 32B mit --kv-cache-dtype fp8_e5m2", "kv_precision", "fp8"),
+    ("qwen3 32b --gpu-memory-utilization 0.85", "gpu_memory_utilization", 0.85),
+    ("Qwen3 32B auf einer H100 mit --gpu-memory-utilization 0.8", "gpu_memory_utilization", 0.8),
+])
+def test_a_runtime_flag_is_honoured(text, field, value):
+    request = _ask(text).request
+    assert getattr(request, field) == value
+    assert request.ignored == []
+
+
+@pytest.mark.parametrize("text, listed", [
+    ("qwen3 32b on an H100 --enforce-eager", ["--enforce-eager"]),
+    ("Qwen3 32B gguf mit -ngl 20", ["-ngl 20"]),
+    ("Qwen3 32B FP8 auf einer H100 mit -tp 2", ["-tp 2"]),  # one card named: its count is kept
+    ("qwen3 32b --max-num-seqs 8 --swap-space 4", ["--max-num-seqs 8", "--swap-space 4"]),
+])
+def test_a_flag_not_honoured_is_named_whole(text, listed):
+    answer = _ask(text)
+    assert answer.request.ignored == listed
+    shown = plain(render_answer(answer, "en"))
+    assert all(f"'{flag}'" in shown for flag in listed)
+
+
+def test_every_layer_on_the_gpu_is_what_is_sized():
+    assert _ask("qwen3 32b gguf -ngl 99").request.ignored == []
+
+
+def test_the_serving_check_uses_the_stated_utilization():
+    data = _ask("qwen3 32b on an H100 --gpu-memory-utilization 0.85").to_json()
+    assert data["serving"]["gpu_memory_utilization"] == 0.85
+    assert data["request"]["gpu_memory_utilization"] == 0.85
+    assert "--gpu-memory-utilization 0.85" in data["serving"]["command"]
+
+
+def test_the_stated_utilization_survives_the_buttons():
+    from engine.sizing.payload import decode_request, encode_request
+    from engine.sizing.rule import SizeRequest
+
+    decoded = decode_request(encode_request(SizeRequest(model="qwen3-32b", gpu_memory_utilization=0.85)))
+    assert decoded.gpu_memory_utilization == 0.85
+
+
+def test_cli_style_words_stay_read_as_before():
+    request = _ask("70b --context 32768 --batch 4 --precision int4").request
+    assert (request.context_tokens, request.batch, request.precision, request.ignored) == (32768, 4, "int4", [])

@@ -150,6 +150,8 @@ class Answer:
             request["budget_usd"] = asked.budget_usd
         if asked.billing_span is not None:
             request["billing_span"] = asked.billing_span
+        if asked.gpu_memory_utilization is not None:
+            request["gpu_memory_utilization"] = asked.gpu_memory_utilization
         data: dict[str, object] = {
             "request": request,
             "requirement": self.requirement.to_json() if self.requirement else None,
@@ -206,6 +208,10 @@ def build_answer(
 ) -> Answer:
     """`billing`, `coin`: the user's settings; a period or coin named in the question wins over them.
     `serving`: the engine and its options for the serving check (default: chosen by the format)."""
+    if request.gpu_memory_utilization is not None and (serving is None or serving.gpu_memory_utilization is None):
+        # "--gpu-memory-utilization 0.85" in the question: vLLM's share for the check (a CLI flag wins)
+        serving = dataclasses.replace(serving or ServingOptions(),
+                                      gpu_memory_utilization=request.gpu_memory_utilization)
     answer = Answer(catalog=catalog, request=request, billing=request.billing or billing or catalog.default_billing,
                     billing_span=request.billing_span or 1)
     if request.intent == "price":

@@ -46,7 +46,8 @@ class Draft:
     __slots__ = ("model", "model_note", "ambiguous", "ambiguous_span", "unknown", "params_b", "precision",
                  "kv_precision", "context_tokens", "batch", "workload", "card", "gpu_count", "budget_gb", "region",
                  "assumed", "ignored", "intent", "billing", "coin", "cheapest", "count_implied", "second_card",
-                 "compare_card", "card_vram_gb", "quant", "rope_scaling", "budget_usd", "billing_span")
+                 "compare_card", "card_vram_gb", "quant", "rope_scaling", "budget_usd", "billing_span",
+                 "flag_gpu_count", "gpu_memory_utilization")
 
     def __init__(self) -> None:
         self.model: ModelShape | None = None
@@ -79,6 +80,8 @@ class Draft:
         self.rope_scaling: str | None = None  # "yarn": the user extends the window (engine.parse.runtime)
         self.budget_usd: float | None = None  # "under $1000/mo": money for the billing period (engine.parse.talk)
         self.billing_span: int | None = None  # "for 2 weeks": how many billing periods (engine.parse.talk)
+        self.flag_gpu_count: tuple[int, str] | None = None  # "-tp 2", until the cards pass has read its count
+        self.gpu_memory_utilization: float | None = None  # "--gpu-memory-utilization 0.85" (engine.parse.flags)
 
     # ---- model and card (the first one named wins; the passes list later ones)
 
@@ -254,7 +257,8 @@ class Draft:
         values = (self.model, self.params_b, self.precision, self.kv_precision, self.context_tokens, self.batch,
                   self.workload, self.card, self.gpu_count, self.budget_gb, self.region, self.billing, self.coin,
                   self.budget_usd)
-        return any(value is not None for value in values) or self.cheapest or self.rope_scaling is not None
+        return any(value is not None for value in values) or self.cheapest or self.rope_scaling is not None \
+            or self.gpu_memory_utilization is not None
 
     def list_leftovers(self, leftovers: Collection[str]) -> None:
         """`ignored` without repeats, then the words no pass used (at most MAX_IGNORED entries, then a count)."""
@@ -287,4 +291,5 @@ class Draft:
             self.batch, self.workload, self.card, self.gpu_count, self.budget_gb, self.region, self.assumed,
             self.ignored, self.intent, self.billing, self.coin, self.cheapest, self.count_implied, self.compare_card,
             self.card_vram_gb, False, self.quant, self.rope_scaling, self.budget_usd, self.billing_span,
+            self.gpu_memory_utilization,
         )

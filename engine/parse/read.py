@@ -17,6 +17,7 @@ from engine.parse.cues import opens_with_cue
 from engine.parse.draft import Draft
 from engine.parse.errors import NOT_A_QUESTION, BadValue, ambiguous_error
 from engine.parse.fields import read_fields
+from engine.parse.flags import apply_flag_count, list_unknown_flags, read_flags
 from engine.parse.hub import hub_candidate
 from engine.parse.lexer import COMMAND_RE, as_shown
 from engine.parse.models import find_model, resolve_ambiguous, resolve_unknown
@@ -67,12 +68,14 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
     try:
         if "-" in text:  # every region id has its hyphen
             find_region_ids(scan, draft, vocabulary, offset)
+        read_flags(scan, draft)
         find_billing_and_coin(scan, draft)
         read_rope_scaling(scan, draft)
         name_at = find_model(scan, draft, vocabulary)
         slash = "/" in text  # only a repository id (hub_candidate) asks which tokens the cards pass read
         before_cards = list(scan.used) if slash else None
         find_cards(scan, draft, vocabulary)
+        apply_flag_count(draft)
         card_tokens = [now and not before for now, before in zip(scan.used, before_cards, strict=True)] \
             if before_cards is not None else None
         read_fields(scan, draft, vocabulary)
@@ -86,6 +89,7 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
             window_as_context(scan, draft, name_at)
         decide_intent(scan, draft)
         find_capacity_intent(scan, draft)
+        list_unknown_flags(scan, draft)
     except BadValue as bad:
         return ParseResult(None, bad.note, language, None, None, confident, hub_candidate=hub_candidate(scan, draft))
     hub = hub_candidate(scan, draft, card_tokens) if slash else None  # every repository id has its slash

@@ -109,6 +109,8 @@ def _talk_parts(request: SizeRequest) -> list[str]:
         parts.append("U" + _value(f"{request.budget_usd:g}"))
     if request.billing_span is not None:
         parts.append(f"D{request.billing_span}")
+    if request.gpu_memory_utilization is not None:
+        parts.append("V" + _value(f"{request.gpu_memory_utilization:g}"))
     return parts
 
 
@@ -145,7 +147,7 @@ def _fields(payload: str) -> dict[str, str]:
         position = match.end()
     if position != len(payload):
         raise PayloadError("malformed payload")
-    unknown = set(fields) - set("MSPCBWKRNGLIXTYQAEFUD")
+    unknown = set(fields) - set("MSPCBWKRNGLIXTYQAEFUDV")
     if unknown:
         raise PayloadError(f"unknown field(s) {sorted(unknown)}")
     if "N" in fields and "R" not in fields or "M" in fields and "S" in fields:
@@ -191,6 +193,8 @@ def _decode_talk(fields: dict[str, str], request: SizeRequest) -> None:
         request.budget_usd = _bounded_float(fields["U"].replace("_", "."), 10_000_000)
     if "D" in fields:
         request.billing_span = _bounded_int(int(fields["D"]), MAX_BILLING_SPAN)
+    if "V" in fields:
+        request.gpu_memory_utilization = _bounded_float(fields["V"].replace("_", "."), 1)
 
 
 def _decode_sizing(fields: dict[str, str], request: SizeRequest) -> None:

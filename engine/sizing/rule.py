@@ -94,6 +94,7 @@ class SizeRequest:
     rope_scaling: str | None = None  # "yarn": the user extends the model's window by RoPE scaling (engine.parse)
     budget_usd: float | None = None  # money the user has for the billing span ("under $1000/mo"), in US dollars
     billing_span: int | None = None  # how many billing periods the user rents for ("for 2 weeks": 2 x week)
+    gpu_memory_utilization: float | None = None  # "--gpu-memory-utilization 0.85": vLLM's share, for its check
 
 
 @dataclass(slots=True)
