@@ -20,9 +20,9 @@ ADMIN = 42
 
 
 @pytest.fixture
-def settings(tmp_path):
+def settings(tmp_path, request):
     return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), admin_ids=f"{ADMIN}",
-                         topup_secret="test-secret-0123456789")
+                         topup_secret="test-secret-0123456789", **getattr(request, "param", {}))
 
 
 @pytest.fixture
@@ -120,6 +120,46 @@ async def test_a_deep_link_in_a_group_carries_no_ref(bot):
     assert not any("ref=" in u for u in urls(reply))
     await bot.send(120, "/start Mllama-3_1-70bPi4C32k")  # in private it does
     assert any("ref=" in u for u in urls(bot.replies(120)[-1]))
+
+
+PRIVATE_SETTINGS = ("/set region DFW-1", "/set coin XMR", "/set billing week", "/set batch 8", "/set lang de")
+
+
+def shows_a_setting(text: str) -> list[str]:
+    """What of PRIVATE_SETTINGS an answer shows: the region noted as a setting, the coin, the weekly price, the
+    batch, the German the member chose."""
+    found = [word for word in ("your setting", "Einstellung", "XMR", "/week", "/Woche", "batch 8", "Batch 8")
+             if word in text]
+    return found + (["German"] if "Speicher" in text or "Monat" in text else [])
+
+
+@pytest.mark.parametrize("settings", [{"rate_limit_messages": 100}], indirect=True)
+async def test_a_members_private_settings_shape_no_answer_in_a_group(bot):
+    for line in PRIVATE_SETTINGS:
+        await bot.send(125, line)
+    await bot.send(125, "70B int4")  # in the private chat they do
+    assert shows_a_setting(bot.last_text(125))
+    group = dict(chat_type="supergroup", chat_id=-405)
+    await bot.send(125, f"@{BOT_USERNAME} 70B int4", **group)
+    await bot.send(125, "/size 70B int4", **group)
+    await bot.send(125, f"/start@{BOT_USERNAME} Mllama-3_1-70bPi4C32k", **group)
+    await bot.send(125, "/card H100", **group)
+    await bot.send(125, "/cards", **group)
+    texts = [reply["text"] for reply in bot.replies(-405)]
+    assert len(texts) == 5
+    assert [shows_a_setting(text) for text in texts] == [[]] * 5, texts
+    assert not any("XMR" in button for reply in bot.replies(-405) for row in
+                   reply.get("reply_markup", {}).get("inline_keyboard", []) for button in map(str, row))
+    coin = next(b for row in bot.replies(-405)[0]["reply_markup"]["inline_keyboard"] for b in row
+                if b["text"].startswith("🪙"))
+    await bot.press(125, coin["callback_data"], **group)  # a button in the group: still none of them
+    edit = bot.request.sent("editMessageText")[-1].params
+    assert shows_a_setting(edit["text"]) == []
+    await bot.inline(125, "70B int4", chat_type="supergroup")  # an inline answer typed in a group
+    results = bot.request.sent("answerInlineQuery")[-1].params["results"]
+    assert not any(shows_a_setting(str(result)) for result in results)
+    await bot.send(125, "/settings", **group)
+    assert "private chat" in bot.last_text(-405)
 
 
 async def test_subscriptions_are_not_shown_to_a_group(bot):
