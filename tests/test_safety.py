@@ -348,16 +348,30 @@ async def test_the_admins_traceback_has_no_secret_in_it(bot, monkeypatch):
     assert "something went wrong" in bot.last_text(180)
 
 
-async def test_a_reply_refused_six_times_with_429_is_logged_with_context_and_told(bot, caplog):
-    # ResilientRateLimiter(max_retries=5): the first try and five waits; a reply given up on must not vanish.
-    bot.request.fail("sendMessage", 429, "Too Many Requests: retry after 1", retry_after=1, times=6)  # ~6 s
+async def test_a_reply_refused_with_429_past_the_bound_is_logged_in_one_line_and_told(bot, caplog):
+    # ResilientRateLimiter waits out 429s for up to retry_after_bound_s (60 s in service; 2 s here): then a reply
+    # given up on must not vanish, and the log has one line for it, not a traceback.
+    bot.app.bot.rate_limiter.retry_after_bound_s = 2.0
+    bot.request.fail("sendMessage", 429, "Too Many Requests: retry after 1", retry_after=1, times=2)  # ~1 s
     await bot.send(174, "7B bf16")
     calls = [c.method for c in bot.request.calls if c.params.get("chat_id") == 174]
-    assert calls == ["sendMessage!failed"] * 6 + ["sendMessage"]
+    assert calls == ["sendMessage!failed"] * 2 + ["sendMessage"]
     assert "could not send my answer" in bot.last_text(174)
     assert any("gave up on a request while handling update" in r.getMessage() and "chat 174" in r.getMessage()
                and "RetryAfter" in r.getMessage() for r in caplog.records)
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
     assert not admin_texts(bot)
+
+
+async def test_a_long_429_storm_still_delivers_the_answers(bot, caplog):
+    # Eight 429s in a row (~9 s) outlast PTB's count of tries (max_retries) but not the time bound: the answer, not
+    # "could not send my answer", and no traceback.
+    bot.request.fail("sendMessage", 429, "Too Many Requests: retry after 1", retry_after=1, times=8)
+    await bot.send(175, "7B bf16")
+    calls = [c.method for c in bot.request.calls if c.params.get("chat_id") == 175]
+    assert calls == ["sendMessage!failed"] * 8 + ["sendMessage"]
+    assert "could not send" not in bot.last_text(175) and "7B" in bot.last_text(175)
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.WARNING]
 
 
 async def test_a_card_memory_of_forty_digits_gets_a_clear_answer_not_something_went_wrong(bot):
