@@ -6,6 +6,7 @@ line), then handed to the features, so no reply reads the preferences a second t
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from bot.store import PREFERENCE_FIELDS, Preferences
 from bot.store.users import UserRepository
@@ -61,7 +62,8 @@ class Caller:
 
 
 def _without_settings(preferences: Preferences) -> Preferences:
-    return replace(preferences, **dict.fromkeys(PREFERENCE_FIELDS))
+    unset: dict[str, Any] = dict.fromkeys(PREFERENCE_FIELDS)  # every setting is optional (None: not set)
+    return replace(preferences, **unset)
 
 
 async def resolve_caller(users: UserRepository, user: UserInfo, *, record_activity: bool = True) -> Caller:
