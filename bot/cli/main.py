@@ -470,10 +470,12 @@ def cmd_bot(args: argparse.Namespace) -> int:
                             settings.webhook_secret.get_secret_value() if settings.webhook_secret else ""])
     for handler in logging.getLogger().handlers:
         handler.addFilter(redact)  # whatever a library logs at DEBUG, the secrets never reach the log
+        handler.addFilter(_request_errors_in_one_line)
     sys.excepthook = redact.excepthook  # nor an uncaught exception's traceback on stderr
-    from telegram.error import InvalidToken
+    from telegram.error import InvalidToken, TelegramError
 
     from bot.telegram.app import build_application
+    from bot.telegram.services import StartFailed
 
     application = build_application(settings)
     import asyncio
@@ -492,7 +494,22 @@ def cmd_bot(args: argparse.Namespace) -> int:
     except InvalidToken:
         # PTB's message quotes the whole token ("The token `...` was rejected by the server"): never print it.
         raise CliError(BOT_TOKEN_REFUSED) from None
+    except StartFailed as exc:  # the store could not be opened: said in one line, as every failed start
+        raise CliError(str(exc)) from None
+    except TelegramError as exc:
+        # getMe or setWebhook failed after the rate limiter's retries (Telegram unreachable, a proxy's HTML 500):
+        # the redacting log filter never sees this line, so the secrets are taken out here.
+        raise CliError(redact.redact(f"Telegram's Bot API failed: {exc.__class__.__name__}: {exc}"[:500])) from None
     return EXIT_OK
+
+
+def _request_errors_in_one_line(record: logging.LogRecord) -> bool:
+    """PTB logs a traceback with every Bot API answer that is not JSON (a proxy's HTML error page, at each retry):
+    the line says what happened, the rate limiter's warning says it is retried."""
+    if record.name.startswith("telegram.request"):
+        record.exc_info = None
+        record.exc_text = None
+    return True
 
 
 def cmd_health(args: argparse.Namespace) -> int:

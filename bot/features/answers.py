@@ -145,6 +145,13 @@ async def press_coin(core: Core, caller: Caller, button: CoinButton, shared: boo
         if button.coin not in core.catalog.coins:
             return notice(caller, "error.stale")
         caller = caller.with_preferences(await core.store.set_preference(caller.id, "coin", button.coin))
+        if caller.public:
+            # Read by others, the answer shows no one's settings: the coin picked goes into the question itself.
+            request = decode_request(button.payload)
+            request.coin = button.coin
+            payload = try_encode(request) or button.payload
+            return CallbackResult(await answer_payload(core, caller, payload, lang=button.lang, anonymous=shared),
+                                  f"🪙 {button.coin}")
         return CallbackResult(await answer_payload(core, caller, button.payload, lang=button.lang,
                                                    anonymous=shared, picked_coin=True,
                                                    chat_id=private_chat(caller, shared)),

@@ -6,8 +6,9 @@ line), then handed to the features, so no reply reads the preferences a second t
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
-from bot.store import Preferences
+from bot.store import PREFERENCE_FIELDS, Preferences
 from bot.store.users import UserRepository
 from bot.texts.i18n import normalize_language
 
@@ -23,6 +24,10 @@ class UserInfo:
 class Caller:
     user: UserInfo
     preferences: Preferences
+    # Said where others read the answer (a group, an inline answer to be sent there): the preferences here hold none
+    # of the user's settings (language, precision, region, coin, billing ...), which are theirs alone, so no answer
+    # there is shaped by them or shows them; the defaults answer instead.
+    public: bool = False
 
     @property
     def id(self) -> int:
@@ -48,8 +53,17 @@ class Caller:
         return normalize_language(self.user.language_code)
 
     def with_preferences(self, preferences: Preferences) -> Caller:
-        """After a preference was written: the answer that follows must already use it."""
-        return replace(self, preferences=preferences)
+        """After a preference was written: the answer that follows must already use it (in public, still none)."""
+        return replace(self, preferences=_without_settings(preferences) if self.public else preferences)
+
+    def in_public(self) -> Caller:
+        """The caller where others read the answer: their settings left out."""
+        return replace(self, preferences=_without_settings(self.preferences), public=True)
+
+
+def _without_settings(preferences: Preferences) -> Preferences:
+    unset: dict[str, Any] = dict.fromkeys(PREFERENCE_FIELDS)  # every setting is optional (None: not set)
+    return replace(preferences, **unset)
 
 
 async def resolve_caller(users: UserRepository, user: UserInfo, *, record_activity: bool = True) -> Caller:

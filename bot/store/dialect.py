@@ -21,8 +21,17 @@ def redacted(target: str | Path) -> str:
     text = str(target)
     if not is_postgres_url(text):
         return text
-    parts = urlsplit(text)
-    if parts.password is None:
+    try:
+        parts = urlsplit(text)
+        password = parts.password
+    except ValueError:  # a host urlsplit refuses ("[::1" unclosed): cut the password out by hand, never raise
+        scheme, _, rest = text.partition("://")
+        authority, slash, path = rest.partition("/")
+        user_info, at, host = authority.rpartition("@")
+        if not at or ":" not in user_info:
+            return text
+        return f"{scheme}://{user_info.split(':', 1)[0]}:***@{host}{slash}{path}"
+    if password is None:
         return text
     netloc = parts.netloc.rsplit("@", 1)[-1]
     return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{netloc}"))

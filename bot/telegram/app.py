@@ -51,7 +51,7 @@ def build_application(settings: Settings, *, request: BaseRequest | None = None,
         .base_file_url(settings.base_file_url)
         .context_types(CONTEXT_TYPES)
         .defaults(Defaults(parse_mode=ParseMode.HTML, link_preview_options=LinkPreviewOptions(is_disabled=True)))
-        .rate_limiter(InboxRateLimiter(max_retries=5, messages_per_s=settings.send_rate_per_s))
+        .rate_limiter(InboxRateLimiter(messages_per_s=settings.send_rate_per_s))
         .concurrent_updates(64)
         .post_init(_post_init)
         .post_stop(_post_stop)

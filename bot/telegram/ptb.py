@@ -15,7 +15,7 @@ from aiolimiter import AsyncLimiter
 from telegram import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram._utils.types import JSONDict
 from telegram.constants import ChatType
-from telegram.error import BadRequest, Forbidden, NetworkError, TelegramError
+from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 from telegram.ext import AIORateLimiter
 
 from bot.features.caller import UserInfo
@@ -214,8 +214,17 @@ class Pacer(AsyncLimiter):
             self.schedule.answered(counted, self._clock())
 
 
+# How long one request may keep waiting out Telegram's 429s (RetryAfter) before it is given up on. An answer a
+# minute late is still the answer the user waits for, so a storm of 429s (150 of them, 2 s each, over 20 users) must
+# not turn every answer into "could not send my answer"; past a minute the user has likely asked again, and the
+# update holds one of the Application's 64 concurrent slots meanwhile. A single retry_after longer than the bound is
+# given up on at once (Telegram asks for minutes only of a bot that floods one chat).
+RETRY_AFTER_BOUND_S = 60.0
+
+
 class ResilientRateLimiter(AIORateLimiter):
-    """PTB's AIORateLimiter (30 msg/s overall, 20/min per group, RetryAfter honoured and retried) plus retries
+    """PTB's AIORateLimiter (30 msg/s overall, 20/min per group, RetryAfter honoured: every send waits it out) with
+    RetryAfter retried for as long as RETRY_AFTER_BOUND_S allows, not a count of tries, plus retries
     with exponential backoff for network failures that provably had no effect (never_reached_telegram), and for
     any network failure of a repeatable method. A read time-out or a dropped connection after a send was written
     is not retried: the message may be out already, and a second one would double it.
@@ -226,7 +235,7 @@ class ResilientRateLimiter(AIORateLimiter):
     """
 
     def __init__(self, *, messages_per_s: float = 30.0, network_retries: int = 4, backoff_s: float = 0.5,
-                 **kwargs: Any) -> None:
+                 retry_after_bound_s: float = RETRY_AFTER_BOUND_S, **kwargs: Any) -> None:
         # Not aiolimiter's bucket: a one-second bucket lets 30 messages out at once and more within the same
         # second, which Telegram (and the emulator's sliding window) answers with 429 and a second of silence for
         # everyone; a bucket of one message paces each one 1/30 s after the previous, so every late wake-up on a
@@ -235,6 +244,7 @@ class ResilientRateLimiter(AIORateLimiter):
         self._base_limiter = Pacer(messages_per_s)
         self.network_retries = network_retries
         self.backoff_s = backoff_s
+        self.retry_after_bound_s = retry_after_bound_s
 
     async def process_request(
         self,
@@ -263,7 +273,7 @@ class ResilientRateLimiter(AIORateLimiter):
         delay = self.backoff_s
         for attempt in range(self.network_retries + 1):
             try:
-                return await super().process_request(callback, args, kwargs, endpoint, data, rate_limit_args)
+                return await self._waiting_out_429s(callback, args, kwargs, data)
             except BadRequest:
                 raise
             except NetworkError as exc:
@@ -277,3 +287,39 @@ class ResilientRateLimiter(AIORateLimiter):
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 10)
         raise AssertionError("unreachable")
+
+    async def _waiting_out_429s(
+        self,
+        callback: Callable[..., Coroutine[Any, Any, bool | JSONDict | list[JSONDict]]],
+        args: Any,
+        kwargs: dict[str, Any],
+        data: dict[str, Any],
+    ) -> bool | JSONDict | list[JSONDict]:
+        """AIORateLimiter.process_request's loop, bounded by the time waited instead of a count of tries, and
+        without its traceback in the log when it gives up (the error handler logs one line with the update)."""
+        chat_id = data.get("chat_id")
+        try:
+            chat_id = int(chat_id)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            pass
+        # As PTB's: a negative or @name chat is a group or channel, paced by the per-group limiter too.
+        group: int | str | bool = chat_id if (isinstance(chat_id, int) and chat_id < 0) or isinstance(chat_id, str) \
+            else False
+        waited = 0.0
+        while True:
+            try:
+                return await self._run_request(chat=chat_id is not None, group=group,
+                                                allow_paid_broadcast=data.get("allow_paid_broadcast", False),
+                                                callback=callback, args=args, kwargs=kwargs)
+            except RetryAfter as exc:
+                # As PTB reads it: the public retry_after warns of its coming type change (a timedelta).
+                sleep = exc._retry_after.total_seconds() + 0.1
+                if waited + sleep > self.retry_after_bound_s:
+                    raise
+                waited += sleep
+                log.info("Telegram asked to wait %.1f s (429); retrying (%.1f s waited so far)", sleep, waited)
+                self._retry_after_event.clear()  # as PTB's: no other request goes out meanwhile
+                try:
+                    await asyncio.sleep(sleep)
+                finally:
+                    self._retry_after_event.set()

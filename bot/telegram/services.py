@@ -7,7 +7,12 @@ from bot.features.core import CatalogHolder, Core
 from bot.operators.alerts import Sender
 from bot.operators.announce import Announcer
 from bot.store import Store
+from bot.store.database import redacted
 from bot.telegram.flood import FloodGuard
+
+
+class StartFailed(Exception):
+    """The bot could not start, said in one line without a secret (`cardfit bot` prints it and exits)."""
 
 
 class Services:
@@ -22,7 +27,11 @@ class Services:
     @classmethod
     async def open(cls, settings: Settings, catalogs: CatalogHolder, sender: Sender,
                    bot_username: str | None) -> Services:
-        store = await Store.open(settings.db)
+        try:
+            store = await Store.open(settings.db)
+        except Exception as exc:  # noqa: BLE001 - whatever the driver raises, the start failed on the store
+            raise StartFailed(f"could not open the store {redacted(settings.db)}: "
+                              f"{exc.__class__.__name__}: {exc}"[:500]) from None
         return cls(settings, catalogs, store, Announcer(settings, catalogs, store, sender, bot_username=bot_username))
 
     async def close(self) -> None:

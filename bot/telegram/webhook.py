@@ -16,6 +16,7 @@ import signal
 from typing import Any
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 from telegram import Update
 
 from bot.config import Settings
@@ -65,13 +66,10 @@ def telegram_handler(secret: str) -> Any:
             return web.Response(status=403, text="forbidden")
         application = request.app[_APPLICATION]
         body = await request.read()
-        try:
-            data = json.loads(body)
-            update = Update.de_json(data, application.bot) if isinstance(data, dict) else None
-        except (ValueError, TypeError, KeyError):
-            update = None
+        update = _parsed(body, application)
         if update is None:
-            return web.Response(status=400, text="not an update")
+            # Acknowledged all the same: on any other answer Telegram sends the same bytes again, for a day.
+            return web.Response(status=200, text="not an update: ignored")
         # 200 only once the inbox committed the update (bot/telegram/inbox.py): on any other answer Telegram sends it
         # again, and a repeated update id is answered 200 without being handled twice.
         inbox = inbox_of(application)
@@ -88,9 +86,48 @@ def telegram_handler(secret: str) -> Any:
     return receive
 
 
+# Update ids are Telegram's positive integers; the store keeps them as signed 64-bit integers.
+_UPDATE_ID_LIMIT = 1 << 63
+
+
+def _parsed(body: bytes, application: CardfitApplication) -> Update | None:
+    """The update the body holds, or None (logged once) when it holds none the bot can handle: not JSON, nested
+    past the parser's recursion limit, fields of the wrong type, an update id that is no integer the store takes."""
+    try:
+        data = json.loads(body)
+        update_id = data.get("update_id") if isinstance(data, dict) else None
+        if not isinstance(update_id, int) or isinstance(update_id, bool) or not 0 <= update_id < _UPDATE_ID_LIMIT:
+            raise ValueError(f"update_id {str(update_id)[:40]!r} is not an integer from 0 to 2^63")
+        return Update.de_json(data, application.bot)
+    except Exception as exc:  # noqa: BLE001 - RecursionError, AttributeError ...: nothing here is ours to fix
+        log.warning("webhook: a request with the secret holds no update the bot can handle (%s: %s); "
+                    "acknowledged and dropped", exc.__class__.__name__, str(exc)[:120])
+        return None
+
+
+class _BadRequestsInOneLine(logging.Filter):
+    """aiohttp logs a request it cannot even parse (a header over its 8 KB limit, a malformed request line) as an
+    ERROR with a traceback, before any secret is checked: noise anyone on the network can cause. One WARNING
+    line instead; errors in our own handlers keep their traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, HttpProcessingError):
+            said = " ".join(str(error).split())[:120]
+            record.msg = f"{record.getMessage()}: {error.__class__.__name__}: {said}"
+            record.args = None
+            record.exc_info = record.exc_text = None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+_BAD_REQUESTS = _BadRequestsInOneLine()
+
+
 def build_web_app(application: CardfitApplication, settings: Settings) -> web.Application:
     if settings.webhook_secret is None:
         raise ValueError("CARDFIT_WEBHOOK_SECRET is not set")
+    logging.getLogger("aiohttp.server").addFilter(_BAD_REQUESTS)  # once: a logger keeps a filter once
     web_app = web.Application(client_max_size=MAX_UPDATE_BYTES)
     web_app[_APPLICATION] = application
     web_app.router.add_get(HEALTH_PATH, healthz)

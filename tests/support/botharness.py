@@ -161,17 +161,20 @@ class Harness:
         return await self._process({"update_id": next(self._update_ids), "message": message})
 
     async def press(self, user_id: int, data: str, *, message_text: str = "answer", message_id: int = 1000,
-                    language_code: str = "en") -> Update:
+                    language_code: str = "en", chat_type: str = "private", chat_id: int | None = None) -> Update:
         query = {"id": str(next(self._update_ids)), "from": self.user(user_id, language_code),
                  "chat_instance": "ci", "data": data,
                  "message": {"message_id": message_id, "date": int(time.time()),
-                             "chat": {"id": user_id, "type": "private"}, "text": message_text,
+                             "chat": {"id": chat_id or user_id, "type": chat_type}, "text": message_text,
                              "from": {"id": BOT_ID, "is_bot": True, "first_name": "Cardfit"}}}
         return await self._process({"update_id": next(self._update_ids), "callback_query": query})
 
-    async def inline(self, user_id: int, query: str, *, language_code: str = "en") -> Update:
+    async def inline(self, user_id: int, query: str, *, language_code: str = "en",
+                     chat_type: str | None = None) -> Update:
         inline_query = {"id": str(next(self._update_ids)), "from": self.user(user_id, language_code),
                         "query": query, "offset": ""}
+        if chat_type is not None:
+            inline_query["chat_type"] = chat_type
         return await self._process({"update_id": next(self._update_ids), "inline_query": inline_query})
 
     async def _process(self, data: dict) -> Update:

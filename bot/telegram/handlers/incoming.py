@@ -1,5 +1,6 @@
 """Before any handler (group -1): what the update is for the bot, the flood guard for what costs an answer, and
-the caller — user, preferences, language — resolved once and put on the context, activity recorded with it.
+the caller — user, preferences, language — resolved once and put on the context, activity recorded with it; where
+others read the answer (a group), the caller's settings are left out of it.
 
 The flood guard counts what costs an answer, in two budgets (bot/telegram/flood.py): questions (private text, group
 text addressed to the bot, every command with words after it: /size 70B, /compare H100 A100, /card H100,
@@ -24,7 +25,7 @@ from bot.features.caller import resolve_caller
 from bot.telegram.context import CardfitApplication, CustomContext
 from bot.telegram.flood import Kind
 from bot.telegram.handlers.questions import GROUP_TEXT, PRIVATE_COMMAND, PRIVATE_TEXT, addressed_text
-from bot.telegram.ptb import user_info, user_language
+from bot.telegram.ptb import is_shared, user_info, user_language
 from bot.texts.i18n import t
 
 log = logging.getLogger(__name__)
@@ -110,8 +111,17 @@ async def _prepare(update: Update, context: CustomContext) -> bool:
     if incoming.counted is not None and not await _admit(update, context, incoming.counted):
         return False
     record = incoming.activity and update.effective_user is not None
-    context.caller = await resolve_caller(context.store, user_info(update), record_activity=record)
+    caller = await resolve_caller(context.store, user_info(update), record_activity=record)
+    context.caller = caller.in_public() if read_by_others(update) else caller
     return True
+
+
+def read_by_others(update: Update) -> bool:
+    """The answer is read in a group or channel: a message or button there, or an inline query typed in one (its
+    result is sent there). A member's own settings then shape no answer (bot/features/caller.py)."""
+    if update.inline_query is not None:
+        return update.inline_query.chat_type in (ChatType.GROUP, ChatType.SUPERGROUP, ChatType.CHANNEL)
+    return is_shared(update)
 
 
 async def _admit(update: Update, context: CustomContext, kind: Kind) -> bool:
