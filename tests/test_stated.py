@@ -58,6 +58,16 @@ def test_money_and_time_are_read_as_stated(text, budget, billing, span):
     assert request.ignored == []
 
 
+@pytest.mark.parametrize("text, ignored", [
+    ("70B int4 under $500/mo for 2 weeks", "for 2 weeks"),
+    ("70B int4, Budget 500 $ im Monat, für 2 Wochen", "für 2 Wochen"),
+])
+def test_a_span_of_another_period_than_the_budgets_is_named_not_taken_as_months(text, ignored):
+    request = _ask(text).request
+    assert (request.budget_usd, request.billing, request.billing_span) == (500, "month", None)
+    assert request.ignored == [ignored]
+
+
 def test_a_number_of_hours_with_no_lead_is_no_billing_span():
     assert _ask("qwen3 32b, 8 hours of audio a day").request.billing_span is None
 

@@ -51,15 +51,7 @@ def find_billing_and_coin(scan: Scan, draft: Draft) -> None:
             _set_billing(draft, BILLING_ADJECTIVES[token], scan.raw(i))
             used[i] = True
         elif token in BILLING_UNITS:
-            first = _billing_leads(scan, i)
-            span = _span_before(scan, i)
-            if span is not None and draft.billing_span is None:
-                draft.billing_span, first = span
-                _set_billing(draft, BILLING_UNITS[token], scan.span(first, i))
-                scan.use(first, i - first + 1)
-            elif first < i:
-                _set_billing(draft, BILLING_UNITS[token], scan.span(first, i))
-                scan.use(first, i - first + 1)
+            _read_period(scan, draft, i, BILLING_UNITS[token])
         elif token in COIN_WORDS and (token, scan.next_free(i + 1)) not in FORMAT_PAIRS:  # "bnb 4bit": a format
             coin = COIN_WORDS[token]
             if draft.coin is None:
@@ -71,6 +63,23 @@ def find_billing_and_coin(scan: Scan, draft: Draft) -> None:
         for i in range(scan.n):
             if low[i] in PAY_WORDS:
                 used[i] = True
+
+
+def _read_period(scan: Scan, draft: Draft, i: int, period: str) -> None:
+    """A period word at i with its lead words: 'for 2 weeks' (a span of that period), 'for a week', 'per day'."""
+    first = _billing_leads(scan, i)
+    span = _span_before(scan, i)
+    if span is not None and draft.billing_span is None:
+        count, first = span
+        if draft.billing in (None, period):
+            draft.billing_span = count
+            draft.billing = period
+        else:  # a span of another period than the one already read ('$500/mo for 2 weeks'): named, never taken
+            draft.ignored.append(scan.span(first, i))  # as that many of the other period
+        scan.use(first, i - first + 1)
+    elif first < i:
+        _set_billing(draft, period, scan.span(first, i))
+        scan.use(first, i - first + 1)
 
 
 def _billing_leads(scan: Scan, i: int) -> int:
