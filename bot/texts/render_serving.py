@@ -95,7 +95,9 @@ def fit_serving_lines(answer: Answer, layout: Layout, lang: str, details: bool,
     is_fit = answer.fit is not None and (layout.card.id, layout.count) == (answer.fit.card.id, answer.fit.count)
     card, count = where if is_fit and where is not None else (layout.card, layout.count)
     check = review.check(card, count)
-    fallback = review.passing(layout) if (card.id, count) == (layout.card.id, layout.count) else None
+    fallback = None
+    if (card.id, count) == (layout.card.id, layout.count):
+        fallback = answer.serving_fallback if is_fit else review.passing(layout)
     line = serving_line(answer, check, _layout_label(count, card.name), lang, note_text, fallback)
     if line is None or check is None:
         return []

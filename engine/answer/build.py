@@ -14,6 +14,7 @@ from engine.fit.selection import (
     Selection,
     card_alias_notes,
     price_layout,
+    same_layout,
     select,
     smallest_set,
     unknown_card_note,
@@ -114,11 +115,17 @@ class Answer:
 
     @property
     def serving_fallback(self) -> Layout | None:
-        """When the engine would not start on the fit: the cheapest layout that passes the rule and the check."""
+        """When the engine would not start on the fit (a layout the user named): the answer's own recommendation,
+        so that "runs on ..." and "Instead: ..." name one layout; else the cheapest that passes the rule and the
+        check."""
         fit, where = self.fit, self.serving_layout
         if self.review is None or fit is None or where != (fit.card, fit.count):
             return None
-        return self.review.passing(fit)
+        passing = self.review.passing(fit)
+        lead = self.selection.recommended if self.selection is not None else None
+        if passing is not None and lead is not None and not same_layout(lead, fit):
+            return lead
+        return passing
 
     def budget(self) -> dict[str, float | bool] | None:
         if self.resolved is None or self.resolved.memory_budget_gb is None or self.requirement is None:
