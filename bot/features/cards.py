@@ -10,8 +10,8 @@ from bot.features.caller import Caller
 from bot.features.core import Core
 from bot.features.feature import ButtonRoute, Command, CommandInput, Feature, Scope, notice
 from bot.features.reply import Button, CallbackResult, Reply, echo
-from bot.texts.i18n import fmt_gb, fmt_number, fmt_usd, t
-from bot.texts.render import card_pages, localize, render_card, render_request
+from bot.texts.i18n import fmt_gb, fmt_usd, t
+from bot.texts.render import card_pages, compare_cells, render_card, render_request
 from catalog.schema import Catalog
 from engine.answer.advice import compare_cards
 from engine.sizing.payload import PayloadError, decode_request
@@ -94,12 +94,7 @@ async def compare(core: Core, given: CommandInput) -> Reply:
     rows = []
     for comparison in compare_cards(resolved, requirement, catalog, pair):
         layout = comparison.layout
-        if layout.valid:
-            verdict = t(lang, "compare.fits", spare=fmt_gb(lang, layout.spare_gb))
-        else:
-            verdict = t(lang, "compare.no", reason="; ".join(localize(lang, p) for p in layout.problems))
-        decode = (t(lang, "answer.alternative_decode", tps=fmt_number(lang, layout.decode_tokens_per_s, 0))
-                  if layout.decode_tokens_per_s is not None and layout.valid else "")
+        verdict, decode = compare_cells(layout, lang)
         rows.append(t(lang, "compare.row", layout=html.escape(layout.label), verdict=verdict,
                       monthly=fmt_usd(lang, layout.monthly_usd), decode=decode))
     question = render_request(answer_for(request, catalog), lang)[0]

@@ -356,6 +356,18 @@ def render_price(answer: Answer, lang: str) -> str:
     return clip("\n".join(lines))
 
 
+def compare_cells(layout: Layout, lang: str) -> tuple[str, str]:
+    """One card's row of a comparison (/compare and a "A or B?" question): fits with its spare or why not, and its
+    decode ceiling when it fits."""
+    if layout.valid:
+        verdict = t(lang, "compare.fits", spare=fmt_gb(lang, layout.spare_gb))
+    else:
+        verdict = t(lang, "compare.no", reason="; ".join(localize(lang, p) for p in layout.problems))
+    decode = (t(lang, "answer.alternative_decode", tps=fmt_number(lang, layout.decode_tokens_per_s, 0))
+              if layout.decode_tokens_per_s is not None and layout.valid else "")
+    return verdict, decode
+
+
 def render_compare(answer: Answer, lang: str) -> str:
     """A comparison: the request, what it needs, each card's best set (fits or why not, spare, prices, decode
     ceiling), which of them to take, and the top-up link for it."""
@@ -367,12 +379,7 @@ def render_compare(answer: Answer, lang: str) -> str:
     lines.extend(render_requirement(answer.requirement, lang, details=False))
     for item in answer.compare:
         layout = item.layout
-        if layout.valid:
-            verdict = t(lang, "compare.fits", spare=fmt_gb(lang, layout.spare_gb))
-        else:
-            verdict = t(lang, "compare.no", reason="; ".join(localize(lang, p) for p in layout.problems))
-        decode = (t(lang, "answer.alternative_decode", tps=fmt_number(lang, layout.decode_tokens_per_s, 0))
-                  if layout.decode_tokens_per_s is not None and layout.valid else "")
+        verdict, decode = compare_cells(layout, lang)
         lines.append(t(lang, "talk.compare_row", layout=_layout_name(layout), verdict=verdict,
                        monthly=fmt_usd(lang, layout.monthly_usd), hourly=fmt_usd(lang, layout.hourly_usd),
                        decode=decode))
