@@ -6,11 +6,10 @@ from __future__ import annotations
 import pytest
 
 from bot.cli.main import ask_answer
-from bot.config import load_settings
 from bot.texts.render import plain, render_answer
 from catalog.loader import load_catalog
 from engine.parse import Vocabulary
-from tests.support.botharness import TOKEN, Harness
+from tests.test_followup_bot import bot, settings  # noqa: F401  (the harness and its settings, as fixtures)
 
 CATALOG = load_catalog("gpurenthub").catalog
 VOCABULARY = Vocabulary.of_catalog(CATALOG)
@@ -79,16 +78,6 @@ def test_max_context_over_one_host_is_refused(question, lang, line):
     assert answer.payable is not None and answer.payable.count <= 8
 
 
-@pytest.fixture
-def settings(tmp_path):
-    return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), topup_secret="topup-key-for-tests",
-                         rate_limit_messages=8, rate_limit_window_s=60)
-
-
-@pytest.fixture
-async def bot(settings):
-    async with Harness(settings) as harness:
-        yield harness
 
 
 @pytest.mark.parametrize(("first", "then", "lang", "line"), [
@@ -97,7 +86,7 @@ async def bot(settings):
     ("maximaler Kontext für llama 3.3 70b fp8 auf einer h200", "und für 8 Nutzer?", "de",
      "für 8 Nutzer: je 26.321 Tokens nach der Regel · je 22.384 Tokens unter vLLM"),
 ])
-async def test_a_follow_up_with_users_divides_the_context_through_the_bot(bot, first, then, lang, line):
+async def test_a_follow_up_with_users_divides_the_context_through_the_bot(bot, first, then, lang, line):  # noqa: F811
     await bot.send(71, first, language_code=lang)
     assert "131" in bot.last_text(71)
     await bot.send(71, then, language_code=lang)
@@ -105,7 +94,7 @@ async def test_a_follow_up_with_users_divides_the_context_through_the_bot(bot, f
     assert line in text and "✅" not in text and "🚀" not in text
 
 
-async def test_max_context_on_a_4090_through_the_bot(bot):
+async def test_max_context_on_a_4090_through_the_bot(bot):  # noqa: F811
     await bot.send(72, "max ctx for qwen3 32b awq on a 4090")
     text = bot.last_text(72)
     assert "10,131 tokens by the rule · 2,352 tokens under vLLM" in text

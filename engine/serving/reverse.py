@@ -1,6 +1,7 @@
 """Reverse questions over the serving check: the largest context, the concurrency at a context, the biggest model."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from engine.models.registry import ModelShape, typical_shape
@@ -63,16 +64,7 @@ def max_context_for_users(model: ServingModel, gpu: Gpu, users: int, *, engine: 
             return check.starts and (check.max_concurrency or 0.0) >= users
         return check.starts
 
-    if not starts(1):
-        return None
-    low, high = 1, longest
-    while low < high:
-        middle = (low + high + 1) // 2
-        if starts(middle):
-            low = middle
-        else:
-            high = middle - 1
-    return low
+    return _largest_starting(starts, longest)
 
 
 def max_concurrency_at(model: ServingModel, gpu: Gpu, context_tokens: int, *, engine: str = "vllm", tp: int = 1,
@@ -106,7 +98,13 @@ def biggest_model_params_b(gpu: Gpu, *, bytes_per_param: float, context_tokens: 
         check = serving_check(model, gpu, context_tokens, engine=engine, tp=tp, vllm=vllm, llama_cpp=llama_cpp)
         return check.starts
 
-    low, high = 0, round(MAX_PARAMS_B / PARAMS_STEP_B)
+    steps = _largest_starting(starts, round(MAX_PARAMS_B / PARAMS_STEP_B))
+    return None if steps is None else round(steps * PARAMS_STEP_B, 1)
+
+
+def _largest_starting(starts: Callable[[int], bool], high: int) -> int | None:
+    """The largest n in 1..high for which `starts(n)` holds, by bisection (read as monotone: more context or more
+    parameters need more memory; the callers say where that bends); None when not even 1 starts."""
     if not starts(1):
         return None
     low = 1
@@ -116,7 +114,7 @@ def biggest_model_params_b(gpu: Gpu, *, bytes_per_param: float, context_tokens: 
             low = middle
         else:
             high = middle - 1
-    return round(low * PARAMS_STEP_B, 1)
+    return low
 
 
 def _steps_ceiling(gpu: Gpu, bytes_per_param: float, tp: int, vllm: VllmSettings | None) -> float:
