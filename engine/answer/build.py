@@ -121,11 +121,13 @@ class Answer:
         fit, where = self.fit, self.serving_layout
         if self.review is None or fit is None or where != (fit.card, fit.count):
             return None
-        passing = self.review.passing(fit)
+        check = self.review.check_layout(fit)
+        if check is None or check.starts:
+            return None
         lead = self.selection.recommended if self.selection is not None else None
-        if passing is not None and lead is not None and not same_layout(lead, fit):
-            return lead
-        return passing
+        if lead is not None and not same_layout(lead, fit):
+            return lead  # no search for the cheapest passing layout: the answer has chosen one
+        return self.review.passing(fit)
 
     def budget(self) -> dict[str, float | bool] | None:
         if self.resolved is None or self.resolved.memory_budget_gb is None or self.requirement is None:
