@@ -1,8 +1,9 @@
-"""The ask path answers byte for byte as before its speed-up (issue #14): every parser corpus text, both catalogs.
+"""`cardfit ask --json -` answers byte for byte as recorded: every parser corpus text, both catalogs, so that a
+refactor or a speed-up changes no answer.
 
-The fixtures tests/data/ask_answers_<catalog>.jsonl.gz were written by `cardfit ask --json -` on main's code at
-b3f22bc, before the ask path was made faster (`python -m tests.test_answers_identical` writes them again: only do
-that for a deliberate change of an answer, and say which in the commit). One line per corpus text:
+The fixtures tests/data/ask_answers_<catalog>.jsonl.gz were written by `cardfit ask --json -`
+(`python -m tests.test_answers_identical` writes them again: only do that for a deliberate change of an answer,
+and say in the commit which answers changed and why). One line per corpus text:
 [text, the JSON line `ask --json` printed for it]. The Hub lookup is off (CARDFIT_HF_LOOKUP=0) so that an org/name
 the registry does not know answers the same without a network.
 """

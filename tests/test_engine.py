@@ -256,8 +256,8 @@ def test_every_answer_is_strict_json_and_renders(request, catalog):
     ("deepseek-v3.2-exp", "kv_unmodelled_indexer", "also caches its sparse-attention indexer keys per token"),
 ])
 def test_a_published_shape_whose_cache_is_not_modelled_says_why_not_that_it_is_unpublished(model, code, words):
-    """"the attention shape of Llama 3.2 11B Vision is not published" was said of a model whose config.json is in the
-    registry (QA): what is left out is the part of the cache the formula does not size."""
+    """A model whose config.json is in the registry is never called "not published": the answer says which part of
+    the cache the formula does not size."""
     from bot.texts.render import plain, render_answer
 
     answer = ask("gpurenthub", model=model)

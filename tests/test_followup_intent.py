@@ -1,5 +1,5 @@
 """A follow-up that asks a reverse question of the kept model ("max context on an H100?", "how many users at 8k on
-an A100?") answers that question: the card it named reset the intent, so the reply was a plain fit (QA)."""
+an A100?") answers that question, not a plain fit on the card it names."""
 from __future__ import annotations
 
 import pytest
