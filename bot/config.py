@@ -51,6 +51,12 @@ class Settings(BaseSettings):
     # (HF_ENDPOINT and HF_HUB_OFFLINE are huggingface_hub's own settings and are honoured as they are).
     hf_lookup: bool = Field(default=True, description="look up unknown org/name models on the Hugging Face Hub")
     hf_timeout_s: float = Field(default=5.0, gt=0, le=60, description="the whole Hub lookup, seconds")
+    # What customers ask for (bot/store/demand.py): an anonymous record per answered question; 0 keeps nothing.
+    demand: bool = Field(default=True, description="keep anonymous demand records for /demand")
+    demand_retention_days: int = Field(default=180, ge=1, le=3660, description="days a demand record is kept")
+    # Prometheus metrics (bot/metrics.py): webhook mode serves /metrics on its own port; polling mode on this one.
+    metrics_port: int | None = Field(default=None, ge=1, le=65535, description="polling mode's /metrics port")
+    replica: str | None = Field(default=None, description="this replica's name in metrics (default: host:pid)")
 
     @field_validator("bot_token")
     @classmethod
@@ -136,6 +142,11 @@ class Settings(BaseSettings):
             # Without it anyone who finds the URL could post forged updates (a fake admin's /reload, say).
             raise ValueError("CARDFIT_WEBHOOK_SECRET: required when CARDFIT_WEBHOOK_URL is set (webhook mode)")
         return self
+
+    @field_validator("metrics_port", "replica", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("log_level")
     @classmethod

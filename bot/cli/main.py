@@ -162,9 +162,29 @@ def _add_catalog(sub: argparse._SubParsersAction[_Parser]) -> None:
     check.add_argument("file")
 
 
+def _add_demand(sub: argparse._SubParsersAction[_Parser]) -> None:
+    demand = sub.add_parser("demand", help="what customers asked for (the operators' /demand) from CARDFIT_DB")
+    demand.add_argument("--since", default="7d", type=_span_days, metavar="SPAN",
+                        help="the last N days (30d) or weeks (4w), compared with the span before (default 7d)")
+    form = demand.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true")
+    form.add_argument("--csv", action="store_true")
+    demand.add_argument("--lang", choices=("en", "de"), default="en")
+    demand.set_defaults(handler=cmd_demand)
+
+
+def _span_days(text: str) -> int:
+    import re
+
+    match = re.fullmatch(r"\s*(\d{1,4})\s*([dw])\s*", text.lower())
+    if match is None or int(match.group(1)) == 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a span such as 30d or 4w")
+    return int(match.group(1)) * (7 if match.group(2) == "w" else 1)
+
+
 _SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction[_Parser]], None]] = {  # in `cardfit --help`'s order
     "size": _add_size, "ask": _add_ask, "chat": _add_chat, "bot": _add_bot, "announce": _add_announce,
-    "health": _add_health, "models": _add_models, "catalog": _add_catalog,
+    "health": _add_health, "models": _add_models, "catalog": _add_catalog, "demand": _add_demand,
 }
 
 
@@ -490,6 +510,10 @@ def cmd_bot(args: argparse.Namespace) -> int:
         # webhook it deletes the webhook first, as PTB's run_polling did.
         from bot.telegram.inbox import serve_polling
 
+        if settings.metrics_port is not None:  # webhook mode serves /metrics on its own server
+            from bot.metrics import start_metrics_server
+
+            start_metrics_server(settings.metrics_port)
         asyncio.run(serve_polling(application))
     except InvalidToken:
         # PTB's message quotes the whole token ("The token `...` was rejected by the server"): never print it.
@@ -555,6 +579,40 @@ def cmd_announce(args: argparse.Namespace) -> int:
             await store.close()
 
     print(plain(dry_run_text(loaded, asyncio.run(last_text()), args.lang)))
+    return EXIT_OK
+
+
+def cmd_demand(args: argparse.Namespace) -> int:
+    """The report of /demand over `--since` days, as text, JSON or CSV."""
+    import asyncio
+    import csv
+    import datetime as dt
+
+    from bot.features.demand import csv_rows, demand_report, render_report
+    from bot.store import Store
+    from bot.store.database import redacted
+    from bot.texts.render import plain
+
+    settings = _settings()
+
+    async def report() -> Any:
+        store = await Store.open(settings.db)
+        try:
+            return await demand_report(store, dt.datetime.now(dt.UTC).date(), args.since)
+        finally:
+            await store.close()
+
+    try:
+        found = asyncio.run(report())
+    except Exception as exc:  # noqa: BLE001 - any failure to read the store is said in one line, never a secret
+        raise CliError(f"store {redacted(settings.db)}: {exc.__class__.__name__}: {exc}"[:500]) from None
+    if args.json:
+        print(json.dumps(found.to_json(), allow_nan=False))
+    elif args.csv:
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerows(csv_rows(found))
+    else:
+        print(plain(render_report(found, args.lang)))
     return EXIT_OK
 
 

@@ -13,6 +13,7 @@ from bot.features.ask import answer_for
 from bot.features.callbacks import AnswerButton, ChartButton, CoinButton, ExampleButton, LaunchButton, within_limit
 from bot.features.caller import Caller
 from bot.features.core import Core
+from bot.features.demand import record_demand
 from bot.features.feature import ButtonRoute, Feature, notice
 from bot.features.reply import Button, CallbackResult, Reply
 from bot.features.toggles import PRECISION_TOGGLES, context_toggles
@@ -115,6 +116,7 @@ async def answer_payload(core: Core, caller: Caller, payload: str, *, details: b
         # A payload we made always sizes; one that does not is forged or from an older registry.
         raise PayloadError(answer.error)
     reply = answer_reply(core.catalog, answer, lang, payload, details=details, coin_picker=coin_picker)
+    await record_demand(core, answer, lang)
     await core.store.remember_answer(caller.id, payload, payload, None,
                                      None if chat_id is None else (chat_id, request, payload))
     return reply

@@ -13,14 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.features import admin, alerts, answers, cards, launch, questions, settings, staff, welcome
+from bot.features import admin, alerts, answers, cards, demand, launch, questions, settings, staff, welcome
 from bot.features.feature import ButtonRoute, Command, Feature, Scope
 
 # In the order of the command menu (and of the button handlers: each kind has a prefix of its own, so that order
 # decides nothing).
 FEATURES: tuple[Feature, ...] = (
     answers.FEATURE, questions.FEATURE, launch.FEATURE, cards.FEATURE, settings.FEATURE, alerts.FEATURE,
-    welcome.FEATURE, staff.FEATURE, admin.FEATURE,
+    welcome.FEATURE, staff.FEATURE, admin.FEATURE, demand.FEATURE,
 )
 
 

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import TypeAdapter
 
+from bot import metrics
 from bot.store import DATABASE_ERRORS
 from bot.store.hub_models import HubEntry, HubModelRepository, hub_ttl_s
 from engine.models.hub import HubShape, shape_from_hub
@@ -138,6 +139,7 @@ class HubLookup:
             return HubResult("missing", repo_id)
         kept = await self._kept_entry(repo_id)
         if kept is not None:
+            metrics.HUB_LOOKUPS.labels("hit").inc()
             return _result(kept)
         if _offline():
             return HubResult("offline", repo_id)
@@ -163,8 +165,10 @@ class HubLookup:
                                            self.timeout_s)
         except Exception as error:  # timeout, no network, a 5xx: the Hub did not answer; ask again next time
             log.info("Hugging Face Hub lookup of %s failed: %s", repo_id, type(error).__name__)
+            metrics.HUB_LOOKUPS.labels("timeout" if isinstance(error, TimeoutError) else "error").inc()
             return HubResult("offline", repo_id)
         await self._keep(entry)
+        metrics.HUB_LOOKUPS.labels("miss").inc()
         return _result(entry)
 
     async def _kept_entry(self, repo_id: str) -> HubEntry | None:

@@ -8,6 +8,7 @@ from bot.features.callbacks import ExampleButton
 from bot.features.caller import Caller
 from bot.features.cards import card_names
 from bot.features.core import Core
+from bot.features.demand import record_demand
 from bot.features.feature import ButtonRoute, Command, CommandInput, Feature, Scope, notice
 from bot.features.reply import CallbackResult, Reply
 from bot.texts.i18n import t
@@ -42,6 +43,7 @@ async def answer_question(core: Core, caller: Caller, text: str, *, shared: bool
     payload = try_encode(asked.filled)
     answer = asked.answer
     reply = answer_reply(core.catalog, answer, lang, payload)
+    await record_demand(core, answer, lang)
     if answer.error is None:
         # The chat keeps the question as the user set it: their settings are filled in again next time.
         kept = asked.request

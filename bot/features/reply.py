@@ -20,6 +20,7 @@ class Button:
 class Reply:
     text: str  # HTML
     buttons: list[list[Button]] = field(default_factory=list)
+    photo: bytes | None = None  # a PNG sent after the text (the operators' /demand chart)
 
 
 @dataclass(slots=True)

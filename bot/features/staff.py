@@ -10,6 +10,7 @@ from bot.features.answers import try_encode
 from bot.features.ask import Asker, ask
 from bot.features.caller import Caller
 from bot.features.core import Core
+from bot.features.demand import record_demand
 from bot.features.feature import Command, CommandInput, Feature, Scope
 from bot.features.reply import Reply, clip_with
 from bot.texts.i18n import fmt_gb, fmt_usd, normalize_language, t
@@ -32,6 +33,7 @@ async def quote(core: Core, given: CommandInput) -> Reply:
         return Reply(render_parse_error(lang, asked.error or "not a sizing question"))
     if answer.error:
         return Reply(t(lang, "error.value", message=html.escape(answer.error)))
+    await record_demand(core, answer, lang)
     body = render_answer(answer, lang, max_alternatives=2)
     payload = try_encode(asked.request)
     if payload and given.bot_username:

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from telegram import InlineKeyboardMarkup
 from telegram.error import Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
 
+from bot import metrics
 from bot.config import Settings
 from bot.operators.send_errors import never_reached_telegram
 from bot.store import DATABASE_ERRORS, AlertProgress, Store
@@ -187,6 +188,7 @@ class AlertDelivery:
                     continue
                 crash_point("alert")
                 await self.store.mark_alert(alert.id, status, error)
+                metrics.ALERTS.labels(status).inc()
                 touched.add(alert.announcement_id)
                 now = time.monotonic()
                 if now - last_edit.get(alert.announcement_id, 0.0) >= PROGRESS_EVERY_S:

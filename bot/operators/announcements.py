@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.error import BadRequest, NetworkError, TelegramError
 
+from bot import metrics
 from bot.config import Settings
 from bot.features.callbacks import AnnouncementButton, PartButton
 from bot.operators.alerts import AlertDelivery, Sender, crash_point, fmt_percent
@@ -324,7 +325,9 @@ class AnnouncementWorkflow:
         previous = await self.previous_catalog()
         if previous is None:
             return 0
-        return await self.alerts.queue(announcement_id, diff_catalogs(previous, catalog), catalog)
+        queued = await self.alerts.queue(announcement_id, diff_catalogs(previous, catalog), catalog)
+        metrics.ALERTS.labels("queued").inc(queued)
+        return queued
 
     async def discard(self, announcement_id: int) -> str:
         record = await self.store.get_announcement(announcement_id)

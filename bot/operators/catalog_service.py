@@ -11,6 +11,7 @@ from pathlib import Path
 
 from telegram.error import TelegramError
 
+from bot import metrics
 from bot.config import Settings
 from bot.features.core import CatalogHolder, ReloadOutcome
 from bot.operators.alerts import Sender
@@ -62,11 +63,13 @@ class CatalogService:
                 # file must not stall customers' replies.
                 catalog = await asyncio.to_thread(parse_catalog_bytes, raw, str(path))
             except CatalogError as exc:
+                metrics.CATALOG_RELOADS.labels("rejected").inc()
                 return await self._reject(str(exc), sha, force)
             text = raw.decode("utf-8")
             self._rejected_sha = None
             if sha != loaded.sha256:
                 self.catalogs.put(LoadedCatalog(catalog, path, sha))
+                metrics.CATALOG_RELOADS.labels("applied").inc()
                 log.info("catalog %s reloaded (%s, %d cards)", catalog.id, short_sha(sha), len(catalog.cards))
             loaded_text = t(self.lang, "reload.loaded", provider=esc(catalog.provider), count=len(catalog.cards),
                             sha=short_sha(sha))

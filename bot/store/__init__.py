@@ -7,6 +7,7 @@ from bot.store.alerts import ALERT_LEASE_S, ALERT_OUTCOMES, AlertProgress, Alert
 from bot.store.announcements import AnnouncedVersion, Announcement, AnnouncementRepository, PartState
 from bot.store.contexts import CONTEXT_TTL_S, ChatContextRepository
 from bot.store.database import DATABASE_ERRORS, INTEGRITY_ERRORS, Database, SqliteDatabase, is_postgres_url
+from bot.store.demand import DEMAND_RETENTION_DAYS, DemandRecord, DemandRepository, PeriodFigures
 from bot.store.hub_models import HubEntry, HubModelRepository
 from bot.store.inbox import INBOX_LEASE_S, InboxRepository, Resumed, StoredUpdate
 from bot.store.postgres import PostgresDatabase
@@ -20,6 +21,7 @@ __all__ = [
     "PartState", "Preferences", "QueuedAlert", "Store", "Subscriber", "Subscription", "is_postgres_url",
     "split_sql_script",
     "INBOX_LEASE_S", "Resumed", "StoredUpdate",  # the durable inbox
+    "DEMAND_RETENTION_DAYS", "DemandRecord", "PeriodFigures",  # what customers ask for
 ]
 
 
@@ -31,7 +33,7 @@ async def open_database(target: str | Path) -> Database:
 
 
 class Store(UserRepository, AnnouncementRepository, SubscriptionRepository, AlertRepository, ChatContextRepository,
-            HubModelRepository, InboxRepository):
+            HubModelRepository, InboxRepository, DemandRepository):
     """The repositories over one Database: `await Store.open(target)` connects and migrates (a file path: SQLite,
     a postgresql:// URL: PostgreSQL), `close()` closes."""
 

@@ -380,6 +380,35 @@ MIGRATIONS: list[tuple[int, str]] = [
         ALTER TABLE alert_progress_messages ADD COLUMN claimed_until REAL;
         """,
     ),
+    (
+        15,
+        # What customers ask for (bot/store/demand.py): one anonymous row per answered question, no user or chat
+        # id and no text; the day without its time. Rows older than the retention are deleted by a daily job.
+        """
+        CREATE TABLE demand (
+            id                INTEGER PRIMARY KEY,
+            day               TEXT NOT NULL,
+            catalog_id        TEXT NOT NULL,
+            language          TEXT NOT NULL,
+            intent            TEXT NOT NULL,
+            model             TEXT,
+            size_class        TEXT,
+            format            TEXT,
+            context_class     TEXT,
+            concurrency_class TEXT,
+            workload          TEXT,
+            card              TEXT,
+            card_count        INTEGER,
+            monthly_usd       REAL,
+            hourly_usd        REAL,
+            rule_card         TEXT,
+            rule_count        INTEGER,
+            unmet             TEXT CHECK (unmet IN ('memory', 'fp8', 'stock', 'region', 'budget', 'speed', 'other')),
+            unmet_card        TEXT
+        );
+        CREATE INDEX demand_by_day ON demand (day);
+        """,
+    ),
 ]
 
 # The PostgreSQL form of a migration whose SQLite script has no portable form: 6 and 13. 6: SQLite changes a UNIQUE

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import UTC, datetime
 from typing import cast
 
 from telegram import BotCommand, BotCommandScope, BotCommandScopeChat, BotCommandScopeDefault, LinkPreviewOptions
@@ -13,6 +14,7 @@ from bot.config import Settings
 from bot.features import commands as features
 from bot.features.core import CatalogHolder
 from bot.features.feature import Scope
+from bot.store import DATABASE_ERRORS
 from bot.telegram.context import CONTEXT_TYPES, CardfitApplication, CustomContext
 from bot.telegram.inbox import INBOX_KEY, RAW_UPDATES_KEY, Inbox, InboxRateLimiter, RawUpdatesRequest
 from bot.telegram.services import Services
@@ -28,6 +30,7 @@ SEND_WRITE_TIMEOUT_S = 25.0
 # bot/operators/send_errors.py, PoolTimeout).
 SEND_POOL_SIZE = 8
 SEND_POOL_TIMEOUT_S = 10.0
+DEMAND_PRUNE_EVERY_S = 6 * 3600.0  # retention is counted in days: a few runs a day keep it to the day
 
 
 def send_request() -> BaseRequest:
@@ -93,6 +96,7 @@ async def _post_init(application: CardfitApplication) -> None:
                                             first=settings.catalog_watch_s, name="catalog-watch")
         application.job_queue.run_repeating(_sweep_alerts, interval=settings.catalog_watch_s,
                                             first=settings.catalog_watch_s, name="alert-sweep")
+        application.job_queue.run_repeating(_prune_demand, interval=DEMAND_PRUNE_EVERY_S, first=60, name="demand-prune")
     await _set_commands(application, settings)
     log.info("Cardfit started: catalog %s (%d cards), store %s", catalogs.catalog.id, len(catalogs.catalog.cards),
              services.store.path)  # the path, or the URL without its password
@@ -125,6 +129,21 @@ async def _sweep_alerts(context: CustomContext) -> None:
     resume): its cut-off sends become unknown, its claims are freed (a dead process of this host at once, another
     host's when its lease ran out) and the queue is delivered."""
     await context.announcer.alerts.resume()
+
+
+async def _prune_demand(context: CustomContext) -> None:
+    """JobQueue: demand records past CARDFIT_DEMAND_RETENTION_DAYS are deleted (bot/features/demand.py); every
+    replica runs it, and a second delete of the same days finds nothing."""
+    from bot.features.demand import prune_demand
+
+    settings: Settings = context.application.bot_data["settings"]
+    try:
+        pruned = await prune_demand(context.core.store, settings.demand_retention_days, datetime.now(UTC).date())
+    except DATABASE_ERRORS as exc:
+        log.warning("demand prune failed (%s); next in %.0f h", exc.__class__.__name__, DEMAND_PRUNE_EVERY_S / 3600)
+        return
+    if pruned:
+        log.info("demand: pruned %d record(s) older than %d days", pruned, settings.demand_retention_days)
 
 
 async def _post_stop(application: CardfitApplication) -> None:

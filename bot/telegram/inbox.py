@@ -32,6 +32,7 @@ from telegram._utils.types import JSONDict
 from telegram.error import InvalidToken, RetryAfter, TelegramError, TimedOut
 from telegram.request import BaseRequest, HTTPXRequest
 
+from bot import metrics
 from bot.operators.alerts import crash_point
 from bot.store import DATABASE_ERRORS, INBOX_LEASE_S, Store, StoredUpdate
 from bot.telegram.context import CardfitApplication
@@ -167,6 +168,7 @@ class Inbox:
         self.sweep_s = sweep_s
         self.counts: Counter[str] = Counter()  # stored, duplicate, resumed, unknown, done, left
         self._in_hand: set[int] = set()
+        metrics.INBOX_BACKLOG.set_function(lambda: len(self._in_hand))
         self._early: list[Update] = []  # accepted before start(): dispatched after the resumed ones
         self._running = False
         self._stopping = False
@@ -191,6 +193,7 @@ class Inbox:
         self.counts["duplicate"] += len(updates) - len(stored)
         for update in updates:
             if update.update_id in stored:
+                metrics.UPDATES_RECEIVED.labels(metrics.update_kind(update)).inc()
                 self._dispatch(update)
         return len(stored)
 
@@ -204,6 +207,7 @@ class Inbox:
 
     async def _handle(self, update: Update) -> None:
         handling = _Handling(self, update.update_id)
+        started = time.monotonic()
         # A chat's updates are handled one after another, in the order they came: a follow-up in the same batch
         # reads the chat context its question's answer committed. Other chats' updates run meanwhile.
         chat_id = update.effective_chat.id if update.effective_chat is not None else None
@@ -229,6 +233,7 @@ class Inbox:
             self.counts["left"] += 1  # a stopping bot did not start it: stays 'received' for the next start
             return
         crash_point("inbox-handled")
+        metrics.handled(metrics.update_kind(update), time.monotonic() - started)
         try:
             await self._done.add(update.update_id)
             self.counts["done"] += 1
@@ -295,6 +300,7 @@ class Inbox:
             found = await self.store.claim_open_updates(self.owner, self.alive, self.lease_s)
             if found.unknown:
                 self.counts["unknown"] += len(found.unknown)
+                metrics.INBOX_UNKNOWN.inc(len(found.unknown))
                 log.warning("inbox: %d update(s) were cut off while their reply was going out: fate unknown, not "
                             "handled again (update ids %s)", len(found.unknown),
                             ", ".join(map(str, found.unknown[:20])))

@@ -18,6 +18,7 @@ from telegram.constants import ChatType
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 from telegram.ext import AIORateLimiter
 
+from bot import metrics
 from bot.features.caller import UserInfo
 from bot.features.reply import Button, CallbackResult, Reply
 from bot.operators.send_errors import never_reached_telegram
@@ -78,6 +79,8 @@ async def reply(message: Message, answer: Reply) -> None:
     """The answer sent in reply."""
     # The last guard: Telegram refuses a text over 4,096 characters, and the user would get nothing at all.
     await message.reply_text(clip(answer.text), reply_markup=markup(answer.buttons))
+    if answer.photo is not None:
+        await message.reply_photo(answer.photo)
 
 
 async def answer_tap(query: CallbackQuery, notice: str | None = None) -> None:
@@ -256,10 +259,13 @@ class ResilientRateLimiter(AIORateLimiter):
         rate_limit_args: int | None,
     ) -> bool | JSONDict | list[JSONDict]:
         try:
-            return await self._with_retries(callback, args, kwargs, endpoint, data, rate_limit_args)
+            result = await self._with_retries(callback, args, kwargs, endpoint, data, rate_limit_args)
         except TelegramError as exc:
+            metrics.REPLIES_FAILED.labels(endpoint, exc.__class__.__name__).inc()
             setattr(exc, FAILED_REQUEST_ATTR, (endpoint, data.get("chat_id")))
             raise
+        metrics.REPLIES_SENT.labels(endpoint).inc()
+        return result
 
     async def _with_retries(
         self,

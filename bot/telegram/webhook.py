@@ -1,4 +1,4 @@
-"""Webhook mode: an aiohttp server that feeds Telegram's updates into the Application, and GET /healthz.
+"""Webhook mode: an aiohttp server that feeds Telegram's updates into the Application, GET /healthz and GET /metrics.
 
 PTB's own `run_webhook` serves only the update path (a tornado server with no room for a health route), so this
 follows PTB's examples/customwebhookbot instead: our own web server hands each update to the durable inbox
@@ -19,6 +19,7 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from telegram import Update
 
+from bot import metrics
 from bot.config import Settings
 from bot.features.core import CatalogHolder
 from bot.store import DATABASE_ERRORS
@@ -30,6 +31,7 @@ log = logging.getLogger(__name__)
 
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 HEALTH_PATH = "/healthz"
+METRICS_PATH = "/metrics"  # Prometheus scrapes each replica here (bot/metrics.py); keep it off the public proxy
 STORE_PING_TIMEOUT_S = 2.0
 MAX_UPDATE_BYTES = 1 << 20  # an update is a few KB; Telegram's largest (a long poll answer) is far below this
 _UNREACHABLE: tuple[type[BaseException], ...] = (TimeoutError, *DATABASE_ERRORS)
@@ -56,6 +58,11 @@ async def _health(application: CardfitApplication) -> tuple[int, dict[str, Any]]
 async def healthz(request: web.Request) -> web.Response:
     status, body = await _health(request.app[_APPLICATION])
     return web.json_response(body, status=status)
+
+
+async def metrics_page(request: web.Request) -> web.Response:
+    body = metrics.exposition()
+    return web.Response(body=body, headers={"Content-Type": metrics.CONTENT_TYPE_LATEST})
 
 
 def telegram_handler(secret: str) -> Any:
@@ -131,6 +138,7 @@ def build_web_app(application: CardfitApplication, settings: Settings) -> web.Ap
     web_app = web.Application(client_max_size=MAX_UPDATE_BYTES)
     web_app[_APPLICATION] = application
     web_app.router.add_get(HEALTH_PATH, healthz)
+    web_app.router.add_get(METRICS_PATH, metrics_page)
     web_app.router.add_post(settings.webhook_path, telegram_handler(settings.webhook_secret.get_secret_value()))
     return web_app
 

@@ -20,6 +20,7 @@ from telegram import Message, MessageEntity, Update
 from telegram.constants import ChatType
 from telegram.ext import Application, ApplicationHandlerStop, TypeHandler
 
+from bot import metrics
 from bot.features.callbacks import AnnouncementButton, ExampleButton
 from bot.features.caller import resolve_caller
 from bot.telegram.context import CardfitApplication, CustomContext
@@ -133,6 +134,7 @@ async def _admit(update: Update, context: CustomContext, kind: Kind) -> bool:
     if allowed:
         return True
     log.info("flood: dropping an update from user %s", user.id)
+    metrics.FLOOD_DROPS.labels(kind).inc()
     lang = user_language(update)
     if update.callback_query is not None:
         await update.callback_query.answer(t(lang, "error.rate_limited") if notice else None)
