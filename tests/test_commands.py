@@ -57,8 +57,10 @@ async def test_the_menu_per_scope_and_language(bot):
     assert found[("chat", STAFF, "en")] == [*MENU_EN, ("quote", "Customer-ready answer: /quote 70B int4")]
     assert found[("chat", STAFF, "de")] == [*MENU_DE, ("quote", "Antwort für Kunden: /quote 70B int4")]
     assert found[("chat", ADMIN, "en")] == [*MENU_EN, ("quote", "Customer-ready answer: /quote 70B int4"),
-                                            ("reload", "Reload the catalog now")]
-    assert found[("chat", ADMIN, "de")][-1] == ("reload", "Katalog jetzt neu laden")
+                                            ("reload", "Reload the catalog now"),
+                                            ("demand", "What customers asked for, this week vs last")]
+    assert found[("chat", ADMIN, "de")][-2:] == [("reload", "Katalog jetzt neu laden"),
+                                                 ("demand", "Wonach Kunden fragten, diese Woche und letzte")]
     assert len(found) == 9
 
 
@@ -70,7 +72,7 @@ async def test_every_command_of_the_table_has_its_handler(bot):
 
 def test_scopes_include_the_ones_below():
     assert [c.name for c in TABLE.menu(Scope.EVERYONE)] == [name for name, _ in MENU_EN]
-    assert {c.name for c in TABLE.menu(Scope.ADMIN)} - {c.name for c in TABLE.menu(Scope.STAFF)} == {"reload"}
+    assert {c.name for c in TABLE.menu(Scope.ADMIN)} - {c.name for c in TABLE.menu(Scope.STAFF)} == {"reload", "demand"}
 
 
 def test_two_features_cannot_declare_one_command():

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
+import socket
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -27,12 +30,16 @@ class BotProcess:
         self.db = db
         self.log = log
         self.process: asyncio.subprocess.Process | None = None
+        with socket.socket() as probe:  # polling mode's /metrics (CARDFIT_METRICS_PORT)
+            probe.bind(("127.0.0.1", 0))
+            self.metrics_port = int(probe.getsockname()[1])
 
     async def start(self) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("CARDFIT_")}
         env.update(CARDFIT_BOT_TOKEN=self.emulator.token, CARDFIT_BOT_API_URL=self.emulator.base_url,
                    CARDFIT_DB=str(self.db), CARDFIT_ADMIN_IDS=str(ADMIN), CARDFIT_TOPUP_SECRET="e2e-secret-0123456789",
-                   CARDFIT_LOG_LEVEL="INFO", PTB_TIMEDELTA="1")
+                   CARDFIT_LOG_LEVEL="INFO", PTB_TIMEDELTA="1", CARDFIT_METRICS_PORT=str(self.metrics_port),
+                   CARDFIT_REPLICA="e2e-1")
         self.handle = self.log.open("ab")
         polls = self.emulator.polls_begun
         self.process = await asyncio.create_subprocess_exec(
@@ -147,3 +154,43 @@ async def test_blocked_user_and_non_questions(bot):
     emulator.unblock_user(USER + 1)
     reply = await ask(emulator, "70B int4", user=USER + 1)
     assert "A40" in reply.text
+
+
+def metrics(process: BotProcess) -> dict[str, float]:
+    """The bot's /metrics as {'name{labels}': value}, its replica label left out."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{process.metrics_port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    found = {}
+    for line in text.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        series, value = line.rsplit(" ", 1)
+        assert 'replica="e2e-1"' in series, series
+        found[re.sub(r',?replica="e2e-1"', "", series).replace("{}", "")] = float(value)
+    return found
+
+
+async def test_metrics_count_what_a_session_caused(bot):
+    emulator, process = bot
+    answer = await ask(emulator, "70B at 4-bit, 32k context")
+    await press(emulator, answer.result["message_id"], button(answer, "FP8")["callback_data"])
+    await ask(emulator, "/help")
+    emulator.block_user(USER + 1)  # a reply Telegram refuses with 403
+    mark = emulator.mark()
+    emulator.push_message(USER + 1, "70B int4")
+    await emulator.wait_for("sendMessage", lambda c: c.chat_id == USER + 1, since=mark, timeout=20,
+                            include_failed=True)
+    await asyncio.sleep(0.5)  # the last update is marked handled after its reply
+    found = metrics(process)
+    assert found['cardfit_updates_received_total{kind="message"}'] == 2
+    assert found['cardfit_updates_received_total{kind="command"}'] == 1
+    assert found['cardfit_updates_received_total{kind="callback_query"}'] == 1
+    assert found['cardfit_updates_handled_total{kind="message"}'] == 2
+    assert found['cardfit_updates_handled_total{kind="callback_query"}'] == 1
+    assert found["cardfit_reply_latency_seconds_count"] == 4
+    assert found['cardfit_replies_sent_total{method="sendMessage"}'] == 2  # the question and /help
+    assert found['cardfit_replies_sent_total{method="editMessageText"}'] == 1  # the FP8 tap
+    assert found['cardfit_replies_failed_total{cause="Forbidden",method="sendMessage"}'] == 1
+    assert found['cardfit_demand_records_total{outcome="kept"}'] == 3  # the question, the tap, the blocked user's
+    assert found["cardfit_inbox_backlog"] == 0
+    assert found.get("cardfit_inbox_unknown_total", 0) == 0

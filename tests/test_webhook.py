@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import socket
 import sys
@@ -143,3 +144,24 @@ def test_webhook_mode_needs_a_secret_and_a_url():
     assert settings.webhook_listen == "0.0.0.0"
     assert load_settings().webhook_url is None  # polling stays the default
     assert SECRET not in repr(settings)
+
+
+async def test_webhook_serves_metrics_of_the_updates_it_took(webhook_bot):
+    emulator, base, _ = webhook_bot
+    async with aiohttp.ClientSession() as session:
+        await wait_healthy(session, f"{base}/healthz", 200)
+        mark = emulator.mark()
+        update = emulator.push_message(604, "70B int4")
+        async with session.post(f"{base}/telegram/updates", json=update,
+                                headers={"X-Telegram-Bot-Api-Secret-Token": SECRET}) as response:
+            assert response.status == 200
+        await emulator.wait_for("sendMessage", lambda c: c.chat_id == 604, since=mark, timeout=20)
+        await asyncio.sleep(0.3)
+        async with session.get(f"{base}/metrics") as response:
+            assert response.status == 200 and response.headers["Content-Type"].startswith("text/plain")
+            text = await response.text()
+    replica = next(line for line in text.splitlines() if line.startswith("cardfit_updates_received_total"))
+    assert 'kind="message"' in replica and re.search(r'replica="[^"]+:\d+"', replica) and replica.endswith(" 1.0")
+    assert re.search(r'^cardfit_updates_handled_total\{kind="message",replica="[^"]+"\} 1\.0$', text, re.M)
+    assert re.search(r'^cardfit_replies_sent_total\{method="sendMessage",replica="[^"]+"\} 1\.0$', text, re.M)
+    assert re.search(r'^cardfit_demand_records_total\{outcome="kept",replica="[^"]+"\} 1\.0$', text, re.M)

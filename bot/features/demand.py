@@ -243,6 +243,7 @@ def render_png(report: DemandReport, lang: str) -> bytes:
 
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     now, before = report.now, report.before
     figure = Figure(figsize=(9, 4.2), dpi=100)
@@ -267,11 +268,13 @@ def render_png(report: DemandReport, lang: str) -> bytes:
         axes.invert_yaxis()
         axes.set_title(title, fontsize=10)
         axes.set_xlabel(t(lang, "demand.chart.answers"), fontsize=8)
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))  # counts of answers: no 0.5
         if not labels:
             axes.text(0.5, 0.5, t(lang, "demand.none"), ha="center", va="center", transform=axes.transAxes)
-        axes.legend(fontsize=7, loc="lower right")
+    handles, labels = figure.axes[0].get_legend_handles_labels()
+    figure.legend(handles[::-1], labels[::-1], fontsize=8, loc="lower center", ncol=2, frameon=False)
     figure.suptitle(t(lang, "demand.chart.title", first=now.first_day, last=now.last_day), fontsize=11)
-    figure.tight_layout()
+    figure.tight_layout(rect=(0, 0.06, 1, 1))
     buffer = BytesIO()
     figure.savefig(buffer, format="png")
     return buffer.getvalue()
