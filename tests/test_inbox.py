@@ -260,6 +260,7 @@ def record_writes(database, writes: list[tuple[float, str, list[str]]]) -> None:
 
 TOUCH, REMEMBER = "INSERT INTO users (user_id, telegram_lang", "INSERT INTO users (user_id, last_question"
 CONTEXT, SENDING = "INSERT INTO chat_context (chat_id, payloa", "UPDATE inbox SET state = ? WHERE update_i"
+DEMAND = "INSERT INTO demand (day, catalog_id, lang"
 
 
 async def test_a_new_users_question_commits_its_writes_in_order_before_the_reply(emulator, tmp_path):
@@ -289,9 +290,9 @@ async def test_a_new_users_question_commits_its_writes_in_order_before_the_reply
     [(row, contexts, state, written)] = seen
     assert (row, contexts, state) == (("de", "70B at 4-bit, 32k context"), 1, "sending")
     # Before the reply, in this order: the update stored, the user's row, the answer with the chat's context
-    # (one transaction), the sending mark.
+    # (one transaction), the anonymous demand record (bot/features/demand.py), the sending mark.
     assert [sqls[0][:11] if name == "write_returning" else sqls for _, name, sqls in writes[:written]] == \
-        ["INSERT INTO", "INSERT INTO", [REMEMBER, CONTEXT], [SENDING]]
+        ["INSERT INTO", "INSERT INTO", [REMEMBER, CONTEXT], [DEMAND], [SENDING]]
 
 
 async def test_a_reply_that_waits_for_its_slot_has_its_answer_committed_before_it_waits(emulator, tmp_path):

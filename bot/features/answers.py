@@ -116,9 +116,9 @@ async def answer_payload(core: Core, caller: Caller, payload: str, *, details: b
         # A payload we made always sizes; one that does not is forged or from an older registry.
         raise PayloadError(answer.error)
     reply = answer_reply(core.catalog, answer, lang, payload, details=details, coin_picker=coin_picker)
-    await record_demand(core, answer, lang)
     await core.store.remember_answer(caller.id, payload, payload, None,
                                      None if chat_id is None else (chat_id, request, payload))
+    await record_demand(core, answer, lang)
     return reply
 
 

@@ -43,13 +43,13 @@ async def answer_question(core: Core, caller: Caller, text: str, *, shared: bool
     payload = try_encode(asked.filled)
     answer = asked.answer
     reply = answer_reply(core.catalog, answer, lang, payload)
-    await record_demand(core, answer, lang)
     if answer.error is None:
         # The chat keeps the question as the user set it: their settings are filled in again next time.
         kept = asked.request
         kept_payload = try_encode(kept) if asked.from_settings else payload
         await core.store.remember_answer(caller.id, text[:500], payload, caller.telegram_language,
                                          None if chat_id is None else (chat_id, kept, kept_payload))
+    await record_demand(core, answer, lang)  # after the user's own state: a follow-up must not wait on it
     return reply
 
 
