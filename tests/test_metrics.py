@@ -102,3 +102,9 @@ async def test_hub_lookups_count_hits_misses_and_time_outs(monkeypatch):
     assert value(metrics.HUB_LOOKUPS, "hit") == hits + 1
     assert value(metrics.HUB_LOOKUPS, "timeout") == timeouts + 1
     await asyncio.sleep(0)
+
+
+def test_an_empty_metrics_port_or_replica_is_unset():
+    settings = load_settings(metrics_port="", replica=" ")
+    assert settings.metrics_port is None and settings.replica is None
+    assert load_settings(metrics_port="9464").metrics_port == 9464
