@@ -316,3 +316,19 @@ def test_cardfit_demand_text_json_csv(tmp_path):
     assert "Answers: 11 (before: 1)" in text and "<b>" not in text
     refused = cardfit("--since", "soon")
     assert refused.returncode == 2 and "30d" in refused.stderr
+
+
+async def test_the_retention_job_prunes_with_the_configured_days(tmp_path):
+    from bot.telegram.app import _prune_demand
+
+    async with Harness(settings_for(str(tmp_path / "cardfit.sqlite3"), demand_retention_days=30)) as bot:
+        store = bot.app.bot_data["services"].store
+        today = dt.datetime.now(dt.UTC).date()
+        for days_ago in (0, 29, 30, 90):
+            day = (today - dt.timedelta(days=days_ago)).isoformat()
+            await store.keep_demand(DemandRecord(day, *[getattr(rec(0), c) for c in COLUMNS[1:]]))
+        assert [job.name for job in bot.app.job_queue.jobs() if job.name == "demand-prune"] == ["demand-prune"]
+        await _prune_demand(SimpleNamespace(application=bot.app, core=bot.app.bot_data["services"].core))
+        kept = await store.demand_records("2000-01-01", today.isoformat())
+        assert sorted(record.day for record in kept) == \
+            [(today - dt.timedelta(days=d)).isoformat() for d in (29, 0)]
