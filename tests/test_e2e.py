@@ -170,7 +170,7 @@ def metrics(process: BotProcess) -> dict[str, float]:
     return found
 
 
-async def test_metrics_count_what_a_session_caused(bot):
+async def test_metrics_count_what_a_conversation_caused(bot):
     emulator, process = bot
     answer = await ask(emulator, "70B at 4-bit, 32k context")
     await press(emulator, answer.result["message_id"], button(answer, "FP8")["callback_data"])

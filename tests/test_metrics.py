@@ -1,6 +1,6 @@
 """bot/metrics.py: what each counter counts, through the real code that increments it (the flood guard, a catalog
 reload and its rejection, a price alert run, Hub lookups), every series with its replica's label. The counts a
-whole session causes, read from /metrics: tests/test_e2e.py (polling) and tests/test_webhook.py."""
+whole conversation causes, read from /metrics: tests/test_e2e.py (polling) and tests/test_webhook.py."""
 from __future__ import annotations
 
 import asyncio
