@@ -311,8 +311,14 @@ def _resolve_model(request: SizeRequest, registry: Registry | None,
         _check_params(params_b)
         shape, nominal = typical_shape(params_b)
         summary = shape.summary()
-        notes.append(Note(f"shape of a typical {fmt_num(nominal)}B model: {summary.english()}", "typical_shape",
-                          size=nominal, shape=summary))
+        if shape.derived_from:  # a size off the seeds' rows: a shape of today, from the registry's models
+            model, *nearest = shape.derived_from
+            notes.append(Note(f"shape of today for {fmt_num(nominal)}B, that of {model} (the median KV cache of "
+                              f"{', '.join(shape.derived_from)}): {summary.english()}", "derived_shape",
+                              size=nominal, model=model, models=list(shape.derived_from), shape=summary))
+        else:
+            notes.append(Note(f"shape of a typical {fmt_num(nominal)}B model: {summary.english()}", "typical_shape",
+                              size=nominal, shape=summary))
         model_id = None
     else:
         raise SizingError("no model or parameter count given")
