@@ -118,9 +118,9 @@ def test_v4_kv_unknown_is_said_not_guessed():
 
 def test_a_seed_size_keeps_the_seed_typical_shape_and_says_so():
     """The seeds' rows (7, 13, 34, 70, 405 B) keep the seeds' 2023 shapes: their golden cells depend on them."""
-    for size, layers, kv_heads in ((7, 32, 8), (13, 40, 40), (34, 60, 8), (70, 80, 8), (405, 126, 8)):
-        shape, nominal = typical_shape(size)
-        assert (nominal, shape.layers, shape.kv_heads, shape.derived_from) == (size, layers, kv_heads, ())
+    for size_b, layers, kv_heads in ((7, 32, 8), (13, 40, 40), (34, 60, 8), (70, 80, 8), (405, 126, 8)):
+        shape, nominal = typical_shape(size_b)
+        assert (nominal, shape.layers, shape.kv_heads, shape.derived_from) == (size_b, layers, kv_heads, ())
     answer = ask("gpurenthub", params_b=70)
     assert any("typical 70B model" in a for a in answer.assumed)
 
