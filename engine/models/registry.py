@@ -60,6 +60,17 @@ class IndexerCache:
 
 
 @dataclass(frozen=True, slots=True)
+class GlobalAttention:
+    """Gemma 4's global (full-attention) layers, whose cache differs from its sliding layers': fewer KV heads of a
+    wider head dim, K and V one tensor (config num_global_key_value_heads, global_head_dim, attention_k_eq_v)."""
+
+    layers: int
+    kv_heads: int
+    head_dim: int
+    k_eq_v: bool
+
+
+@dataclass(frozen=True, slots=True)
 class ModelShape:
     """One registry model: its real shape (config.json), sizes and published checkpoints."""
 
@@ -106,6 +117,7 @@ class ModelShape:
     layer_pattern: str = ""
     attention_chunk_size: int | None = None  # Llama 4 chunked local attention (also its sliding_window cap)
     indexer_cache: IndexerCache | None = None
+    global_attention: GlobalAttention | None = None  # Gemma 4: the full-attention layers' own cache shape
     context_note: str = ""
     note: str = ""  # what else a reader of this entry should know (the research's caveats)
     published_format: str | None = None  # natively quantized format even where its size was not read
@@ -136,6 +148,8 @@ class ModelShape:
             return f"{self.no_kv_layers} of {self.layers} layers keep no per-token KV cache"
         if self.indexer_cache is not None:
             return "the sparse-attention indexer keys cached next to the MLA latent"
+        if self.global_attention is not None:
+            return "the global layers' cache, shaped unlike the sliding layers'"
         return None
 
     @property
@@ -409,7 +423,7 @@ ENTRY_KEYS = frozenset({
     "hidden_size", "intermediate_size", "vocab_size", "tie_word_embeddings", "context_max", "context_note",
     "torch_dtype", "sliding_window", "sliding_layers", "layer_pattern", "attention_chunk_size", "no_kv_layers",
     "mla", "experts", "vision_params_b", "published_weights", "indexer_cache", "quantized", "note", "source",
-    "variants", "variants_source",
+    "variants", "variants_source", "global_attention",
 })
 
 
@@ -438,6 +452,13 @@ def _indexer(entry: dict[str, Any]) -> IndexerCache | None:
         return None
     return IndexerCache(int(data["head_dim"]), _optional_float(data.get("bytes_per_token_per_layer")),
                         int(data["layers"]), _optional_int(data.get("topk")))
+
+
+def _global_attention(entry: dict[str, Any]) -> GlobalAttention | None:
+    data = entry.get("global_attention")
+    if not data:
+        return None
+    return GlobalAttention(int(data["layers"]), int(data["kv_heads"]), int(data["head_dim"]), bool(data["k_eq_v"]))
 
 
 def _quantized(entry: dict[str, Any]) -> tuple[QuantizedRepo, ...]:
@@ -493,6 +514,7 @@ def _shape_from_entry(entry: dict[str, Any]) -> ModelShape:
         layer_pattern=str(entry.get("layer_pattern") or ""),
         attention_chunk_size=_optional_int(entry.get("attention_chunk_size")),
         indexer_cache=_indexer(entry),
+        global_attention=_global_attention(entry),
         context_note=str(entry.get("context_note") or ""),
         note=str(entry.get("note") or ""),
         published_format=published_format,
