@@ -119,6 +119,8 @@ def test_a_hybrid_attention_vlm_counts_the_layers_that_keep_kv(tmp_path, capsys)
     assert (model.layers, model.no_kv_layers, model.kv_heads, model.head_dim) == (60, 45, 2, 256)
     assert "45 linear_attention, 15 full_attention" in model.layer_pattern
     assert (model.experts_total, model.experts_active, model.context_max) == (512, 10, 262144)
+    assert entry["experts"] == {"total": 512, "active": 10, "shared": 1, "moe_intermediate_size": 1024}
+    assert entry["intermediate_size"] == 1024  # the experts' width where the config has no dense one
     assert model.kind == "vlm" and model.torch_dtype == "bfloat16" and model.tie_word_embeddings is False
     tensors = {name: math.prod(shape) for name, (_, shape) in _qwen35_tensors().items()}
     vision = tensors["model.visual.blocks.0.attn.qkv.weight"] + tensors["model.visual.merger.linear_fc2.weight"]
