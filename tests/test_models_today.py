@@ -115,3 +115,18 @@ def test_cardfit_models_lists_the_new_families(capsys) -> None:
     assert cli.main(["models", "--search", "gemma", "4"]) == 0
     found = capsys.readouterr().out
     assert "gemma-4-26b-a4b" in found and "gemma-4-31b" in found
+
+
+@pytest.mark.parametrize(("text", "size_b"), [
+    ("a 12b model in 8bit for 8 users", 12), ("ein 12b Modell in 8 Bit für 8 Nutzer", 12),
+    ("1.5b model at 128k", 1.5), ("1,5B Modell mit 128k Kontext", 1.5), ("27b at 32k", 27),
+])
+def test_a_size_off_the_seed_rows_is_sized_with_a_shape_of_today(capsys, text: str, size_b: float) -> None:
+    """Not the seeds' 2023 shapes (13B multi-head attention: 53.7 GB of KV for 8 users at 8k; a 7B's 32 layers for
+    1.5B): the shape of a real model near that size with grouped KV heads, named in the answer."""
+    answer = _ask(capsys, text)
+    assert answer["request"]["params_b"] == size_b, text
+    assert any("shape of today" in note for note in answer["request"]["assumed"]), text
+    if size_b == 12:
+        kv = next(c for c in answer["requirement"]["components"] if c["name"] == "kv_cache")
+        assert kv["gb"] < 15, kv
