@@ -110,7 +110,8 @@ def test_cardfit_models_lists_the_new_families(capsys) -> None:
     out = capsys.readouterr().out
     for model_id in ("qwen3.5-27b", "qwen3.8-27b", "gemma-4-26b-a4b", "deepseek-v4-flash", "magistral-small-2509",
                      "hunyuan-a13b", "smollm3-3b", "nemotron-3-nano-30b-a3b", "llama-3.1-nemotron-70b",
-                     "qwen2.5-7b-1m", "qwen2.5-14b-1m", "mistral-large-2411"):
+                     "qwen2.5-7b-1m", "qwen2.5-14b-1m", "mistral-large-2411", "glm-4.7", "glm-4.7-flash",
+                     "kimi-k2.5"):
         assert f"\n{model_id} " in out, model_id
     assert cli.main(["models", "--search", "gemma", "4"]) == 0
     found = capsys.readouterr().out
