@@ -116,13 +116,32 @@ def test_v4_kv_unknown_is_said_not_guessed():
 
 # -- bare sizes -----------------------------------------------------------------------------------------------
 
-def test_bare_size_uses_nearest_typical_shape_and_says_so():
-    shape, nominal = typical_shape(8)
-    assert nominal == 7 and shape.layers == 32 and shape.params_b == 8
-    answer = ask("gpurenthub", params_b=120)
+def test_a_seed_size_keeps_the_seed_typical_shape_and_says_so():
+    """The seeds' rows (7, 13, 34, 70, 405 B) keep the seeds' 2023 shapes: their golden cells depend on them."""
+    for size_b, layers, kv_heads in ((7, 32, 8), (13, 40, 40), (34, 60, 8), (70, 80, 8), (405, 126, 8)):
+        shape, nominal = typical_shape(size_b)
+        assert (nominal, shape.layers, shape.kv_heads, shape.derived_from) == (size_b, layers, kv_heads, ())
+    answer = ask("gpurenthub", params_b=70)
     assert any("typical 70B model" in a for a in answer.assumed)
-    shape, nominal = typical_shape(1.5)
-    assert nominal == 7
+
+
+def test_a_size_off_the_seed_rows_gets_a_shape_of_today_from_the_registry():
+    """'a 12b model in 8bit for 8 users': not the seed's 13B multi-head shape (53.7 GB of KV) but that of a real
+    model near 12B with grouped KV heads, named in the answer."""
+    registry = default_registry()
+    shape, nominal = typical_shape(12)
+    assert nominal == 12 and shape.params_b == 12 and shape.typical
+    assert shape.kv_heads < shape.attention_heads  # grouped KV heads
+    model = shape.derived_from[0]
+    real = next(m for m in registry if m.name == model)
+    assert (shape.layers, shape.kv_heads, shape.head_dim) == (real.layers, real.kv_heads, real.head_dim)
+    assert len(shape.derived_from) == 3 and all(0.5 < next(m for m in registry if m.name == name).params_b / 12 < 2
+                                                  for name in shape.derived_from)
+    answer = ask("gpurenthub", params_b=12, precision="int8", batch=8)
+    assert any(f"shape of today for 12B, that of {model}" in a for a in answer.assumed)
+    assert component_gb(answer, "kv_cache") < 15  # the seed's 13B MHA shape gave 53.7 GB
+    one_and_a_half = typical_shape(1.5)[0]
+    assert one_and_a_half.derived_from and one_and_a_half.layers < 32  # no longer a 7B's 32 layers
 
 
 # -- validation -----------------------------------------------------------------------------------------------
@@ -201,7 +220,7 @@ def test_the_smallest_size_is_answered_with_finite_numbers():
 @pytest.mark.parametrize("params_b", [5e-324, 1e-306, 0.01, 1e6])
 def test_typical_shape_has_a_nearest_shape_for_any_positive_size(params_b):
     shape, nominal = typical_shape(params_b)
-    assert nominal == (7 if params_b < 1 else 405) and shape.params_b == params_b
+    assert nominal == params_b and shape.params_b == params_b and shape.derived_from and shape.layers
 
 
 @pytest.mark.parametrize("params_b", [0, -1, float("inf"), float("nan")])

@@ -113,7 +113,7 @@ def test_the_parameter_count_leaves_the_context_to_its_own_words(text: str, cont
 
 @pytest.mark.parametrize(("text", "model"), [
     ("1m context", None), ("70b 1m", None), ("70b with 1m", None), ("70b at 1m", None), ("8b mit 1m kontext", None),
-    ("qwen2.5 7b 1m", "qwen2.5-7b"), ("qwen2.5-7b-instruct-1m", "qwen2.5-7b"), ("llama 3.1 8b 1m", "llama-3.1-8b"),
+    ("llama 3.1 8b 1m", "llama-3.1-8b"),
     ("und mit 1m?", None), ("bei 1m", None),
 ])
 def test_a_million_tokens_where_a_context_is_cued_or_a_size_is_known_stays_a_context(text: str,
@@ -122,6 +122,14 @@ def test_a_million_tokens_where_a_context_is_cued_or_a_size_is_known_stays_a_con
     request = result.request if result.request is not None else result.partial
     assert request is not None and request.context_tokens == 1 << 20, text
     assert request.model == model, text
+
+
+@pytest.mark.parametrize("text", ["qwen2.5 7b 1m", "qwen2.5-7b-instruct-1m", "Qwen/Qwen2.5-7B-Instruct-1M"])
+def test_the_1m_release_is_a_model_of_its_own_not_a_context(text: str) -> None:
+    """Qwen2.5-7B-Instruct-1M is its own release (max_position_embeddings 1,010,000), not Qwen2.5 7B at 1M tokens."""
+    result = _parse_strict(text)
+    assert result.request is not None and result.request.model == "qwen2.5-7b-1m", text
+    assert result.request.context_tokens is None, text
 
 
 @pytest.mark.parametrize("text", ["mixtral 360m", "llama 3.1 124m", "smollm2 1.7b 360m", "100m 70b"])

@@ -9,6 +9,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -153,6 +154,14 @@ def _add_models(sub: argparse._SubParsersAction[_Parser]) -> None:
                         help="only models whose names or repo ids contain every word")
     models.add_argument("--json", action="store_true")
     models.set_defaults(handler=cmd_models)
+    models_sub = models.add_subparsers(dest="models_command", parser_class=_Parser)
+    draft = models_sub.add_parser(
+        "draft", help="a Hub repository's config.json and safetensors headers as a registry entry (YAML) to review")
+    draft.add_argument("repo", help="the Hugging Face repository id, e.g. Qwen/Qwen3.5-27B")
+    draft.add_argument("--from-dir", metavar="DIR",
+                       help="read a local copy (config.json, model.safetensors.index.json, *.safetensors headers) "
+                            "instead of the Hub")
+    draft.set_defaults(handler=cmd_models_draft)
 
 
 def _add_catalog(sub: argparse._SubParsersAction[_Parser]) -> None:
@@ -322,6 +331,26 @@ def cmd_models(args: argparse.Namespace) -> int:
         context = f"{model.context_max:,}" if model.context_max else "-"
         print(f"{model.id:<30} {model.name:<34} {model.params_b:>8g}B {context:>10}  {', '.join(formats)}")
     print(f"{len(found)} of {len(registry)} models")
+    return EXIT_OK
+
+
+def cmd_models_draft(args: argparse.Namespace) -> int:
+    """`cardfit models draft REPO [--from-dir DIR]`: the registry entry the repository's files say, for review."""
+    from bot.cli.draft import DraftError, read_directory, read_hub
+    from bot.features.hub_lookup import HubLookup
+    from engine.models.draft import draft_entry
+
+    try:
+        if args.from_dir:
+            config, weights, files = read_directory(Path(args.from_dir))
+        else:
+            config, weights, files = read_hub(args.repo, HubLookup.from_env().timeout_s)
+        entry = draft_entry(args.repo, config, weights, files=files, registry=default_registry())
+    except (DraftError, ValueError) as error:
+        print(f"cardfit: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(f"# A draft for engine/models/data/*.yaml: check each REVIEW and UNVERIFIED line against the model card,\n"
+          f"# then run .venv/bin/python -m bot.cli.prepare and the registry tests (docs/models.md).\n{entry}", end="")
     return EXIT_OK
 
 

@@ -43,6 +43,16 @@ class HubResult:
     hub: HubShape | None = None  # when found
 
 
+def hub_offline() -> bool:
+    """HF_HUB_OFFLINE, as huggingface_hub reads it (also for `cardfit models draft`)."""
+    return _offline()
+
+
+def hub_endpoint() -> str:
+    """The Hub's address: HF_ENDPOINT (a mirror) or huggingface.co (also for `cardfit models draft`)."""
+    return _endpoint()
+
+
 def _offline() -> bool:
     from huggingface_hub import constants
 

@@ -45,8 +45,9 @@ def _int(config: Mapping[str, Any], *keys: str) -> int | None:
     return None
 
 
-def _text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
-    """Multimodal configs (Gemma 3, Llama 4, Mistral 3) keep the language model's keys under text_config."""
+def text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Multimodal configs (Gemma 3, Llama 4, Mistral 3, Qwen3.5) keep the language model's keys under
+    text_config; the top level's other keys are kept beside them."""
     text = config.get("text_config")
     if isinstance(text, Mapping):
         return {**{k: v for k, v in config.items() if k != "text_config"}, **text}
@@ -70,6 +71,45 @@ def _window(config: Mapping[str, Any], layers: int | None) -> tuple[int | None, 
     if str(config.get("model_type", "")).startswith("gemma2"):
         return window, layers // 2
     return window, layers
+
+
+@dataclass(frozen=True, slots=True)
+class LayerRoles:
+    """What each layer keeps per token: `no_kv` layers keep no KV cache (linear attention: Gated DeltaNet, Mamba;
+    an MLP-only layer of a Nemotron-H pattern), and `pattern` says so in words for the registry's layer_pattern."""
+
+    no_kv: int
+    pattern: str
+
+
+# layer_types entries that attend over every token or a window (transformers' configuration classes: Gemma 3,
+# Qwen3-Next / Qwen3.5 "full_attention", "sliding_attention"; GPT-OSS the same): anything else keeps no KV cache.
+_KV_LAYER_TYPES = {"full_attention", "sliding_attention", "attention", "chunked_attention"}
+
+
+def layer_roles(config: Mapping[str, Any], layers: int | None) -> LayerRoles:
+    """Layers with and without a per-token KV cache, from `layer_types` (Qwen3.5, Qwen3-Next, Gemma 3),
+    `full_attention_interval` (Qwen3-Next: every n-th layer attends, the others are linear attention) or
+    `hybrid_override_pattern` (Nemotron-H: "M" Mamba-2, "*" attention, "-" MLP, "E" MoE: only "*" keeps KV)."""
+    types = config.get("layer_types")
+    if isinstance(types, list) and types and all(isinstance(kind, str) for kind in types):
+        kinds: dict[str, int] = {}
+        for kind in types:
+            kinds[kind] = kinds.get(kind, 0) + 1
+        no_kv = sum(count for kind, count in kinds.items() if kind not in _KV_LAYER_TYPES)
+        words = ", ".join(f"{count} {kind}" for kind, count in kinds.items())
+        return LayerRoles(no_kv, f"layer_types: {words}")
+    pattern = config.get("hybrid_override_pattern")
+    if isinstance(pattern, str) and pattern:
+        attention = pattern.count("*")
+        return LayerRoles(len(pattern) - attention, f"hybrid_override_pattern {pattern}: {attention} attention "
+                                                    f"layers ('*') of {len(pattern)}")
+    interval = _int(config, "full_attention_interval")
+    if interval is not None and layers is not None and interval > 1:
+        full = layers // interval
+        return LayerRoles(layers - full, f"full_attention_interval {interval}: {full} of {layers} layers full "
+                                         f"attention, {layers - full} linear attention")
+    return LayerRoles(0, "all layers full attention" if layers else "")
 
 
 def _experts(config: Mapping[str, Any]) -> tuple[int | None, int | None]:
@@ -101,7 +141,7 @@ def shape_from_hub(repo_id: str, config: Mapping[str, Any], counts: Mapping[str,
     """A repository's config.json and parameters per safetensors dtype -> the shape the engine sizes.
 
     Raises ValueError when there is nothing to size (no parameter counted)."""
-    text = _text_config(config)
+    text = text_config(config)
     notes: list[str] = []
     published, params, format_note = _published(text, counts)
     if params <= 0:
@@ -127,6 +167,7 @@ def shape_from_hub(repo_id: str, config: Mapping[str, Any], counts: Mapping[str,
     if context is None:
         notes.append("context length not in config.json")
     name = repo_id.rsplit("/", 1)[-1]
+    roles = layer_roles(text, layers)
     shape = ModelShape(
         id=repo_id, name=name, params_b=params / 1e9, active_params_b=active / 1e9, layers=layers,
         attention_heads=heads, kv_heads=None if kv_rank else kv_heads, head_dim=None if kv_rank else head_dim,
@@ -134,6 +175,7 @@ def shape_from_hub(repo_id: str, config: Mapping[str, Any], counts: Mapping[str,
         mla_kv_lora_rank=kv_rank, mla_qk_rope_head_dim=rope_dim, experts_total=experts,
         experts_active=active_experts, published_weights=published, context_max=context,
         source=f"Hugging Face Hub {repo_id}: config.json and safetensors headers",
+        no_kv_layers=roles.no_kv, layer_pattern=roles.pattern,
     )
     return HubShape(shape, tuple(notes))
 

@@ -60,6 +60,17 @@ class IndexerCache:
 
 
 @dataclass(frozen=True, slots=True)
+class GlobalAttention:
+    """Gemma 4's global (full-attention) layers, whose cache differs from its sliding layers': fewer KV heads of a
+    wider head dim, K and V one tensor (config num_global_key_value_heads, global_head_dim, attention_k_eq_v)."""
+
+    layers: int
+    kv_heads: int
+    head_dim: int
+    k_eq_v: bool
+
+
+@dataclass(frozen=True, slots=True)
 class ModelShape:
     """One registry model: its real shape (config.json), sizes and published checkpoints."""
 
@@ -88,6 +99,8 @@ class ModelShape:
     variants: tuple[str, ...] = ()
     source: str = ""
     typical_size_b: float | None = None  # set for a seed "typical shape" standing in for a bare size
+    # A bare size off the seeds' rows: the registry models whose shapes it was derived from (names)
+    derived_from: tuple[str, ...] = ()
     # Where the model lives on Hugging Face, its exact size and the rest of its config.
     generation: str = ""  # release family ("llama-3.1", "qwen2.5-coder"); `family` is the parser's word family
     hf_id: str | None = None
@@ -104,6 +117,7 @@ class ModelShape:
     layer_pattern: str = ""
     attention_chunk_size: int | None = None  # Llama 4 chunked local attention (also its sliding_window cap)
     indexer_cache: IndexerCache | None = None
+    global_attention: GlobalAttention | None = None  # Gemma 4: the full-attention layers' own cache shape
     context_note: str = ""
     note: str = ""  # what else a reader of this entry should know (the research's caveats)
     published_format: str | None = None  # natively quantized format even where its size was not read
@@ -134,6 +148,8 @@ class ModelShape:
             return f"{self.no_kv_layers} of {self.layers} layers keep no per-token KV cache"
         if self.indexer_cache is not None:
             return "the sparse-attention indexer keys cached next to the MLA latent"
+        if self.global_attention is not None:
+            return "the global layers' cache, shaped unlike the sliding layers'"
         return None
 
     @property
@@ -220,7 +236,8 @@ class ShapeSummary:
 
 # Seed 000 section 02: "typische Formen" for bare sizes; head dim 128 throughout. Attention heads are not in
 # the seed; they come from the real model of that shape (Llama 2 7B/13B, Yi-34B, Llama 3.1 70B/405B) and only
-# matter for tensor-parallel divisibility.
+# matter for tensor-parallel divisibility. Only these exact sizes are the seeds' rows (their golden tests pin them);
+# any other bare size gets a shape of today (derived_shape).
 TYPICAL_SHAPES: tuple[tuple[float, int, int, int], ...] = (
     # size_b, layers, attention_heads, kv_heads
     (7, 32, 32, 8),
@@ -229,21 +246,34 @@ TYPICAL_SHAPES: tuple[tuple[float, int, int, int], ...] = (
     (70, 80, 64, 8),
     (405, 126, 128, 8),
 )
+SEED_SIZES_B = frozenset(row[0] for row in TYPICAL_SHAPES)
+DERIVED_NEIGHBOURS = 3  # registry models a shape of today is derived from
 
 
 @lru_cache(maxsize=1024, typed=True)
 def typical_shape(params_b: float) -> tuple[ModelShape, float]:
-    """The seed's typical shape nearest to `params_b` (by ratio), with params set to `params_b`.
+    """The shape a bare size is sized with, with params set to `params_b`: the seed's typical shape for one of the
+    seeds' sizes (7, 13, 34, 70, 405 B), else a shape of today derived from the registry's real models near that
+    size (derived_shape); without such models, the seed's shape nearest by ratio.
 
     One object per size (cached): the serving check keeps what a layout of a shape needs by the shape's
     identity (engine.serving.vllm), and a bare "70B" is the same shape on every question.
 
-    Returns the shape and the nominal size whose shape was used, so the caller can say what it assumed.
-    Any positive finite size has a nearest shape (log(p) - log(size), not log(p / size): 5e-324 / 7 is 0);
-    the engine's bounds (engine.sizing.rule.MIN_PARAMS_B) keep absurd sizes from getting here at all.
+    Returns the shape and the nominal size whose shape was used (the size itself for a derived shape), so the
+    caller can say what it assumed. Any positive finite size has a shape (log(p) - log(size), not log(p / size):
+    5e-324 / 7 is 0); the engine's bounds (engine.sizing.rule.MIN_PARAMS_B) keep absurd sizes from getting here.
     """
     if not math.isfinite(params_b) or params_b <= 0:
         raise ValueError(f"no typical shape for {params_b!r}B parameters")
+    if params_b not in SEED_SIZES_B:
+        derived = derived_shape(default_registry(), params_b)
+        if derived is not None:
+            return derived, params_b
+    return seed_shape(params_b)
+
+
+def seed_shape(params_b: float) -> tuple[ModelShape, float]:
+    """The seed's typical shape nearest to `params_b` (by ratio), with params set to `params_b`."""
     log_params = math.log(params_b)
     size, layers, heads, kv_heads = min(TYPICAL_SHAPES, key=lambda row: abs(log_params - math.log(row[0])))
     shape = ModelShape(
@@ -259,6 +289,51 @@ def typical_shape(params_b: float) -> tuple[ModelShape, float]:
         source="seed 000 section 02 (typical shapes)",
     )
     return shape, size
+
+
+def shape_of_today(model: ModelShape) -> bool:
+    """Whether a registry model can stand for a bare size's shape: a dense text LLM with grouped KV heads on every
+    layer (no sliding window, no linear-attention layers, no MLA), its shape read from its config."""
+    return (model.kind == "llm" and model.experts_total is None and not model.is_mla and not model.sliding_window
+            and not model.no_kv_layers and model.attention_chunk_size is None and model.kv_known
+            and model.layers is not None and model.attention_heads is not None and model.kv_heads is not None
+            and model.kv_heads < model.attention_heads)
+
+
+def derived_shape(registry: Registry, params_b: float) -> ModelShape | None:
+    """A bare size's shape of today: of the DERIVED_NEIGHBOURS registry models nearest in size (by ratio, one per
+    distinct shape, shape_of_today), the one with the median KV cache per token, with params set to `params_b`.
+    A real model's whole shape (layers, heads, KV heads, head dim), never a mix of several; `derived_from` names
+    the neighbours so the answer can say where the shape came from. None when the registry has no such model."""
+    by_shape: dict[tuple[object, ...], ModelShape] = {}
+    log_params = math.log(params_b)
+    for model in sorted((model for model in registry.models if shape_of_today(model)),
+                        key=lambda model: (abs(log_params - math.log(model.params_b)), model.id)):
+        by_shape.setdefault((model.layers, model.attention_heads, model.kv_heads, model.head_dim), model)
+        if len(by_shape) == DERIVED_NEIGHBOURS:
+            break
+    if not by_shape:
+        return None
+    neighbours = list(by_shape.values())
+    ranked = sorted(neighbours, key=lambda model: (_kv_elements_per_token(model), model.params_b))
+    chosen = ranked[(len(ranked) - 1) // 2]  # the lower median of an even count: never the largest cache
+    return ModelShape(
+        id=f"derived-{params_b:g}b",
+        name=f"{params_b:g}B",
+        params_b=params_b,
+        active_params_b=params_b,
+        layers=chosen.layers,
+        attention_heads=chosen.attention_heads,
+        kv_heads=chosen.kv_heads,
+        head_dim=chosen.head_dim,
+        typical_size_b=params_b,
+        derived_from=(chosen.name, *(model.name for model in neighbours if model is not chosen)),
+        source="the registry's models nearest in size: " + ", ".join(model.name for model in neighbours),
+    )
+
+
+def _kv_elements_per_token(model: ModelShape) -> int:
+    return (model.layers or 0) * (model.kv_heads or 0) * (model.head_dim or 0)
 
 
 @dataclass(frozen=True)
@@ -348,7 +423,7 @@ ENTRY_KEYS = frozenset({
     "hidden_size", "intermediate_size", "vocab_size", "tie_word_embeddings", "context_max", "context_note",
     "torch_dtype", "sliding_window", "sliding_layers", "layer_pattern", "attention_chunk_size", "no_kv_layers",
     "mla", "experts", "vision_params_b", "published_weights", "indexer_cache", "quantized", "note", "source",
-    "variants", "variants_source",
+    "variants", "variants_source", "global_attention",
 })
 
 
@@ -377,6 +452,13 @@ def _indexer(entry: dict[str, Any]) -> IndexerCache | None:
         return None
     return IndexerCache(int(data["head_dim"]), _optional_float(data.get("bytes_per_token_per_layer")),
                         int(data["layers"]), _optional_int(data.get("topk")))
+
+
+def _global_attention(entry: dict[str, Any]) -> GlobalAttention | None:
+    data = entry.get("global_attention")
+    if not data:
+        return None
+    return GlobalAttention(int(data["layers"]), int(data["kv_heads"]), int(data["head_dim"]), bool(data["k_eq_v"]))
 
 
 def _quantized(entry: dict[str, Any]) -> tuple[QuantizedRepo, ...]:
@@ -432,6 +514,7 @@ def _shape_from_entry(entry: dict[str, Any]) -> ModelShape:
         layer_pattern=str(entry.get("layer_pattern") or ""),
         attention_chunk_size=_optional_int(entry.get("attention_chunk_size")),
         indexer_cache=_indexer(entry),
+        global_attention=_global_attention(entry),
         context_note=str(entry.get("context_note") or ""),
         note=str(entry.get("note") or ""),
         published_format=published_format,

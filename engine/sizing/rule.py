@@ -311,8 +311,14 @@ def _resolve_model(request: SizeRequest, registry: Registry | None,
         _check_params(params_b)
         shape, nominal = typical_shape(params_b)
         summary = shape.summary()
-        notes.append(Note(f"shape of a typical {fmt_num(nominal)}B model: {summary.english()}", "typical_shape",
-                          size=nominal, shape=summary))
+        if shape.derived_from:  # a size off the seeds' rows: a shape of today, from the registry's models
+            model, *nearest = shape.derived_from
+            notes.append(Note(f"shape of today for {fmt_num(nominal)}B, that of {model} (the median KV cache of "
+                              f"{', '.join(shape.derived_from)}): {summary.english()}", "derived_shape",
+                              size=nominal, model=model, models=list(shape.derived_from), shape=summary))
+        else:
+            notes.append(Note(f"shape of a typical {fmt_num(nominal)}B model: {summary.english()}", "typical_shape",
+                              size=nominal, shape=summary))
         model_id = None
     else:
         raise SizingError("no model or parameter count given")
@@ -431,7 +437,8 @@ def _frozen_base(resolved: ResolvedRequest) -> Component:
 
 
 # The notes of _kv_unknown: no KV cache in the sum, and why.
-KV_NOT_INCLUDED = ("kv_unknown", "kv_unmodelled_layers", "kv_unmodelled_vlm", "kv_unmodelled_indexer")
+KV_NOT_INCLUDED = ("kv_unknown", "kv_unmodelled_layers", "kv_unmodelled_vlm", "kv_unmodelled_indexer",
+                   "kv_unmodelled_global")
 
 
 def _kv_unknown(shape: ModelShape) -> tuple[Note, ...]:
@@ -440,14 +447,22 @@ def _kv_unknown(shape: ModelShape) -> tuple[Note, ...]:
     if not shape.is_language_model:
         return ()  # a diffusion transformer has no KV cache: nothing is missing
     if shape.no_kv_layers and shape.layers:
-        why = "cross-attention to the image" if shape.kind == "vlm" else "linear attention"
+        # Llama 3.2 Vision's layers without KV cross-attend to the image; a hybrid VLM's (Qwen3.5) are linear attention
+        cross = shape.kind == "vlm" and "cross-attention" in shape.layer_pattern
+        why = "cross-attention to the image" if cross else "linear attention"
         return (Note(f"KV cache not included: {shape.no_kv_layers} of {shape.layers} layers of {shape.name} keep "
                      f"no per-token KV cache ({why}), which the formula does not size",
-                     "kv_unmodelled_vlm" if shape.kind == "vlm" else "kv_unmodelled_layers", model=shape.name,
+                     "kv_unmodelled_vlm" if cross else "kv_unmodelled_layers", model=shape.name,
                      layers=shape.layers, no_kv_layers=shape.no_kv_layers),)
     if shape.indexer_cache is not None:
         return (Note(f"KV cache not included: {shape.name} also caches its sparse-attention indexer keys per token, "
                      "which the formula does not size", "kv_unmodelled_indexer", model=shape.name),)
+    if shape.global_attention is not None:
+        glob = shape.global_attention
+        return (Note(f"KV cache not included: the {glob.layers} global layers of {shape.name} keep "
+                     f"{glob.kv_heads} KV heads of {glob.head_dim}{' (K = V)' if glob.k_eq_v else ''}, unlike its "
+                     "sliding layers, which the formula does not size", "kv_unmodelled_global", model=shape.name,
+                     layers=glob.layers, kv_heads=glob.kv_heads, head_dim=glob.head_dim),)
     return (Note(f"KV cache not included: the attention shape of {shape.name} is not published", "kv_unknown",
                  model=shape.name),)
 
