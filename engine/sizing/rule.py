@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from catalog.schema import SizingPolicy
 from engine.formats.precision import canonical_kv_precision, canonical_precision, precision_words
 from engine.formats.quant import (
-    checkpoint_format,
     UnknownFormat,
+    checkpoint_format,
     quant_name,
     quant_precision,
     quant_weights_gb,
