@@ -198,6 +198,9 @@ def resolve_ambiguous(draft: Draft, models: ModelNames) -> None:
 
 
 _NO_HEADS = STOP_WORDS | KEYWORDS
+# Words that join a sentence and never a repo's name (a repo's name may carry "instruct", "gguf", "awq")
+_SENTENCE_WORDS = frozenset({"with", "and", "or", "on", "in", "at", "for", "of", "the", "to", "mit", "auf", "und",
+                             "oder", "für", "fuer", "bei", "von"})
 _LETTER_FIRST_RE = re.compile(r"[^0-9]")  # no head starts with a digit (ModelNames.is_head)
 
 
@@ -241,6 +244,8 @@ class _Search:
             if any(size_of(word) is not None for word in owner) or self.models.registry.get("-".join(owner)):
                 continue
             name = low[span.name_start:span.stop]
+            if any(word in _SENTENCE_WORDS or (word in KEYWORDS and precision_token(word) is None) for word in name):
+                continue  # "deepseek-ai/DeepSeek-V3.1.with.128k.context": words of a sentence, no repo's name
             if self.is_head(name[0]) or any(size_of(word) is not None for word in name):
                 unknown = self._unknown(span.start, span.stop)
                 self._take(unknown)
