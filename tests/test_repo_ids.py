@@ -122,6 +122,12 @@ def test_a_slash_between_sizes_is_no_repo():
     assert request.model == "llama-3.1-70b" and request.checkpoint is None
 
 
+def test_a_repo_of_a_model_and_format_words_only_keeps_them_for_the_precision():
+    request = parse("RedHatAI/Meta-Llama-3.1-70B-Instruct-quantized.w8a8 on an H100", VOCABULARY).request
+    assert (request.model, request.precision, request.checkpoint, request.ignored) == (
+        "llama-3.1-70b", "int8", None, [])
+
+
 def test_a_gguf_repo_takes_the_type_the_question_names():
     request = parse("unsloth/Qwen3-8B-GGUF:Q5_K_M at 16k").request
     assert (request.model, request.quant, request.checkpoint) == ("qwen3-8b", "q5_k_m", "unsloth/Qwen3-8B-GGUF")

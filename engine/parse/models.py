@@ -49,7 +49,7 @@ from engine.parse.lexer import digits
 from engine.parse.names import DATE, EXPERTS_RE, FAMILY, NameWords, agrees, distinguishing_typo, word_kind
 from engine.parse.numbers import context_suffix_value, size_of
 from engine.parse.precision import precision_token
-from engine.parse.repos import RepoReading, RepoSpan, repo_spans
+from engine.parse.repos import RepoReading, RepoSpan, read_repo, repo_spans
 from engine.parse.scan import Scan
 from engine.parse.vocabulary import ALPHA_PREFIX_RE, ModelNames, Vocabulary
 from engine.parse.words import KEYWORDS, QUIET, STOP_WORDS, UNLISTED_FAMILIES
@@ -198,6 +198,7 @@ def resolve_ambiguous(draft: Draft, models: ModelNames) -> None:
 
 
 _NO_HEADS = STOP_WORDS | KEYWORDS
+_FORMAT_WORDS = frozenset({"quantized", "quant", "gguf", "dynamic", "static"})  # beside a format in a repo's name
 # Words that join a sentence and never a repo's name (a repo's name may carry "instruct", "gguf", "awq")
 _SENTENCE_WORDS = frozenset({"with", "and", "or", "on", "in", "at", "for", "of", "the", "to", "mit", "auf", "und",
                              "oder", "für", "fuer", "bei", "von"})
@@ -243,6 +244,10 @@ class _Search:
             owner = low[span.start:span.name_start]
             if any(size_of(word) is not None for word in owner) or self.models.registry.get("-".join(owner)):
                 continue
+            named = self._named_before_format(span)
+            if named is not None:  # "RedHatAI/Meta-Llama-3.1-70B-Instruct-quantized.w8a8": the model, then "w8a8"
+                found.append(named)
+                continue
             name = low[span.name_start:span.stop]
             if any(word in _SENTENCE_WORDS or (word in KEYWORDS and precision_token(word) is None) for word in name):
                 continue  # "deepseek-ai/DeepSeek-V3.1.with.128k.context": words of a sentence, no repo's name
@@ -251,6 +256,21 @@ class _Search:
                 self._take(unknown)
                 found.append(unknown)
         return found
+
+    def _named_before_format(self, span: RepoSpan) -> Found | None:
+        """A repo id whose name is a registry model's, then only precision or format words that name no
+        published checkpoint of it ("...-quantized.w8a8"): the model, its words left for the precision pass."""
+        scan = self.scan
+        low, starts, ends = scan.low, scan.tokens.start, scan.tokens.end
+        for cut in range(span.stop - 1, span.name_start, -1):
+            if not all(precision_token(word) is not None or word in _FORMAT_WORDS for word in low[cut:span.stop]):
+                return None
+            reading = read_repo(scan.text[starts[span.start]:ends[cut - 1]], self.models.registry)
+            if reading is not None and reading.checkpoint is None:
+                scan.use(span.start, cut - span.start)
+                return Found(span.start, cut - span.start, scan.span(span.start, cut - 1), reading.model, None, False,
+                             reading=reading)
+        return None
 
     def exact_names(self) -> list[Found]:
         """1. Exact names, longest first, anywhere; a typo right before one makes it fuzzy ('deepsek v3').
