@@ -175,6 +175,14 @@ def test_the_distill_is_sized_as_the_8b_it_is(capsys):
     assert data["request"]["params_b"] < 9 and data["fit"]["count"] == 1 and data["fit"]["vram_gb"] <= 48
 
 
+def test_the_answer_says_which_checkpoint_it_sized(capsys):
+    assert main(["ask", "Qwen/Qwen2.5-72B-Instruct-AWQ on 2x A40"]) == 0
+    assert "Qwen/Qwen2.5-72B-Instruct-AWQ: the AWQ checkpoint of Qwen2.5 72B, 41.6 GB" in capsys.readouterr().out
+    assert main(["size", "--model", "Qwen/Qwen3-Coder-30B-A3B-Instruct-FP8", "--lang", "de"]) == 0
+    assert ("Qwen/Qwen3-Coder-30B-A3B-Instruct-FP8: der FP8 block-Checkpoint von Qwen3-Coder 30B-A3B Instruct, nach "
+            "den Bits des Formats gerechnet") in capsys.readouterr().out
+
+
 def test_size_model_awq_with_tp_2_is_the_awq_checkpoint_on_two_gpus(capsys):
     data = size_json(capsys, "--model", "Qwen/Qwen2.5-72B-Instruct-AWQ", "--tp", "2")
     assert data["request"]["quant"] == "awq" and weights_gb(data) == 41.6
@@ -200,6 +208,8 @@ def test_a_gguf_repo_launches_llama_server_with_its_type(capsys):
         assert data["request"]["quant"] == "q5_k_m"
         command = data["serving"]["command"]
         assert command.startswith("llama-server -hf bartowski/Qwen2.5-Coder-32B-Instruct-GGUF:Q5_K_M ")
+    assert main(["ask", "bartowski/Qwen2.5-Coder-32B-Instruct-GGUF q5_k_m"]) == 0
+    assert "bartowski/Qwen2.5-Coder-32B-Instruct-GGUF: the Q5_K_M file of Qwen2.5 Coder 32B" in capsys.readouterr().out
     bare = size_json(capsys, "--model", "bartowski/Qwen2.5-Coder-32B-Instruct-GGUF")
     assert bare["request"]["quant"] == "q4_k_m" and ":Q4_K_M" in bare["serving"]["command"]
 
@@ -237,7 +247,8 @@ async def test_a_chat_question_in_german_launches_the_named_repo(settings):
         await bot.send(CUSTOMER, "Reicht eine L40S für RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic?",
                        language_code="de")
         answer = sent_to(bot, CUSTOMER)[-1]
-        assert "FP8-dynamic" in answer["text"] and "Llama 3.3 70B" in answer["text"]
+        named = "RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic: der FP8-dynamic-Checkpoint von Llama 3.3 70B"
+        assert named in answer["text"]
         launch = [b for row in answer["reply_markup"]["inline_keyboard"] for b in row if "🚀" in b["text"]
                   or "Start" in b["text"] or "Launch" in b["text"]]
         assert launch

@@ -246,6 +246,8 @@ def resolve(request: SizeRequest, policy: SizingPolicy, registry: Registry | Non
     if quant is not None:
         precision, weight_bytes = quant_precision(request.precision and precision, shape, quant, notes)
     checkpoint = _named_checkpoint(request, shape, quant if weight_bytes is not None else None, registry)
+    if checkpoint is not None and quant is not None:
+        notes.append(_checkpoint_note(checkpoint, quant, shape))
     notes.extend(weights_notes(shape, params_b, precision if workload == "inference" else "",
                                quant if weight_bytes is not None else None))
     kv_precision = _resolve_kv_precision(request, policy)
@@ -283,6 +285,20 @@ def resolve(request: SizeRequest, policy: SizingPolicy, registry: Registry | Non
         hf_id=checkpoint.repo if checkpoint is not None else hf_repo(shape.id) if model_id else None,
         checkpoint=checkpoint,
     )
+
+
+def _checkpoint_note(repo: QuantizedRepo, fmt: WeightFormat, shape: ModelShape) -> Note:
+    """Which checkpoint the answer sized: the repo named, its format and its size (or that its format's bits size
+    it where the registry has no size for it)."""
+    if fmt.is_gguf:  # a repo of GGUF files: the file of the type asked for (its size is the type's, or published)
+        return Note(f"{repo.repo}: the {fmt.label} file of {shape.name}", "checkpoint_named_file", repo=repo.repo,
+                    format=fmt.label, model=shape.name)
+    label = fmt.label
+    if repo.gb is not None:
+        return Note(f"{repo.repo}: the {label} checkpoint of {shape.name}, {fmt_gb(repo.gb)}", "checkpoint_named",
+                    repo=repo.repo, format=label, model=shape.name, weights_gb=repo.gb)
+    return Note(f"{repo.repo}: the {label} checkpoint of {shape.name}, sized by the format's bits",
+                "checkpoint_named_bits", repo=repo.repo, format=label, model=shape.name)
 
 
 def _named_checkpoint(request: SizeRequest, shape: ModelShape, quant: WeightFormat | None,
