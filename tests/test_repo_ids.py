@@ -255,3 +255,12 @@ async def test_a_chat_question_in_german_launches_the_named_repo(settings):
         await bot.press(CUSTOMER, launch[0]["callback_data"])
         shown = bot.request.sent("editMessageText") + bot.request.sent("sendMessage")
         assert any("RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic" in call.params.get("text", "") for call in shown)
+
+
+async def test_a_followup_keeps_the_named_checkpoint(settings):
+    async with Harness(settings) as bot:
+        await bot.send(CUSTOMER, "nvidia/Llama-3.3-70B-Instruct-FP4 on 2x H100")
+        await bot.send(CUSTOMER, "and at 32k?")
+        answer = sent_to(bot, CUSTOMER)[-1]["text"]
+        assert "32,768 tokens" in answer
+        assert "nvidia/Llama-3.3-70B-Instruct-FP4: the NVFP4 checkpoint of Llama 3.3 70B" in answer
