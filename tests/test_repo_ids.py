@@ -15,6 +15,7 @@ from engine.answer.followup import request_from_json, request_to_json
 from engine.models.registry import GGUF_REPO, build_registry, default_registry, load_entries
 from engine.parse import Vocabulary, parse
 from engine.parse.repos import read_repo
+from engine.sizing.payload import PayloadError, decode_request, encode_request
 from engine.sizing.rule import SizeRequest
 from tests.support.botharness import TOKEN, Harness
 
@@ -240,6 +241,28 @@ async def test_quote_and_inline_size_the_awq_repo(settings):
         await bot.inline(CUSTOMER, "deepseek-ai/DeepSeek-R1-0528-Qwen3-8B")
         text = bot.request.sent("answerInlineQuery")[-1].params["results"][0]["input_message_content"]["message_text"]
         assert "R1-0528-Qwen3-8B" in text and "8x" not in text and "Qwen3-8B'" not in text
+
+
+async def test_the_quote_deep_link_answers_the_same_checkpoint(settings):
+    async with Harness(settings) as bot:
+        await bot.send(STAFF, "/quote Qwen/Qwen2.5-72B-Instruct-AWQ on 2x A40")
+        quoted = sent_to(bot, STAFF)[-1]["text"]
+        payload = quoted.rsplit("start=", 1)[1].split('"')[0].split("<")[0].strip()
+        assert payload.endswith("H0") and len(payload) <= 64
+        await bot.send(CUSTOMER, f"/start {payload}")
+        answer = sent_to(bot, CUSTOMER)[-1]["text"]
+        assert "Qwen/Qwen2.5-72B-Instruct-AWQ: the AWQ checkpoint of Qwen2.5 72B, 41.6 GB" in answer
+
+
+def test_a_payload_carries_a_listed_checkpoint_by_its_place():
+    request = SizeRequest(model="qwen2.5-coder-32b", precision="int4", quant="awq",
+                          checkpoint="Qwen/Qwen2.5-Coder-32B-Instruct-AWQ")
+    assert encode_request(request).endswith("H0")
+    assert decode_request(encode_request(request)).checkpoint == "Qwen/Qwen2.5-Coder-32B-Instruct-AWQ"
+    unlisted = SizeRequest(model="llama-3.3-70b", quant="nvfp4", checkpoint="nvidia/Llama-3.3-70B-Instruct-FP4")
+    assert "H" not in encode_request(unlisted)  # not carried: the format names the registry's repo, if any
+    with pytest.raises(PayloadError):
+        decode_request("Mqwen2_5-coder-32bFawqH99")
 
 
 async def test_a_chat_question_in_german_launches_the_named_repo(settings):
