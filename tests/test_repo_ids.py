@@ -76,6 +76,11 @@ def test_a_renamed_repo_keeps_the_listed_size():
     assert repo.gb == 410.14 and "meta-llama/Llama-3.1-405B-Instruct-FP8" in repo.source
 
 
+def test_a_publisher_under_its_former_name_keeps_the_listed_size():
+    repo = default_registry().named_repo("neuralmagic/Mistral-Small-24B-Instruct-2501-FP8-Dynamic")[1]
+    assert (repo.quant, repo.gb) == ("fp8_dynamic", 24.93)
+
+
 def test_read_repo_gives_the_format_a_question_sizes():
     reading = read_repo("Qwen/Qwen2.5-72B-Instruct-AWQ", default_registry())
     assert (reading.model.id, reading.checkpoint, reading.quant, reading.precision) == (

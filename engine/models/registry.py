@@ -407,12 +407,21 @@ _ORG_QUANT = {("qwen", "fp8"): "fp8_block", ("deepseek-ai", "fp8"): "fp8_block",
               ("meta-llama", "fp8"): "fp8_channel"}
 
 
+# One publisher under two names: the neuralmagic org's repos are RedHatAI's (the Hub shows them under RedHatAI)
+_SAME_PUBLISHER = {"neuralmagic": "redhatai"}
+
+
+def _publisher(repo_id: str) -> str:
+    owner = repo_id.split("/", 1)[0].lower()
+    return _SAME_PUBLISHER.get(owner, owner)
+
+
 def _derived_repo(model: ModelShape, repo_id: str, quant: str) -> QuantizedRepo:
     """A quantized repo known by its name only: the size of the publisher's listed repo in that format (a renamed
     repo), else none (sized by the format's bits)."""
-    owner = repo_id.split("/", 1)[0].lower()
+    owner = _publisher(repo_id)
     for repo in model.quantized:
-        if repo.quant == quant and repo.repo.split("/", 1)[0].lower() == owner and repo.gb is not None:
+        if repo.quant == quant and _publisher(repo.repo) == owner and repo.gb is not None:
             return QuantizedRepo(repo_id, quant, repo.gb, repo.gb_kind, f"as {repo.hf_id}: {repo.source}")
     return QuantizedRepo(repo_id, quant, None, "", "named by its repo's suffix")
 
