@@ -308,8 +308,9 @@ class Registry:
 
     def named_repo(self, repo_id: str) -> tuple[ModelShape, QuantizedRepo | None] | None:
         """The model a whole Hugging Face repo id names, and the quantized checkpoint it is (None: the model's own
-        16-bit or native release). Read as a whole, never by a prefix: "deepseek-ai/DeepSeek-R1-0528-Qwen3-8B" is
-        no name of DeepSeek-R1-0528, so it is None here (the Hub, or "I don't know it", answers for it).
+        16-bit or native release). Read as a whole, never by a prefix: "deepseek-ai/DeepSeek-R1-0528-Qwen3-8B" is the
+        8B distill, never DeepSeek-R1-0528; in a registry without the distill it is None (the Hub lookup, or "I don't
+        know it", answers for it).
 
         1. a repo id of a registry entry (hf_id, hf_ids, an alias such as "unsloth/Llama-3.3-70B-Instruct"'s
            name "Llama-3.3-70B-Instruct");
