@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from bot.cli.ask_batch import AskBatch
     from bot.config import Settings
     from bot.features.hub_lookup import HubLookup, HubResult
+    from engine.parse.repos import RepoReading
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -254,8 +255,11 @@ def cmd_size(args: argparse.Namespace) -> int:
         gpu_count=args.count if args.card else None, region=args.region.upper() if args.region else None,
         quant=quant,
     )
+    reading = _repo_reading(args.model)
+    if reading is not None:
+        _apply_repo(request, reading)
     registry = None
-    if args.model and "/" in args.model and default_registry().get(args.model) is None and _hub_lookup().enabled:
+    if args.model and "/" in args.model and reading is None and _hub_lookup().enabled:
         from bot.features.hub_lookup import hub_note, hub_status
 
         hub = _hub_lookup().lookup_sync(args.model)
@@ -281,6 +285,31 @@ def write_chart(answer: Answer, lang: str, path: str) -> None:
             handle.write(render_png(chart_data(answer, lang)))
     except OSError as exc:
         raise CliError(f"cannot write the chart to {path}: {exc.strerror or exc}") from None
+
+
+def _repo_reading(model: str | None) -> RepoReading | None:
+    """--model as a whole Hugging Face repo id, read as a question reads one (engine.parse.repos)."""
+    if not model or "/" not in model:
+        return None
+    from engine.parse.repos import read_repo
+
+    return read_repo(model, default_registry())
+
+
+def _apply_repo(request: SizeRequest, reading: RepoReading) -> None:
+    """The repo's model, and for a quantized checkpoint its repo and format (what --quant/--precision do not
+    already say); a GGUF repo with no --quant is its usual Q4_K_M file, as in a question."""
+    request.model = reading.model.id
+    request.checkpoint = reading.checkpoint
+    if request.quant is not None or request.precision is not None or reading.checkpoint is None:
+        return
+    if reading.gguf:
+        from engine.parse.runtime import DEFAULT_PRECISION, DEFAULT_QUANT, runtime_note
+
+        request.quant, request.precision = DEFAULT_QUANT, DEFAULT_PRECISION
+        request.assumed.append(runtime_note("gguf"))
+    else:
+        request.quant, request.precision = reading.quant, reading.precision
 
 
 def _model_id(model: str | None) -> str | None:

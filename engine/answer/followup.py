@@ -229,7 +229,7 @@ _KEPT: dict[str, type | tuple[type, ...]] = {
     "context_tokens": int, "batch": int, "workload": str, "card": str, "gpu_count": int,
     "memory_budget_gb": (int, float), "region": str, "intent": str, "billing": str, "coin": str, "cheapest": bool,
     "count_implied": bool, "compare_card": str, "card_vram_gb": (int, float), "rope_scaling": str,
-    "budget_usd": (int, float), "billing_span": int, "gpu_memory_utilization": (int, float),
+    "budget_usd": (int, float), "billing_span": int, "gpu_memory_utilization": (int, float), "checkpoint": str,
 }
 
 

@@ -10,6 +10,7 @@ from engine.formats.table import (
     EXL2_DEFAULT_BPW,
     WeightFormat,
     WeightParts,
+    all_formats,
     canonical_format,
     normalize_format,
     weights_bytes,
@@ -45,6 +46,14 @@ def quant_name(fmt: WeightFormat) -> str:
     if fmt.family == "exl2":
         return f"exl2:{fmt.bits_per_weight:g}"
     return fmt.name
+
+
+def checkpoint_format(quant: str) -> WeightFormat | None:
+    """The format of a registry `quantized` entry's quant name: 'gguf_q4_k_m' is Q4_K_M, 'fp8_channel' the format
+    that lists it in `published_as` (FP8-dynamic); None for a whole GGUF repo ('gguf': its type is the question's)."""
+    if quant.startswith("gguf_"):
+        return canonical_format(quant[len("gguf_"):])
+    return canonical_format(quant) or next((fmt for fmt in all_formats() if quant in fmt.published_as), None)
 
 
 def canonical_quant(word: str) -> str | None:

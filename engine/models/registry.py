@@ -381,6 +381,62 @@ class Registry:
         found = self.quantized_by_key.get(normalize_name(hf_id))
         return found[1] if found else None
 
+    def named_repo(self, repo_id: str) -> tuple[ModelShape, QuantizedRepo | None] | None:
+        """The model a whole Hugging Face repo id names, and the quantized checkpoint it is (None: the model's own
+        16-bit or native release). Read as a whole, never by a prefix: "deepseek-ai/DeepSeek-R1-0528-Qwen3-8B" is the
+        8B distill, never DeepSeek-R1-0528; in a registry without the distill it is None (the Hub lookup, or "I don't
+        know it", answers for it).
+
+        1. a repo id of a registry entry (hf_id, hf_ids, an alias such as "unsloth/Llama-3.3-70B-Instruct"'s
+           name "Llama-3.3-70B-Instruct");
+        2. a published quantized repo the registry lists (a GGUF repo as a whole: the type is the question's);
+        3. a repo whose name is a registry model's name followed by a publisher's format suffix (REPO_SUFFIXES:
+           "RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic", "bartowski/Qwen2.5-Coder-32B-Instruct-GGUF"); its size
+           is the listed one where the registry lists a repo of that publisher and format for the model (a
+           renamed repo: "meta-llama/Meta-Llama-3.1-405B-Instruct-FP8"), else None (sized by the format's bits).
+        """
+        repo_id = repo_id.strip()
+        owner, slash, name = repo_id.partition("/")
+        if not slash or not owner or not name or "/" in name:
+            return None
+        key = normalize_name(repo_id)
+        model = self.by_key.get(key)
+        if model is not None:
+            return model, None
+        listed = self.quantized_by_key.get(key)
+        if listed is not None:
+            model, repo = listed
+            if repo.quant.startswith("gguf_") and normalize_name(repo.repo) == key:
+                return model, QuantizedRepo(repo.repo, GGUF_REPO, None, "", "a GGUF repo: its type is the question's")
+            return model, repo
+        lowered = name.lower()
+        for suffix, quant in REPO_SUFFIXES:
+            if lowered.endswith(suffix) and len(lowered) > len(suffix):
+                base = self._repo_name_model(name[:-len(suffix)])
+                if base is None:
+                    return None
+                quant = _ORG_QUANT.get((owner.lower(), quant), quant)
+                return base, _derived_repo(base, f"{owner}/{name}", quant)
+        model = self._repo_name_model(name)
+        return (model, None) if model is not None else None
+
+    def _repo_name_model(self, name: str) -> ModelShape | None:
+        """The registry model a repo's name (without its owner) names: an alias, or the name of one of its repos."""
+        key = normalize_name(name)
+        return self.by_key.get(key) or self._repo_names.get(key)
+
+    @cached_property
+    def _repo_names(self) -> dict[str, ModelShape]:
+        """A repo name without its owner -> the model ("Llama-3.3-70B-Instruct" -> Llama 3.3 70B); a name two
+        models share names neither."""
+        names: dict[str, ModelShape | None] = {}
+        for model in self.models:
+            for repo in (model.hf_id, *model.hf_ids):
+                if repo and "/" in repo:
+                    key = normalize_name(repo.split("/", 1)[1])
+                    names[key] = model if names.get(key, model) is model else None
+        return {key: model for key, model in names.items() if model is not None}
+
     def search(self, text: str) -> tuple[ModelShape, ...]:
         """Models whose id, name, aliases, family or repo ids contain every word of `text`, in registry order."""
         words = [normalize_name(word) for word in text.split()]
@@ -401,6 +457,49 @@ class Registry:
         for shape in shapes:
             by_key[normalize_name(shape.id)] = shape
         return Registry((*self.models, *shapes), by_key)
+
+
+GGUF_REPO = "gguf"  # QuantizedRepo.quant of a whole GGUF repo: it holds many types, the question names one
+# A quantized repo's name is its model's name and the publisher's format suffix (longest first). The publishers'
+# conventions, as their repos are named on the Hub: Qwen "-AWQ", "-GPTQ-Int4", "-GPTQ-Int8", "-FP8"
+# (Qwen/Qwen2.5-72B-Instruct-AWQ, Qwen/Qwen3-8B-FP8); RedHatAI and neuralmagic "-FP8", "-FP8-dynamic",
+# "-quantized.w4a16" (RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w4a16); hugging-quants "-AWQ-INT4",
+# "-GPTQ-INT4"; unsloth "-bnb-4bit", "-unsloth-bnb-4bit", "-GGUF"; bartowski and TheBloke "-GGUF", "-AWQ",
+# "-GPTQ"; casperhansen "-awq"; nvidia "-FP4", "-NVFP4" (nvidia/Llama-3.3-70B-Instruct-FP4). The quant names are
+# the registry's `quantized` names (engine/formats/formats.yaml `name` / `published_as`).
+REPO_SUFFIXES: tuple[tuple[str, str], ...] = (
+    ("-unsloth-bnb-4bit", "bnb_nf4"), ("-bnb-4bit", "bnb_nf4"),
+    ("-awq-int4", "awq"), ("-awq", "awq"),
+    ("-gptq-int4", "gptq"), ("-gptq-int8", "gptq_int8"), ("-gptq", "gptq"),
+    ("-quantized.w4a16", "w4a16"), ("-w4a16", "w4a16"),
+    ("-fp8-dynamic", "fp8_dynamic"), ("-fp8", "fp8"),
+    ("-nvfp4", "nvfp4"), ("-fp4", "nvfp4"),
+    ("-gguf", GGUF_REPO),
+)
+# "-FP8" means another FP8 layout per publisher: Qwen's and DeepSeek's are block-wise (128x128 scales, the
+# Qwen3 FP8 model cards: "fine-grained fp8 quantization with block size of 128"), Meta's fbgemm per output channel
+# (meta-llama/Llama-3.1-405B-Instruct-FP8: quantization_config fbgemm_fp8); RedHatAI's static per tensor.
+_ORG_QUANT = {("qwen", "fp8"): "fp8_block", ("deepseek-ai", "fp8"): "fp8_block",
+              ("meta-llama", "fp8"): "fp8_channel"}
+
+
+# One publisher under two names: the neuralmagic org's repos are RedHatAI's (the Hub shows them under RedHatAI)
+_SAME_PUBLISHER = {"neuralmagic": "redhatai"}
+
+
+def _publisher(repo_id: str) -> str:
+    owner = repo_id.split("/", 1)[0].lower()
+    return _SAME_PUBLISHER.get(owner, owner)
+
+
+def _derived_repo(model: ModelShape, repo_id: str, quant: str) -> QuantizedRepo:
+    """A quantized repo known by its name only: the size of the publisher's listed repo in that format (a renamed
+    repo), else none (sized by the format's bits)."""
+    owner = _publisher(repo_id)
+    for repo in model.quantized:
+        if repo.quant == quant and _publisher(repo.repo) == owner and repo.gb is not None:
+            return QuantizedRepo(repo_id, quant, repo.gb, repo.gb_kind, f"as {repo.hf_id}: {repo.source}")
+    return QuantizedRepo(repo_id, quant, None, "", "named by its repo's suffix")
 
 
 def _haystack(model: ModelShape) -> str:

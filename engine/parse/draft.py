@@ -47,7 +47,7 @@ class Draft:
                  "kv_precision", "context_tokens", "batch", "workload", "card", "gpu_count", "budget_gb", "region",
                  "assumed", "ignored", "intent", "billing", "coin", "cheapest", "count_implied", "second_card",
                  "compare_card", "card_vram_gb", "quant", "rope_scaling", "budget_usd", "billing_span",
-                 "flag_gpu_count", "gpu_memory_utilization")
+                 "flag_gpu_count", "gpu_memory_utilization", "checkpoint")
 
     def __init__(self) -> None:
         self.model: ModelShape | None = None
@@ -82,6 +82,7 @@ class Draft:
         self.billing_span: int | None = None  # "for 2 weeks": how many billing periods (engine.parse.talk)
         self.flag_gpu_count: tuple[int, str] | None = None  # "-tp 2", until the cards pass has read its count
         self.gpu_memory_utilization: float | None = None  # "--gpu-memory-utilization 0.85" (engine.parse.flags)
+        self.checkpoint: str | None = None  # a published quantized repo named whole (engine.parse.repos)
 
     # ---- model and card (the first one named wins; the passes list later ones)
 
@@ -291,5 +292,5 @@ class Draft:
             self.batch, self.workload, self.card, self.gpu_count, self.budget_gb, self.region, self.assumed,
             self.ignored, self.intent, self.billing, self.coin, self.cheapest, self.count_implied, self.compare_card,
             self.card_vram_gb, False, self.quant, self.rope_scaling, self.budget_usd, self.billing_span,
-            self.gpu_memory_utilization,
+            self.gpu_memory_utilization, self.checkpoint,
         )

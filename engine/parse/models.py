@@ -49,6 +49,7 @@ from engine.parse.lexer import digits
 from engine.parse.names import DATE, EXPERTS_RE, FAMILY, NameWords, agrees, distinguishing_typo, word_kind
 from engine.parse.numbers import context_suffix_value, size_of
 from engine.parse.precision import precision_token
+from engine.parse.repos import RepoReading, RepoSpan, read_repo, repo_spans
 from engine.parse.scan import Scan
 from engine.parse.vocabulary import ALPHA_PREFIX_RE, ModelNames, Vocabulary
 from engine.parse.words import KEYWORDS, QUIET, STOP_WORDS, UNLISTED_FAMILIES
@@ -84,6 +85,7 @@ class Found:
     variant: str | None = None  # read as a release of the same shape ("DeepSeek-V3.1" -> DeepSeek-V3)
     unknown: UnknownName | None = None  # a model name no registry entry agrees with
     size_at: int | None = None  # an unknown name's total size token, left for the fields pass to read
+    reading: RepoReading | None = None  # a repo id read whole: its model, and the checkpoint it is
 
 
 _UNLISTED_INITIALS = frozenset(family[:1] for family in UNLISTED_FAMILIES)
@@ -105,10 +107,13 @@ def find_model(scan: Scan, draft: Draft, vocabulary: Vocabulary) -> tuple[int, i
     # a token that starts with a family word starts with its first three letters (a look per word, no search
     # of the whole text for 33 words)
     unlisted = not _UNLISTED_HEADS.isdisjoint(map(_FIRST_THREE, scan.words))
-    if not (exact or fuzzy or unlisted):
+    repos = repo_spans(scan, vocabulary.models.registry) if "/" in scan.text else []
+    if not (exact or fuzzy or unlisted or repos):
         return None
     search = _Search(scan, vocabulary)
-    found = search.exact_names() if exact else []
+    found = search.repo_names(repos) if repos else []  # first: no other pass reads a prefix of a repo id
+    if exact:
+        found.extend(search.exact_names())
     if fuzzy:
         found.extend(search.fuzzy_names())
     if unlisted:
@@ -124,12 +129,23 @@ def find_model(scan: Scan, draft: Draft, vocabulary: Vocabulary) -> tuple[int, i
         draft.set_ambiguous(first.ambiguous, first.span)
     elif first.model is not None:
         draft.set_model(first.model, _model_note(first, first.model))
+        if first.reading is not None:
+            _set_checkpoint(draft, first.reading, first.span)
     for other in found:
         if other is not first:
             draft.ignored.append(other.span)  # one model per question
             if other.size_at is not None:
                 scan.use(other.size_at, 1)
     return first.start, first.length
+
+
+def _set_checkpoint(draft: Draft, reading: RepoReading, written: str) -> None:
+    """A quantized repo named: its repo and its format (the format is one value: the repo's comes first)."""
+    if reading.checkpoint is None:
+        return
+    draft.checkpoint = reading.checkpoint
+    if reading.quant is not None:
+        draft.set_format(reading.precision, reading.quant, written)
 
 
 def _same_size(one: ModelShape, other: ModelShape) -> bool:
@@ -182,6 +198,10 @@ def resolve_ambiguous(draft: Draft, models: ModelNames) -> None:
 
 
 _NO_HEADS = STOP_WORDS | KEYWORDS
+_FORMAT_WORDS = frozenset({"quantized", "quant", "gguf", "dynamic", "static"})  # beside a format in a repo's name
+# Words that join a sentence and never a repo's name (a repo's name may carry "instruct", "gguf", "awq")
+_SENTENCE_WORDS = frozenset({"with", "and", "or", "on", "in", "at", "for", "of", "the", "to", "mit", "auf", "und",
+                             "oder", "für", "fuer", "bei", "von"})
 _LETTER_FIRST_RE = re.compile(r"[^0-9]")  # no head starts with a digit (ModelNames.is_head)
 
 
@@ -204,6 +224,53 @@ class _Search:
         if known is None:
             known = self._heads[token] = self.models.is_head(token)
         return known
+
+    def repo_names(self, repos: list[RepoSpan]) -> list[Found]:
+        """0. Repo ids, each read whole (engine.parse.repos): the model and checkpoint the registry says it names,
+        else, when its name looks like a model's (a family word or a size: 'deepseek-ai/DeepSeek-R1-0528-Qwen3-8B'
+        in a registry without the distill), a model nobody knows -- never the model a prefix of it names. A slash
+        pair whose first half is a model or has a size ('llama-3.1-70b/405b') is left to the other passes."""
+        scan = self.scan
+        low, used = scan.low, scan.used
+        found: list[Found] = []
+        for span in repos:
+            if any(used[span.start:span.stop]):
+                continue
+            if span.reading is not None:
+                scan.use(span.start, span.stop - span.start)
+                found.append(Found(span.start, span.stop - span.start, scan.span(span.start, span.stop - 1),
+                                   span.reading.model, None, False, reading=span.reading))
+                continue
+            owner = low[span.start:span.name_start]
+            if any(size_of(word) is not None for word in owner) or self.models.registry.get("-".join(owner)):
+                continue
+            named = self._named_before_format(span)
+            if named is not None:  # "RedHatAI/Meta-Llama-3.1-70B-Instruct-quantized.w8a8": the model, then "w8a8"
+                found.append(named)
+                continue
+            name = low[span.name_start:span.stop]
+            if any(word in _SENTENCE_WORDS or (word in KEYWORDS and precision_token(word) is None) for word in name):
+                continue  # "deepseek-ai/DeepSeek-V3.1.with.128k.context": words of a sentence, no repo's name
+            if self.is_head(name[0]) or any(size_of(word) is not None for word in name):
+                unknown = self._unknown(span.start, span.stop)
+                self._take(unknown)
+                found.append(unknown)
+        return found
+
+    def _named_before_format(self, span: RepoSpan) -> Found | None:
+        """A repo id whose name is a registry model's, then only precision or format words that name no
+        published checkpoint of it ("...-quantized.w8a8"): the model, its words left for the precision pass."""
+        scan = self.scan
+        low, starts, ends = scan.low, scan.tokens.start, scan.tokens.end
+        for cut in range(span.stop - 1, span.name_start, -1):
+            if not all(precision_token(word) is not None or word in _FORMAT_WORDS for word in low[cut:span.stop]):
+                return None
+            reading = read_repo(scan.text[starts[span.start]:ends[cut - 1]], self.models.registry)
+            if reading is not None and reading.checkpoint is None:
+                scan.use(span.start, cut - span.start)
+                return Found(span.start, cut - span.start, scan.span(span.start, cut - 1), reading.model, None, False,
+                             reading=reading)
+        return None
 
     def exact_names(self) -> list[Found]:
         """1. Exact names, longest first, anywhere; a typo right before one makes it fuzzy ('deepsek v3').

@@ -87,6 +87,12 @@ def checkpoint_for(resolved: ResolvedRequest, engine: str) -> Checkpoint:
     fmt = resolved.quant
     if fmt is not None and not fmt.is_gguf and "vllm" not in fmt.engines:
         raise UnservedFormat(fmt)
+    named = resolved.checkpoint
+    if named is not None and fmt is not None and fmt.is_gguf == (engine == "llama.cpp"):
+        # the repo the question named ("Qwen/Qwen2.5-72B-Instruct-AWQ", "bartowski/...-GGUF" with its type)
+        if fmt.is_gguf:
+            return Checkpoint(named.repo, tag=fmt.name.upper(), fmt=fmt, label=fmt.label)
+        return Checkpoint(named.hf_id, gb=named.gb, fmt=fmt, label=fmt.label)
     if engine == "llama.cpp":
         return _gguf(shape, fmt, resolved.precision)
     if fmt is not None:

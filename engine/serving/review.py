@@ -80,7 +80,8 @@ def _bytes_per_param(resolved: ResolvedRequest, checkpoint: Checkpoint) -> float
     return fmt.bits_per_weight / 8 if fmt is not None else None
 
 
-_MODELS: dict[tuple[int, float | None, str, str | None, float, str], tuple[ServingModel, Checkpoint]] = {}
+_MODELS: dict[tuple[int, float | None, str, str | None, float, str, str | None],
+              tuple[ServingModel, Checkpoint]] = {}
 
 
 def serving_checkpoint(resolved: ResolvedRequest, engine: str = "vllm") -> tuple[ServingModel, Checkpoint]:
@@ -88,7 +89,8 @@ def serving_checkpoint(resolved: ResolvedRequest, engine: str = "vllm") -> tuple
     the request."""
     shape = resolved.shape
     quant = resolved.quant.name if resolved.quant is not None else None
-    key = (id(shape), resolved.weight_bytes, resolved.precision, quant, resolved.params_b, engine)
+    named = resolved.checkpoint.hf_id if resolved.checkpoint is not None else None
+    key = (id(shape), resolved.weight_bytes, resolved.precision, quant, resolved.params_b, engine, named)
     found = _MODELS.get(key)
     if found is not None and found[0].shape is shape:  # the entry keeps its shape alive: its id is not reused
         return found

@@ -7,16 +7,19 @@ Also `I` (intent: `p` price, `c` compare), `X` (the card compared with `R`), `T`
 `m`), `Y` (coin ticker), `Q1` (cheapest asked for), `A1` (the count `N1` came from an article), `E` (the card's
 memory as written, GB), `F` (the named weight format, its normalized name: `Fq4km`, `Fexl2-4_65`); each is optional,
 so older payloads decode as before, and a price payload needs no model. A precision's code (`P`, `K`) is its row's
-`payload` in engine/formats/formats.yaml.
+`payload` in engine/formats/formats.yaml. `H` is the published quantized repo the question named, as its place in
+the model's registry `quantized` list (`H0`: the first); a repo the registry does not list is not carried.
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
 
+from catalog.names import normalize_name
 from engine.formats.precision import precision_words
 from engine.formats.quant import canonical_quant
 from engine.formats.table import normalize_format
+from engine.models.registry import default_registry
 from engine.sizing.rule import (
     KV_PRECISION_BYTES,
     MAX_BILLING_SPAN,
@@ -80,11 +83,38 @@ def encode_request(request: SizeRequest) -> str:
         parts.append("L" + _value(request.region))
     if request.quant:
         parts.append("F" + _value(normalize_format(request.quant).replace(":", "-")))
+    place = _checkpoint_place(request)
+    if place is not None:
+        parts.append(f"H{place}")
     parts.extend(_talk_parts(request))
     payload = "".join(parts)
     if not _VALID.match(payload):
         raise PayloadError(f"request does not fit a {MAX_PAYLOAD}-character payload")
     return payload
+
+
+def _checkpoint_place(request: SizeRequest) -> int | None:
+    """The named repo's place in its model's registry `quantized` list (a GGUF repo: its first file's), or None."""
+    if not request.checkpoint or not request.model:
+        return None
+    shape = default_registry().get(request.model)
+    key = normalize_name(request.checkpoint)
+    for place, repo in enumerate(shape.quantized if shape is not None else ()):
+        if key in (normalize_name(repo.hf_id), normalize_name(repo.repo)):
+            return place
+    return None
+
+
+def _decode_checkpoint(fields: dict[str, str], request: SizeRequest) -> None:
+    """`H`: the repo at that place of the model's `quantized` list (a GGUF file names its repo)."""
+    if "H" not in fields:
+        return
+    shape = default_registry().get(request.model) if request.model else None
+    place = int(fields["H"])
+    if shape is None or not 0 <= place < len(shape.quantized):
+        raise PayloadError("bad checkpoint")
+    repo = shape.quantized[place]
+    request.checkpoint = repo.repo if repo.quant.startswith("gguf_") else repo.hf_id
 
 
 def _talk_parts(request: SizeRequest) -> list[str]:
@@ -123,6 +153,7 @@ def decode_request(payload: str) -> SizeRequest:
         _decode_model(fields, request)
         _decode_sizing(fields, request)
         _decode_layout(fields, request)
+        _decode_checkpoint(fields, request)
     except ValueError as exc:
         if isinstance(exc, PayloadError):
             raise
@@ -147,7 +178,7 @@ def _fields(payload: str) -> dict[str, str]:
         position = match.end()
     if position != len(payload):
         raise PayloadError("malformed payload")
-    unknown = set(fields) - set("MSPCBWKRNGLIXTYQAEFUDV")
+    unknown = set(fields) - set("MSPCBWKRNGLIXTYQAEFUDVH")
     if unknown:
         raise PayloadError(f"unknown field(s) {sorted(unknown)}")
     if "N" in fields and "R" not in fields or "M" in fields and "S" in fields:

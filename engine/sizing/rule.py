@@ -12,6 +12,7 @@ from catalog.schema import SizingPolicy
 from engine.formats.precision import canonical_kv_precision, canonical_precision, precision_words
 from engine.formats.quant import (
     UnknownFormat,
+    checkpoint_format,
     quant_name,
     quant_precision,
     quant_weights_gb,
@@ -20,7 +21,15 @@ from engine.formats.quant import (
 )
 from engine.formats.table import WeightFormat
 from engine.formula import FormulaValue, english_formula, fmt_gb, fmt_num
-from engine.models.registry import ModelShape, Registry, default_registry, hf_repo, typical_shape
+from engine.models.registry import (
+    GGUF_REPO,
+    ModelShape,
+    QuantizedRepo,
+    Registry,
+    default_registry,
+    hf_repo,
+    typical_shape,
+)
 from engine.notes import Note
 from engine.sizing.sequence import MAX_BATCH, MAX_CONTEXT_TOKENS, resolve_sequence, sequence_matters, sequence_notes
 
@@ -95,6 +104,9 @@ class SizeRequest:
     budget_usd: float | None = None  # money the user has for the billing span ("under $1000/mo"), in US dollars
     billing_span: int | None = None  # how many billing periods the user rents for ("for 2 weeks": 2 x week)
     gpu_memory_utilization: float | None = None  # "--gpu-memory-utilization 0.85": vLLM's share, for its check
+    # A published quantized repo the question named ("Qwen/Qwen2.5-72B-Instruct-AWQ"): `model` is its base, `quant`
+    # its format; the answer sizes that checkpoint and its launch command names it (engine.models.registry.named_repo)
+    checkpoint: str | None = None
 
 
 @dataclass(slots=True)
@@ -122,7 +134,8 @@ class ResolvedRequest:
     region: str | None
     notes: tuple[Note, ...] = ()
     quant: WeightFormat | None = None  # the named format the weights are sized in (inference only)
-    hf_id: str | None = None  # the registry entry's Hugging Face repo
+    hf_id: str | None = None  # the registry entry's Hugging Face repo (the checkpoint's, when one was named)
+    checkpoint: QuantizedRepo | None = None  # the published quantized repo named, when the answer is in its format
 
     def to_json(self) -> dict[str, object]:
         """The resolved values of the JSON "request" object (engine.answer.build adds "assumed" and "ignored")."""
@@ -232,6 +245,9 @@ def resolve(request: SizeRequest, policy: SizingPolicy, registry: Registry | Non
     precision, weight_bytes = _resolve_precision(request, shape, workload, policy, notes)
     if quant is not None:
         precision, weight_bytes = quant_precision(request.precision and precision, shape, quant, notes)
+    checkpoint = _named_checkpoint(request, shape, quant if weight_bytes is not None else None, registry)
+    if checkpoint is not None and quant is not None:
+        notes.append(_checkpoint_note(checkpoint, quant, shape))
     notes.extend(weights_notes(shape, params_b, precision if workload == "inference" else "",
                                quant if weight_bytes is not None else None))
     kv_precision = _resolve_kv_precision(request, policy)
@@ -266,8 +282,39 @@ def resolve(request: SizeRequest, policy: SizingPolicy, registry: Registry | Non
         region=request.region,
         notes=tuple(notes),
         quant=quant,
-        hf_id=hf_repo(shape.id) if model_id else None,
+        hf_id=checkpoint.repo if checkpoint is not None else hf_repo(shape.id) if model_id else None,
+        checkpoint=checkpoint,
     )
+
+
+def _checkpoint_note(repo: QuantizedRepo, fmt: WeightFormat, shape: ModelShape) -> Note:
+    """Which checkpoint the answer sized: the repo named, its format and its size (or that its format's bits size
+    it where the registry has no size for it)."""
+    if fmt.is_gguf:  # a repo of GGUF files: the file of the type asked for (its size is the type's, or published)
+        return Note(f"{repo.repo}: the {fmt.label} file of {shape.name}", "checkpoint_named_file", repo=repo.repo,
+                    format=fmt.label, model=shape.name)
+    label = fmt.label
+    if repo.gb is not None:
+        return Note(f"{repo.repo}: the {label} checkpoint of {shape.name}, {fmt_gb(repo.gb)}", "checkpoint_named",
+                    repo=repo.repo, format=label, model=shape.name, weights_gb=repo.gb)
+    return Note(f"{repo.repo}: the {label} checkpoint of {shape.name}, sized by the format's bits",
+                "checkpoint_named_bits", repo=repo.repo, format=label, model=shape.name)
+
+
+def _named_checkpoint(request: SizeRequest, shape: ModelShape, quant: WeightFormat | None,
+                      registry: Registry | None) -> QuantizedRepo | None:
+    """The quantized repo the question named, when the answer sizes its model in its format (a follow-up "and in
+    fp8?" leaves an AWQ repo behind: the answer is then the FP8 one, and names no AWQ repo)."""
+    if not request.checkpoint or quant is None:
+        return None
+    named = (registry or default_registry()).named_repo(request.checkpoint)
+    if named is None or named[0].id != shape.id or named[1] is None:
+        return None
+    repo = named[1]
+    if repo.quant == GGUF_REPO:
+        return repo if quant.is_gguf else None
+    fmt = checkpoint_format(repo.quant)
+    return repo if fmt is not None and fmt.name == quant.name else None
 
 
 def _resolve_workload(request: SizeRequest, notes: list[Note]) -> str:
@@ -413,6 +460,11 @@ def kv_bytes_per_token(shape: ModelShape, kv_bytes: float = 2) -> float | None:
 
 def _weights(resolved: ResolvedRequest) -> Component:
     shape = resolved.shape
+    named = resolved.checkpoint
+    if named is not None and named.gb is not None and resolved.quant is not None and not resolved.quant.is_gguf:
+        # the repo the question named, at its published (or layout-derived) size: engine/models/data/*.yaml
+        return Component.of("weights", named.gb, "weights_published", model=named.hf_id,
+                            format=resolved.quant.label, weights_gb=named.gb)
     # real bits, scales included (engine.formats.quant)
     if resolved.quant is not None and resolved.weight_bytes is not None:
         gb = quant_weights_gb(resolved.params_b, resolved.quant, shape)  # bits: effective over the whole model
