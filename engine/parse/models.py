@@ -70,6 +70,7 @@ _SHORT_VERSION_RE = re.compile(r"v[1-9]")  # "v3" written for a release named "v
 SAME_SIZE = 0.03  # headline counts this close are one size (as registry tests compare exact and headline counts)
 MAX_NAME_TOKEN = 24  # no model name has a longer word; longer tokens are never compared
 _JOINS = frozenset({" ", "-", "_", ""})  # what may stand between two words of one typed name
+_MILLIONS_RE = re.compile(r"\d+(?:[.,]\d+)?m")  # a size in millions of parameters: "360m"
 
 
 @dataclass(slots=True)
@@ -426,6 +427,8 @@ class _Search:
         experts = 0
         for j in range(start, stop):
             size = size_of(low[j])
+            if size is None and _MILLIONS_RE.fullmatch(low[j]):  # "SmolLM2-360M-Instruct": the fields pass reads it
+                size = "m"
             if size is None or size_at is not None or moe_written is not None:
                 continue
             expert_match = EXPERTS_RE.fullmatch(low[j + 1]) if j + 1 < stop else None
