@@ -118,6 +118,10 @@ def rule_pick_lines(answer: Answer, lang: str, note_text: Callable[[Note], str])
         return []
     spare = rule.spare_gb if rule.per_gpu is None else min(rule.spare_gb, rule.per_gpu.spare_gb)
     values = {"layout": _layout_label(rule.count, rule.card.name), "spare": fmt_gb(lang, max(spare, 0.0))}
+    reason = answer.selection.reason if answer.selection is not None else None
+    if isinstance(reason, Note) and reason.code == "sharded_lead":
+        return [t(lang, "answer.rule_pick_sharded", monthly=fmt_usd(lang, rule.monthly_usd),
+                  lead=_layout_label(fit.count, fit.card.name), **values)]
     check = answer.review.check_layout(rule) if answer.review is not None else None
     if check is None or check.starts:
         return [t(lang, "answer.rule_pick_room", room=fmt_gb(lang, ROOM_GB), **values)]

@@ -8,7 +8,17 @@ from __future__ import annotations
 import dataclasses
 
 from catalog.schema import Catalog
-from engine.fit.selection import Layout, Selection, has_room, same_layout, without_tensor_parallel
+from engine.fit.ranking import plan
+from engine.fit.selection import (
+    ROOM_GB,
+    Layout,
+    Rules,
+    Selection,
+    evaluate_layout,
+    has_room,
+    same_layout,
+    without_tensor_parallel,
+)
 from engine.notes import Note
 from engine.serving import ServingCheck
 from engine.serving.review import NOWHERE, ServingReview, cheapest_running
@@ -64,6 +74,15 @@ def recommend(rule: Selection, requirement: Requirement, resolved: ResolvedReque
     lead = recommended
     if recommended is not None and not runs(recommended, review):
         lead = _running(recommended, review, requirement, resolved, catalog)
+    if resolved.workload == "full" and not resolved.card and lead is not None:
+        sharded = cheapest_sharded(requirement, resolved, catalog)
+        if sharded is not None and sharded.monthly_usd < lead.monthly_usd - 0.005:
+            alternatives = [lead, *(a for a in rule.alternatives
+                                    if not same_layout(a, lead) and not same_layout(a, sharded))]
+            reason = Note("cheapest layout on which the trainer runs: ZeRO-3 / FSDP shard the parameters over the "
+                          "GPUs, so no tensor-parallel head rule applies", "sharded_lead")
+            return Selection(fit=sharded, reason=reason, alternatives=alternatives[:3], recommended=sharded,
+                             notes=rule.notes)
     if resolved.card:
         named = fit
         if fit is not None:
@@ -91,3 +110,17 @@ def recommend(rule: Selection, requirement: Requirement, resolved: ResolvedReque
     reason = Note(f"cheapest layout on which {engine or 'it'} runs with room to spare", "runs_lead",
                   engine={"vllm": "vLLM"}.get(engine or "", engine or ""))
     return Selection(fit=lead, reason=reason, alternatives=alternatives, recommended=lead, notes=rule.notes)
+
+
+def cheapest_sharded(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog) -> Layout | None:
+    """Full fine-tuning with no layout named: the cheapest layout of any count that the rule accepts with room to
+    spare once the tensor-parallel head rule is dropped (ZeRO-3 / FSDP, see without_tensor_parallel); a multi-GPU
+    set still needs the interconnect the rule asks for training (the rule's own check, kept)."""
+    rules = Rules(resolved, catalog)
+    for _, count, _, card in plan(catalog).by_price:
+        if card.vram_gb * count < requirement.total_gb + ROOM_GB:
+            continue
+        layout = without_tensor_parallel(evaluate_layout(card, count, requirement, resolved, catalog, rules))
+        if layout.valid and has_room(layout):
+            return layout
+    return None
