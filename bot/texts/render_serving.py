@@ -119,6 +119,9 @@ def rule_pick_lines(answer: Answer, lang: str, note_text: Callable[[Note], str])
     spare = rule.spare_gb if rule.per_gpu is None else min(rule.spare_gb, rule.per_gpu.spare_gb)
     values = {"layout": _layout_label(rule.count, rule.card.name), "spare": fmt_gb(lang, max(spare, 0.0))}
     reason = answer.selection.reason if answer.selection is not None else None
+    if isinstance(reason, Note) and reason.code == "count_lead":
+        return [t(lang, "answer.rule_pick_count", monthly=fmt_usd(lang, rule.monthly_usd),
+                  count=fit.count, **values)]
     if isinstance(reason, Note) and reason.code == "sharded_lead":
         return [t(lang, "answer.rule_pick_sharded", monthly=fmt_usd(lang, rule.monthly_usd),
                   lead=_layout_label(fit.count, fit.card.name), **values)]

@@ -47,7 +47,7 @@ class Draft:
                  "kv_precision", "context_tokens", "batch", "workload", "card", "gpu_count", "budget_gb", "region",
                  "assumed", "ignored", "intent", "billing", "coin", "cheapest", "count_implied", "second_card",
                  "compare_card", "card_vram_gb", "quant", "rope_scaling", "budget_usd", "billing_span",
-                 "flag_gpu_count", "gpu_memory_utilization")
+                 "flag_gpu_count", "gpu_memory_utilization", "launch_engine")
 
     def __init__(self) -> None:
         self.model: ModelShape | None = None
@@ -82,6 +82,7 @@ class Draft:
         self.billing_span: int | None = None  # "for 2 weeks": how many billing periods (engine.parse.talk)
         self.flag_gpu_count: tuple[int, str] | None = None  # "-tp 2", until the cards pass has read its count
         self.gpu_memory_utilization: float | None = None  # "--gpu-memory-utilization 0.85" (engine.parse.flags)
+        self.launch_engine: str | None = None  # "vllm serve ...", "llama-server ...": its engine (engine.parse.launch)
 
     # ---- model and card (the first one named wins; the passes list later ones)
 

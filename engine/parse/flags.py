@@ -8,7 +8,7 @@
 - `--gpu-memory-utilization 0.85`: the share of each card vLLM takes (`gpu_memory_utilization`, the serving
   check's);
 - `-ngl 99` (every layer on the GPU) is what Cardfit sizes; fewer layers offload the rest to the CPU, which it
-  does not size: that flag is listed as not honoured.
+  does not size: a note says so (sized with every layer on the GPU).
 
 Any other `--flag value` is listed whole under "Not understood" (never in pieces), so nothing stated is dropped
 silently."""
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from engine.notes import Note
 from engine.parse.draft import Draft
 from engine.parse.scan import Scan
 from engine.sizing.rule import KV_PRECISION_BYTES
@@ -99,7 +100,12 @@ def _apply(draft: Draft, flag: str, value: str, written: str) -> bool:
             return False
         draft.gpu_memory_utilization = share
         return True
-    return value.isdigit() and int(value) >= _ALL_LAYERS  # -ngl: every layer on the GPU is what is sized
+    if not value.isdigit():
+        return False
+    if int(value) < _ALL_LAYERS:  # -ngl 40: the rest on the CPU, which is not sized; said, never sized silently
+        draft.assumed.append(Note(f"{written} keeps the other layers on the CPU, which Cardfit does not size: sized "
+                                  "with every layer on the GPU", "ngl_partial", written=written))
+    return True  # -ngl 99: every layer on the GPU is what is sized
 
 
 def apply_flag_count(draft: Draft) -> None:
