@@ -206,7 +206,8 @@ def render_answer(answer: Answer, lang: str, *, details: bool = False, max_alter
     if answer.intent == "price":
         return render_price(answer, lang)
     if answer.intent == "biggest_model":
-        return clip("\n".join([*capacity_lines(answer, lang), *_notes_lines(answer, lang)]))
+        topup = ["", _topup_line(answer, lang)] if answer.topup_url and answer.topup_amount_usd is not None else []
+        return clip("\n".join([*capacity_lines(answer, lang), *_notes_lines(answer, lang), *topup]))
     if answer.compare is not None:
         return render_compare(answer, lang)
     if answer.capacity is not None:

@@ -240,6 +240,14 @@ def capacity_lines(answer: Answer, lang: str, note_text: Callable[[Note], str] |
     line = t(lang, "capacity.biggest", layout=layout, engine=engine, context=context,
              precision=esc(precision_label(capacity.precision or "")),
              rule=_value(lang, capacity.rule_value, "b"), serving=_value(lang, capacity.serving_value, "b"))
-    if capacity.models:
+    if capacity.models and not capacity.picks:
         line += t(lang, "capacity.models", models=esc(", ".join(capacity.models)))
-    return [line]
+    lines = [line]
+    if capacity.budget_usd is not None:
+        lines.insert(0, t(lang, "capacity.money_layout", budget=fmt_usd(lang, capacity.budget_usd), layout=layout))
+    if capacity.picks:
+        lines.append(t(lang, "capacity.picks"))
+        lines.extend(t(lang, "capacity.pick", name=esc(pick.name), precision=esc(precision_label(pick.precision)),
+                       context=short_context(lang, pick.context_tokens), monthly=fmt_usd(lang, pick.monthly_usd),
+                       hourly=fmt_usd(lang, pick.hourly_usd)) for pick in capacity.picks)
+    return lines

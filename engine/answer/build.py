@@ -9,6 +9,7 @@ from catalog.schema import Card, Catalog
 from engine.answer.advice import CardComparison, PrecisionHint, compare_cards, precision_hint
 from engine.answer.capacity import Capacity, biggest_model, sequence_capacity
 from engine.answer.lead import recommend, runs
+from engine.answer.open_question import largest_models, layout_for_money
 from engine.fit.selection import (
     Layout,
     Selection,
@@ -20,7 +21,7 @@ from engine.fit.selection import (
     unknown_card_note,
 )
 from engine.fit.topup import billing_hours, period_prices, resolve_coin, topup_amount_usd, topup_url
-from engine.models.registry import Registry
+from engine.models.registry import ModelShape, Registry, default_registry
 from engine.notes import Note
 from engine.serving import ServingCheck
 from engine.serving.review import ServingOptions, ServingReview
@@ -214,9 +215,11 @@ def build_answer(
     billing: str | None = None,
     coin: str | None = None,
     serving: ServingOptions | None = None,
+    family: tuple[str, ...] = (),
 ) -> Answer:
     """`billing`, `coin`: the user's settings; a period or coin named in the question wins over them.
-    `serving`: the engine and its options for the serving check (default: chosen by the format)."""
+    `serving`: the engine and its options for the serving check (default: chosen by the format).
+    `family`: an open question's models ("largest qwen on a 3090"; engine.answer.open_question)."""
     if request.gpu_memory_utilization is not None and (serving is None or serving.gpu_memory_utilization is None):
         # "--gpu-memory-utilization 0.85" in the question: vLLM's share for the check (a CLI flag wins)
         serving = dataclasses.replace(serving or ServingOptions(),
@@ -226,7 +229,9 @@ def build_answer(
     if request.intent == "price":
         answer.selection = _price_selection(request, catalog)
     elif request.intent == "biggest_model":
-        return _biggest_model(answer, serving, registry)
+        _biggest_model(answer, serving, registry, family)
+        if answer.error or answer.capacity_layout is None:
+            return answer
     else:
         try:
             resolved = _named_card(request, resolve(request, catalog.sizing, registry), catalog)
@@ -283,20 +288,50 @@ def _sequence_capacity(answer: Answer, resolved: ResolvedRequest, requirement: R
     return capacity
 
 
-def _biggest_model(answer: Answer, serving: ServingOptions | None, registry: Registry | None) -> Answer:
-    """'The biggest model on a 4090 / in 48 GB': no model to size, the layout's capacity instead."""
+def _biggest_model(answer: Answer, serving: ServingOptions | None, registry: Registry | None,
+                   family: tuple[str, ...] = ()) -> Answer:
+    """'The biggest model on a 4090 / in 48 GB / on a $300/month budget': no model to size, the layout's capacity
+    instead, and on a card the registry's largest models that run there (engine.answer.open_question), priced."""
     request, catalog = answer.request, answer.catalog
     card = None
-    if request.card is not None:
+    count = request.gpu_count or 1
+    if request.card is None and request.memory_budget_gb is None and request.budget_usd is not None:
+        found = layout_for_money(catalog, request.budget_usd, answer.billing or catalog.default_billing,
+                                 answer.billing_span)
+        if found is None:
+            answer.error = f"nothing at {catalog.provider} rents within ${request.budget_usd:,.0f}"
+            return answer
+        card, count = found
+    elif request.card is not None:
         card = _rented_card(request.card, request.card_vram_gb, catalog)
         if card is None:
             answer.error = str(unknown_card_note(catalog, _written_card(request)))
             return answer
     try:
-        answer.capacity = biggest_model(request, catalog, card, request.gpu_count or 1, serving, registry)
+        capacity = biggest_model(request, catalog, card, count, serving, registry)
     except SizingError as exc:
         answer.error = str(exc)
+        return answer
+    if family:
+        capacity = dataclasses.replace(capacity, models=tuple(
+            shape.name for shape in _family_below(registry, family, capacity)))
+    if card is not None:
+        picks = largest_models(request, card, count, registry or default_registry(),
+                               lambda asked: build_answer(asked, catalog, registry=registry, serving=serving), family)
+        capacity = dataclasses.replace(capacity, picks=picks, budget_usd=request.budget_usd)
+        priced = price_layout(card, count, catalog)
+        if picks and priced.valid:
+            answer.capacity_layout = priced
+    answer.capacity = capacity
     return answer
+
+
+def _family_below(registry: Registry | None, family: tuple[str, ...], capacity: Capacity) -> list[ModelShape]:
+    """The family's models under the capacity's size, largest first."""
+    limit = capacity.serving_value if capacity.serving_value is not None else capacity.rule_value
+    shapes = [shape for shape in (registry or default_registry()) if shape.id in family
+              and limit is not None and shape.params_b <= limit]
+    return sorted(shapes, key=lambda shape: -shape.params_b)[:3]
 
 
 def _rented_card(written: str, vram_gb: float | None, catalog: Catalog) -> Card | None:

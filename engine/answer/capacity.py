@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from catalog.schema import Card, Catalog
+from engine.answer.open_question import ModelPick
 from engine.models.registry import Registry, default_registry
 from engine.notes import Note
 from engine.serving import Gpu, biggest_model_params_b
@@ -54,6 +55,8 @@ class Capacity:
     budget_gb: float | None = None  # biggest_model "in 48 GB": a memory budget, no card
     refused: tuple[Note, ...] = ()
     serving_checked: bool = False  # the engine's check was made (serving_value None then: nothing starts)
+    picks: tuple[ModelPick, ...] = ()  # biggest_model on a card: the registry's largest models that run there
+    budget_usd: float | None = None  # biggest_model "on a $300/month budget": the money that chose the layout
 
     @property
     def runs(self) -> bool:
@@ -67,7 +70,8 @@ class Capacity:
     def to_json(self) -> dict[str, object]:
         return {"kind": self.kind, "card": self.card, "count": self.count, "context_tokens": self.context_tokens,
                 "batch": self.batch, "rule_value": self.rule_value, "serving_value": self.serving_value,
-                "models": list(self.models), "refused": [str(note) for note in self.refused]}
+                "models": list(self.models), "refused": [str(note) for note in self.refused],
+                "picks": [pick.to_json() for pick in self.picks], "budget_usd": self.budget_usd}
 
 
 def _fixed_and_kv(requirement: Requirement) -> tuple[float, float]:

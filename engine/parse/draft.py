@@ -47,7 +47,7 @@ class Draft:
                  "kv_precision", "context_tokens", "batch", "workload", "card", "gpu_count", "budget_gb", "region",
                  "assumed", "ignored", "intent", "billing", "coin", "cheapest", "count_implied", "second_card",
                  "compare_card", "card_vram_gb", "quant", "rope_scaling", "budget_usd", "billing_span",
-                 "flag_gpu_count", "gpu_memory_utilization", "launch_engine")
+                 "flag_gpu_count", "gpu_memory_utilization", "launch_engine", "family")
 
     def __init__(self) -> None:
         self.model: ModelShape | None = None
@@ -82,6 +82,7 @@ class Draft:
         self.billing_span: int | None = None  # "for 2 weeks": how many billing periods (engine.parse.talk)
         self.flag_gpu_count: tuple[int, str] | None = None  # "-tp 2", until the cards pass has read its count
         self.gpu_memory_utilization: float | None = None  # "--gpu-memory-utilization 0.85" (engine.parse.flags)
+        self.family: tuple[str, ...] = ()  # "largest qwen": the registry ids the open question is about
         self.launch_engine: str | None = None  # "vllm serve ...", "llama-server ...": its engine (engine.parse.launch)
 
     # ---- model and card (the first one named wins; the passes list later ones)
@@ -250,7 +251,8 @@ class Draft:
             or ((self.card is not None or self.budget_gb is not None)
                 and (self.workload is not None or self.precision is not None))
             or (self.intent == "price" and self.card is not None)
-            or (self.intent == "biggest_model" and (self.card is not None or self.budget_gb is not None))
+            or (self.intent == "biggest_model" and (self.card is not None or self.budget_gb is not None
+                                                    or self.budget_usd is not None))
         )
 
     def sets_anything(self) -> bool:
@@ -259,7 +261,7 @@ class Draft:
                   self.workload, self.card, self.gpu_count, self.budget_gb, self.region, self.billing, self.coin,
                   self.budget_usd)
         return any(value is not None for value in values) or self.cheapest or self.rope_scaling is not None \
-            or self.gpu_memory_utilization is not None
+            or self.gpu_memory_utilization is not None or self.intent in ("max_context", "max_batch")
 
     def list_leftovers(self, leftovers: Collection[str]) -> None:
         """`ignored` without repeats, then the words no pass used (at most MAX_IGNORED entries, then a count)."""

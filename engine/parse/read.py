@@ -22,6 +22,7 @@ from engine.parse.hub import hub_candidate
 from engine.parse.launch import read_launch
 from engine.parse.lexer import COMMAND_RE, as_shown
 from engine.parse.models import find_model, resolve_ambiguous, resolve_unknown
+from engine.parse.open_question import find_open_question
 from engine.parse.regions import find_region_ids
 from engine.parse.runtime import assume_runtime_format, read_rope_scaling
 from engine.parse.scan import Scan
@@ -54,6 +55,8 @@ class ParseResult:
     # A pasted launch line's engine ("vllm serve ..." -> "vllm", "llama-server ..." -> "llama.cpp"), which runs the
     # serving check (engine.parse.launch); None when the text names no launcher.
     launch_engine: str | None = None
+    # An open question's family ("largest qwen on a 3090"): the registry ids it is about; empty for any model.
+    model_family: tuple[str, ...] = ()
 
     @property
     def told_language(self) -> str | None:
@@ -94,6 +97,7 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
             window_as_context(scan, draft, name_at)
         decide_intent(scan, draft)
         find_capacity_intent(scan, draft)
+        find_open_question(scan, draft)
         list_unknown_flags(scan, draft)
     except BadValue as bad:
         return ParseResult(None, bad.note, language, None, None, confident, hub_candidate=hub_candidate(scan, draft))
@@ -110,7 +114,7 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
         return ParseResult(None, NOT_A_QUESTION, language, None, None, confident, partial, cue, hub)
     request = draft.request()
     return ParseResult(request, None, language, request.model, draft.model_note, confident, request, cue, hub,
-                       draft.launch_engine)
+                       draft.launch_engine, draft.family)
 
 
 def detect_language(text: str, low: list[str]) -> tuple[str, bool]:

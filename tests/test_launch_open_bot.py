@@ -1,0 +1,142 @@
+"""What a renter states is honoured, through the real Application in English and German: a pasted launch line (its
+engine, its flags, its tensor-parallel size), a GPU count with no card, full fine-tuning sharded by ZeRO-3 / FSDP,
+a budget in euros, and open questions ("largest qwen that fits on a 3090") with their follow-ups."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from bot.config import load_settings
+from bot.features.ask import ask_blocking
+from catalog.loader import load_catalog
+from engine.parse import Vocabulary, parse
+from tests.support.botharness import TOKEN, Harness
+
+USER = 71
+
+
+def plain(bot: Harness) -> str:
+    """The last reply without its HTML tags."""
+    return re.sub(r"<[^>]+>", "", bot.last_text(USER)).replace("&#x27;", "'")
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), topup_secret="topup-key-for-tests",
+                         rate_limit_messages=30, rate_limit_window_s=60)
+
+
+@pytest.fixture
+async def bot(settings):
+    async with Harness(settings) as harness:
+        yield harness
+
+
+# ---- a pasted launch line
+
+
+@pytest.mark.parametrize(("text", "engine"), [
+    ("vllm serve Qwen/Qwen3-32B --max-model-len 32768 --tensor-parallel-size 2", "vllm"),
+    ("python -m vllm.entrypoints.openai.api_server --model meta-llama/Llama-3.1-8B-Instruct", "vllm"),
+    ("llama-server -m Qwen3-32B-Q4_K_M.gguf -c 32768 -ngl 99", "llama.cpp"),
+    ("./llama-server -hf unsloth/Qwen3-30B-A3B-GGUF:Q4_K_M -c 32768 -ngl 99", "llama.cpp"),
+])
+def test_a_launch_line_names_its_engine_and_no_launcher_word_is_lost(text, engine):
+    result = parse(text)
+    assert result.launch_engine == engine
+    assert not [word for word in result.request.ignored if word in ("llama", "python", "openai", "entrypoints")]
+
+
+def test_a_gguf_launched_by_llama_server_is_checked_under_llama_cpp():
+    catalog = load_catalog("gpurenthub").catalog
+    asked = ask_blocking("llama-server -m gpt-oss-120b-mxfp4.gguf -c 131072 -ngl 99", catalog,
+                         Vocabulary.of_catalog(catalog))
+    assert asked.answer.review.engine == "llama.cpp"
+
+
+async def test_a_launch_line_leads_with_its_tensor_parallel_size(bot):
+    await bot.send(USER, "vllm serve meta-llama/Llama-3.3-70B-Instruct --tensor-parallel-size 4 "
+                         "--max-model-len 65536 --kv-cache-dtype fp8 --gpu-memory-utilization 0.9")
+    text = plain(bot)
+    assert "✅ Fits on 4x" in text and "the layout above uses the 4 GPUs you gave" in text
+    assert "By the sizing rule 1x MI300X" in text and "KV cache FP16" not in text
+    await bot.send(USER, "Llama 3.3 70B auf 2 GPUs")
+    text = plain(bot)
+    assert "✅ Passt auf 2x" in text and "die 2 GPUs, die Sie genannt haben" in text
+
+
+async def test_fewer_gpu_layers_are_said_not_sized_silently(bot):
+    await bot.send(USER, "./llama-server -m models/Llama-3.3-70B-Instruct-Q4_K_M.gguf --ctx-size 16384 -ngl 40")
+    text = plain(bot)
+    assert "-ngl 40 keeps the other layers on the CPU" in text and "16,384 tokens" in text
+    await bot.send(USER, "llama-server -m Llama-3.3-70B-Instruct-Q4_K_M.gguf mit 16k Kontext -ngl 40 auf einer A100")
+    assert "-ngl 40 lässt die übrigen Schichten auf der CPU" in plain(bot)
+
+
+# ---- full fine-tuning, sharded
+
+
+async def test_full_fine_tuning_leads_with_the_cheaper_sharded_layout(tmp_path):
+    settings = load_settings(bot_token=TOKEN, db=str(tmp_path / "c.sqlite3"), catalog="gpuwithcrypto",
+                             rate_limit_messages=30, rate_limit_window_s=60)
+    async with Harness(settings) as bot:
+        await bot.send(USER, "full fine-tune qwen2.5 7b")
+        text = plain(bot)
+        assert "✅ Fits on 2x A100 80GB" in text and "sharded with ZeRO-3 / FSDP" in text and "1x H200" in text
+        await bot.send(USER, "volles Fine-Tuning Gemma 2 27B")
+        text = plain(bot)
+        assert "✅ Passt auf 8x A100 80GB" in text and "mit ZeRO-3 / FSDP verteilt" in text
+
+
+async def test_zero3_on_a_set_whose_heads_do_not_divide_is_a_yes(bot):
+    await bot.send(USER, "full sft qwen2.5 7b w/ deepspeed zero3 on 8x a100")
+    assert "✅ Yes — 8x A100 SXM" in plain(bot)
+    await bot.send(USER, "volles Fine-Tuning Qwen2.5 7B mit DeepSpeed ZeRO-3 auf 8x H100")
+    assert "✅ Ja — 8x H100 SXM" in plain(bot)
+
+
+# ---- a budget in euros
+
+
+async def test_a_budget_in_euros_is_read_as_usd_and_said(bot):
+    await bot.send(USER, "llama 3.1 70b q4 32k unter 800 € im Monat")
+    text = plain(bot)
+    assert "Preise sind in USD: 800 € als Budget von 800 $ gelesen" in text and "Im Budget von 800 $" in text
+    await bot.send(USER, "llama 3.1 70b q4 budget 500 EUR")
+    text = plain(bot)
+    assert "prices are in USD: 500 € read as a budget of $500" in text and "Within your budget of $500" in text
+
+
+# ---- open questions and their follow-ups
+
+
+async def test_the_largest_of_a_family_on_a_card_and_its_follow_ups(bot):
+    await bot.send(USER, "largest qwen that fits on a 3090")
+    text = plain(bot)
+    assert "Largest models that run there" in text and "Qwen3" in text and "INT4" in text and "$230/month" in text
+    await bot.send(USER, "max context on it?")
+    text = plain(bot)  # asked of the model the answer before named first, on its card
+    assert "changed: model" in text and "RTX 3090" in text and "INT4" in text and "tokens" in text
+    await bot.send(USER, "größtes Qwen-Modell auf einer 3090")
+    assert "Die größten Modelle, die dort laufen" in plain(bot)
+    await bot.send(USER, "und maximaler Kontext darauf?")
+    assert "geändert: Modell" in plain(bot) and "RTX 3090" in plain(bot)
+
+
+async def test_the_best_model_on_a_money_budget(bot):
+    await bot.send(USER, "best model on a $300/month budget")
+    text = plain(bot)
+    assert "The most memory $300 rents: 1x A40" in text
+    assert "Largest models that run there" in text and "Top up $240" in text
+    await bot.send(USER, "welches ist das beste Modell für 500 $ im Monat")
+    text = plain(bot)
+    assert "Am meisten Speicher für 500 $" in text and "Die größten Modelle, die dort laufen" in text
+
+
+async def test_the_biggest_model_on_a_set_and_in_a_memory_budget(bot):
+    await bot.send(USER, "what's the biggest model I can run on 2x A100")
+    text = plain(bot)
+    assert "Biggest model on 2x A100 SXM" in text and "Largest models that run there" in text
+    await bot.send(USER, "Ich habe 48 GB VRAM – welches Modell passt am besten?")
+    assert "Größtes Modell auf 48 GB" in plain(bot)
