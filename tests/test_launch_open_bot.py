@@ -115,13 +115,14 @@ async def test_the_largest_of_a_family_on_a_card_and_its_follow_ups(bot):
     await bot.send(USER, "largest qwen that fits on a 3090")
     text = plain(bot)
     assert "Largest models that run there" in text and "Qwen3" in text and "INT4" in text and "$230/month" in text
+    first = text.split("• ")[1].split(" — ")[0]
     await bot.send(USER, "max context on it?")
     text = plain(bot)  # asked of the model the answer before named first, on its card
-    assert "changed: model" in text and "RTX 3090" in text and "INT4" in text and "tokens" in text
+    assert f"changed: model qwen → {first}" in text and "RTX 3090" in text and "INT4" in text and "tokens" in text
     await bot.send(USER, "größtes Qwen-Modell auf einer 3090")
     assert "Die größten Modelle, die dort laufen" in plain(bot)
     await bot.send(USER, "und maximaler Kontext darauf?")
-    assert "geändert: Modell" in plain(bot) and "RTX 3090" in plain(bot)
+    assert f"geändert: Modell qwen → {first}" in plain(bot) and "RTX 3090" in plain(bot)
 
 
 async def test_the_best_model_on_a_money_budget(bot):
@@ -140,3 +141,15 @@ async def test_the_biggest_model_on_a_set_and_in_a_memory_budget(bot):
     assert "Biggest model on 2x A100 SXM" in text and "Largest models that run there" in text
     await bot.send(USER, "Ich habe 48 GB VRAM – welches Modell passt am besten?")
     assert "Größtes Modell auf 48 GB" in plain(bot)
+
+
+# ---- a named layout the engine would not start on, for several users
+
+
+async def test_a_named_layout_that_fails_for_many_users_says_what_each_user_gets(bot):
+    await bot.send(USER, "llama 3.1 8b 32k for 64 users on an L4")
+    text = plain(bot)
+    assert "❌ No — 1x L4" in text and "or 64 users with 448 tokens each" in text and "Instead: 8x A40" in text
+    await bot.send(USER, "Llama 3.1 8B mit 32k Kontext für 64 Nutzer auf einer L4")
+    text = plain(bot)
+    assert "❌ Nein — 1x L4" in text and "oder 64 Nutzer mit je 448 Tokens" in text and "Stattdessen: 8x A40" in text

@@ -113,7 +113,7 @@ async def ask(text: str, catalog: Catalog, vocabulary: Vocabulary, asker: Asker 
     asked.request = request
     asked.filled, asked.from_settings = with_preferences(request, asker.preferences)
     asked.answer = answer_for(asked.filled, catalog, asker, registry=await hub_registry(request, hub),
-                              engine=result.launch_engine, family=result.model_family)
+                              engine=result.launch_engine)
     return asked
 
 
@@ -136,8 +136,7 @@ def _run_to_end(coroutine: Coroutine[Any, Any, Asked]) -> Asked:
 
 
 def answer_for(request: SizeRequest, catalog: Catalog, asker: Asker = NOBODY, *,
-               registry: Registry | None = None, engine: str | None = None,
-               family: tuple[str, ...] = ()) -> Answer:
+               registry: Registry | None = None, engine: str | None = None) -> Answer:
     """The answer step: the request as it stands (settings already filled), with the asker's billing, coin and
     engine. `engine`: the one a pasted launch line names ("llama-server ..."), which wins over /set engine."""
     prefs = asker.preferences
@@ -146,7 +145,7 @@ def answer_for(request: SizeRequest, catalog: Catalog, asker: Asker = NOBODY, *,
     return build_answer(request, catalog, user_id=asker.user_id, topup_secret=asker.topup_secret,
                         billing=prefs.billing if prefs is not None else None,
                         coin=prefs.coin if prefs is not None else None, registry=registry,
-                        serving=ServingOptions(engine=engine), family=family)
+                        serving=ServingOptions(engine=engine))
 
 
 def with_preferences(request: SizeRequest, prefs: Preferences | None) -> tuple[SizeRequest, set[str]]:

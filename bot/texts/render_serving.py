@@ -7,8 +7,9 @@ import math
 from collections.abc import Callable
 
 from bot.texts.i18n import fmt_gb, fmt_number, fmt_tokens, fmt_usd, t
+from catalog.schema import Card
 from engine.answer.build import Answer, unrentable
-from engine.answer.capacity import Capacity
+from engine.answer.capacity import Capacity, users_context
 from engine.fit.selection import ROOM_GB, Layout, same_layout
 from engine.formats.precision import precision_label
 from engine.notes import Note
@@ -49,8 +50,10 @@ def _layout_label(count: int, name: str) -> str:
 
 
 def serving_line(answer: Answer, check: ServingCheck | None, label: str, lang: str,
-                 note_text: Callable[[Note], str], fallback: Layout | None = None) -> str | None:
-    """The engine's verdict on the layout `label` names: starts with how much room, or why not and what runs."""
+                 note_text: Callable[[Note], str], fallback: Layout | None = None,
+                 where: tuple[Card, int] | None = None) -> str | None:
+    """The engine's verdict on the layout `label` names (`where`): starts with how much room, or why not and what
+    runs -- on another layout, with a shorter context, or (several users asked for) the context each gets."""
     resolved = answer.resolved
     if check is None or resolved is None:
         return None
@@ -81,6 +84,10 @@ def serving_line(answer: Answer, check: ServingCheck | None, label: str, lang: s
             line += t(lang, "serving.or_context", flag=flag, tokens=shorter)
     elif shorter:
         line += t(lang, "serving.only_context", flag=flag, tokens=shorter)
+    if shorter and where is not None and resolved.batch > 1:
+        each = users_context(answer.review, where[0], where[1], resolved.batch)
+        if each:
+            line += t(lang, "serving.or_users", users=resolved.batch, tokens=fmt_tokens(lang, each))
     return line
 
 
@@ -98,7 +105,7 @@ def fit_serving_lines(answer: Answer, layout: Layout, lang: str, details: bool,
     fallback = None
     if (card.id, count) == (layout.card.id, layout.count):
         fallback = answer.serving_fallback if is_fit else review.passing(layout)
-    line = serving_line(answer, check, _layout_label(count, card.name), lang, note_text, fallback)
+    line = serving_line(answer, check, _layout_label(count, card.name), lang, note_text, fallback, (card, count))
     if line is None or check is None:
         return []
     lines = [line]

@@ -9,7 +9,7 @@ from catalog.schema import Card, Catalog
 from engine.answer.advice import CardComparison, PrecisionHint, compare_cards, precision_hint
 from engine.answer.capacity import Capacity, biggest_model, sequence_capacity
 from engine.answer.lead import recommend, runs
-from engine.answer.open_question import largest_models, layout_for_money
+from engine.answer.open_question import family_ids, largest_models, layout_for_money
 from engine.fit.selection import (
     Layout,
     Selection,
@@ -215,11 +215,9 @@ def build_answer(
     billing: str | None = None,
     coin: str | None = None,
     serving: ServingOptions | None = None,
-    family: tuple[str, ...] = (),
 ) -> Answer:
     """`billing`, `coin`: the user's settings; a period or coin named in the question wins over them.
-    `serving`: the engine and its options for the serving check (default: chosen by the format).
-    `family`: an open question's models ("largest qwen on a 3090"; engine.answer.open_question)."""
+    `serving`: the engine and its options for the serving check (default: chosen by the format)."""
     if request.gpu_memory_utilization is not None and (serving is None or serving.gpu_memory_utilization is None):
         # "--gpu-memory-utilization 0.85" in the question: vLLM's share for the check (a CLI flag wins)
         serving = dataclasses.replace(serving or ServingOptions(),
@@ -229,7 +227,7 @@ def build_answer(
     if request.intent == "price":
         answer.selection = _price_selection(request, catalog)
     elif request.intent == "biggest_model":
-        _biggest_model(answer, serving, registry, family)
+        _biggest_model(answer, serving, registry)
         if answer.error or answer.capacity_layout is None:
             return answer
     else:
@@ -288,8 +286,7 @@ def _sequence_capacity(answer: Answer, resolved: ResolvedRequest, requirement: R
     return capacity
 
 
-def _biggest_model(answer: Answer, serving: ServingOptions | None, registry: Registry | None,
-                   family: tuple[str, ...] = ()) -> Answer:
+def _biggest_model(answer: Answer, serving: ServingOptions | None, registry: Registry | None) -> Answer:
     """'The biggest model on a 4090 / in 48 GB / on a $300/month budget': no model to size, the layout's capacity
     instead, and on a card the registry's largest models that run there (engine.answer.open_question), priced."""
     request, catalog = answer.request, answer.catalog
@@ -307,6 +304,7 @@ def _biggest_model(answer: Answer, serving: ServingOptions | None, registry: Reg
         if card is None:
             answer.error = str(unknown_card_note(catalog, _written_card(request)))
             return answer
+    family = family_ids(request.model, registry or default_registry())
     try:
         capacity = biggest_model(request, catalog, card, count, serving, registry)
     except SizingError as exc:
@@ -316,8 +314,14 @@ def _biggest_model(answer: Answer, serving: ServingOptions | None, registry: Reg
         capacity = dataclasses.replace(capacity, models=tuple(
             shape.name for shape in _family_below(registry, family, capacity)))
     if card is not None:
-        picks = largest_models(request, card, count, registry or default_registry(),
-                               lambda asked: build_answer(asked, catalog, registry=registry, serving=serving), family)
+        def runs_there(asked: SizeRequest) -> tuple[Layout, int] | None:
+            answered = build_answer(asked, catalog, registry=registry, serving=serving)
+            fit = answered.fit
+            if answered.error or fit is None or not fit.valid or answered.resolved is None:
+                return None
+            return fit, answered.resolved.context_tokens
+
+        picks = largest_models(request, card, count, registry or default_registry(), runs_there, family)
         capacity = dataclasses.replace(capacity, picks=picks, budget_usd=request.budget_usd)
         priced = price_layout(card, count, catalog)
         if picks and priced.valid:

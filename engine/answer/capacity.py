@@ -175,3 +175,17 @@ def biggest_model(request: SizeRequest, catalog: Catalog, card: Card | None, cou
     return Capacity("biggest_model", label, count, context, None, rule, serving, engine,
                     tuple(shape.name for shape in shapes[:MODELS_SHOWN]), precision=precision,
                     budget_gb=None if card is not None else vram_gb)
+
+
+def users_context(review: ServingReview | None, card: Card, count: int, users: int) -> int | None:
+    """The longest context each of `users` requests gets at once on `count` x `card` under the review's engine (what
+    runs there when the context asked for does not): None when not one token each starts, or it cannot be read."""
+    model = review.model() if review is not None else None
+    if review is None or model is None or card.memory_mib is None or users < 1:
+        return None
+    vllm, llama_cpp = review.settings()
+    try:
+        return max_context_for_users(model, Gpu.from_card(card), users, engine=review.engine, tp=count, vllm=vllm,
+                                     llama_cpp=llama_cpp)
+    except ValueError:
+        return None

@@ -99,7 +99,7 @@ def _onto_pick(previous: SizeRequest, delta: SizeRequest, merged: SizeRequest, s
     named first, on its layout: "max context on it?", "what about the UD-IQ1_S quant?"."""
     pick = shown.values.get("pick")
     if previous.intent != "biggest_model" or not isinstance(pick, ModelPick) \
-            or merged.model is not None or merged.params_b is not None:
+            or delta.model is not None or delta.params_b is not None:
         return
     merged.model = pick.model
     if delta.precision is None and delta.quant is None:
@@ -108,7 +108,7 @@ def _onto_pick(previous: SizeRequest, delta: SizeRequest, merged: SizeRequest, s
     if merged.card is None and shown.card is not None:
         merged.card, merged.gpu_count = shown.card, shown.count
     merged.budget_usd = None
-    _note(changes, "model", None, pick.name)
+    _note(changes, "model", previous.model, pick.name)  # "qwen" -> the model named first
 
 
 def apply_followup(previous: SizeRequest, delta: SizeRequest, shown: Shown | None = None, *,

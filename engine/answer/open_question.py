@@ -10,16 +10,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from catalog.schema import Card, Catalog
 from engine.fit.ranking import plan
+from engine.fit.selection import Layout
 from engine.fit.topup import topup_amount_usd
 from engine.models.registry import ModelShape
 from engine.sizing.rule import PRECISION_BYTES, SizeRequest
-
-if TYPE_CHECKING:
-    from engine.answer.build import Answer
 
 PICKS_SHOWN = 3
 # Tried in this order when the question names no precision: the widest that runs is the one named
@@ -44,9 +41,11 @@ class ModelPick:
 
 
 def largest_models(request: SizeRequest, card: Card, count: int, shapes: Iterable[ModelShape],
-                   answer_one: Callable[[SizeRequest], Answer], family: tuple[str, ...] = ()) -> tuple[ModelPick, ...]:
+                   answer_one: Callable[[SizeRequest], tuple[Layout, int] | None],
+                   family: tuple[str, ...] = ()) -> tuple[ModelPick, ...]:
     """The largest models (then the newest) that run on `count` x `card`: each tried at the question's precision,
-    else at BF16, FP8, INT4 in turn, sized and checked as a question of its own naming that layout."""
+    else at BF16, FP8, INT4 in turn, sized and checked as a question of its own naming that layout (`answer_one`:
+    the layout when it runs there, with the context it was sized at; None when it does not)."""
     order = list(shapes)
     candidates = [(position, shape) for position, shape in enumerate(order)
                   if shape.kind == "llm" and not shape.typical and (not family or shape.id in family)]
@@ -61,12 +60,11 @@ def largest_models(request: SizeRequest, card: Card, count: int, shapes: Iterabl
             asked = dataclasses.replace(request, model=shape.id, params_b=None, precision=precision, intent=None,
                                         card=card.id, gpu_count=count, memory_budget_gb=None, assumed=[],
                                         ignored=[], budget_usd=None)
-            answer = answer_one(asked)
-            fit = answer.fit
-            if answer.error or fit is None or not fit.valid or answer.resolved is None:
+            found = answer_one(asked)
+            if found is None:
                 continue
-            picks.append(ModelPick(shape.id, shape.name, precision, answer.resolved.context_tokens,
-                                   fit.monthly_usd, fit.hourly_usd))
+            fit, context = found
+            picks.append(ModelPick(shape.id, shape.name, precision, context, fit.monthly_usd, fit.hourly_usd))
             break
         if len(picks) == PICKS_SHOWN:
             break
@@ -87,3 +85,13 @@ def layout_for_money(catalog: Catalog, budget_usd: float, billing: str, span: in
         if best is None or key > best[:2]:
             best = (key[0], key[1], card, count)
     return (best[2], best[3]) if best is not None else None
+
+
+def family_ids(word: str | None, shapes: Iterable[ModelShape]) -> tuple[str, ...]:
+    """The registry ids an open question's family word names: 'qwen' -> every id starting with 'qwen' (so not
+    DeepSeek's distill of a Qwen), 'qwen3' -> the Qwen3 releases; () for no word (any model)."""
+    if not word:
+        return ()
+    key = "".join(word.lower().split())
+    return tuple(shape.id for shape in shapes if shape.id.replace("-", "").startswith(key.replace("-", ""))
+                 or shape.id.startswith(key))

@@ -82,7 +82,7 @@ class Draft:
         self.billing_span: int | None = None  # "for 2 weeks": how many billing periods (engine.parse.talk)
         self.flag_gpu_count: tuple[int, str] | None = None  # "-tp 2", until the cards pass has read its count
         self.gpu_memory_utilization: float | None = None  # "--gpu-memory-utilization 0.85" (engine.parse.flags)
-        self.family: tuple[str, ...] = ()  # "largest qwen": the registry ids the open question is about
+        self.family: str | None = None  # "largest qwen": the family word an open question is about (request.model)
         self.launch_engine: str | None = None  # "vllm serve ...", "llama-server ...": its engine (engine.parse.launch)
 
     # ---- model and card (the first one named wins; the passes list later ones)
@@ -290,7 +290,7 @@ class Draft:
         # positional, in SizeRequest's field order (a call with 21 keywords costs more than the rest of this)
         model = self.model
         return SizeRequest(
-            model.id if model else None, self.params_b, self.precision, self.kv_precision, self.context_tokens,
+            model.id if model else self.family, self.params_b, self.precision, self.kv_precision, self.context_tokens,
             self.batch, self.workload, self.card, self.gpu_count, self.budget_gb, self.region, self.assumed,
             self.ignored, self.intent, self.billing, self.coin, self.cheapest, self.count_implied, self.compare_card,
             self.card_vram_gb, False, self.quant, self.rope_scaling, self.budget_usd, self.billing_span,

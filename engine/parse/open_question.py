@@ -1,7 +1,8 @@
 """Open questions: "largest qwen that fits on a 3090", "Ich habe 48 GB VRAM – welches Modell passt am besten?",
-"best model on a $300/month budget" -- the biggest-model intent (engine.answer.open_question answers it) read
-from a superlative or "which" with a model word or a family name ("qwen": the models it could be are the family),
-on a card, a memory budget or a money budget. Run after engine.parse.capacity, from words no other pass read."""
+"best model on a $300/month budget" -- the biggest-model intent (engine.answer.open_question answers it), read
+from a superlative or "which" with a model word or a family name, on a card, a memory budget or a money budget.
+A family name is kept as the request's `model`: "largest qwen" asks for the biggest of the models whose ids start
+with "qwen". Run after engine.parse.capacity, from words no other pass read."""
 from __future__ import annotations
 
 from engine.parse.draft import Draft
@@ -23,10 +24,10 @@ def find_open_question(scan: Scan, draft: Draft) -> None:
     if words.isdisjoint(_LEADS) or (words.isdisjoint(_MODEL) and not draft.ambiguous):
         return
     draft.intent = "biggest_model"
-    if draft.ambiguous:  # "largest qwen": the family the name could be
-        draft.family = tuple(shape.id for shape in draft.ambiguous)
+    if draft.ambiguous:  # "largest qwen": the family the name could be, kept as the word (the request's model)
+        draft.family = draft.ambiguous_span.lower().strip()
         draft.ambiguous = []
-        spans = set(draft.ambiguous_span.lower().split())
+        spans = set(draft.family.split())
     else:
         spans = set()
     if draft.budget_usd is not None:

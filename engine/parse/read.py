@@ -55,8 +55,6 @@ class ParseResult:
     # A pasted launch line's engine ("vllm serve ..." -> "vllm", "llama-server ..." -> "llama.cpp"), which runs the
     # serving check (engine.parse.launch); None when the text names no launcher.
     launch_engine: str | None = None
-    # An open question's family ("largest qwen on a 3090"): the registry ids it is about; empty for any model.
-    model_family: tuple[str, ...] = ()
 
     @property
     def told_language(self) -> str | None:
@@ -114,7 +112,7 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
         return ParseResult(None, NOT_A_QUESTION, language, None, None, confident, partial, cue, hub)
     request = draft.request()
     return ParseResult(request, None, language, request.model, draft.model_note, confident, request, cue, hub,
-                       draft.launch_engine, draft.family)
+                       draft.launch_engine)
 
 
 def detect_language(text: str, low: list[str]) -> tuple[str, bool]:
