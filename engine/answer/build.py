@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from catalog.schema import Card, Catalog
 from engine.answer.advice import CardComparison, PrecisionHint, compare_cards, precision_hint
-from engine.answer.capacity import Capacity, biggest_model, sequence_capacity
+from engine.answer.capacity import Capacity, biggest_model, budget_starts, sequence_capacity
 from engine.answer.lead import recommend, runs
 from engine.answer.open_question import family_ids, largest_models, layout_for_money
 from engine.fit.selection import (
@@ -130,12 +130,15 @@ class Answer:
             return lead  # no search for the cheapest passing layout: the answer has chosen one
         return self.review.passing(fit)
 
-    def budget(self) -> dict[str, float | bool] | None:
+    def budget(self) -> dict[str, float | bool | None] | None:
         if self.resolved is None or self.resolved.memory_budget_gb is None or self.requirement is None:
             return None
         budget = self.resolved.memory_budget_gb
+        resolved = self.resolved
+        # "is 48gb enough?": the rule's memory, and whether the engine starts on one card of that memory
+        starts = budget_starts(self.review, budget, resolved.context_tokens, resolved.batch)
         return {"budget_gb": budget, "fits": self.requirement.total_gb <= budget,
-                "spare_gb": budget - self.requirement.total_gb}
+                "spare_gb": budget - self.requirement.total_gb, "starts": starts}
 
     def money(self) -> dict[str, object] | None:
         """The user's money budget ("under $1000/mo") against the price of the layout to pay for, over the billing

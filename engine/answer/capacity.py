@@ -13,7 +13,7 @@ from engine.models.registry import Registry, default_registry
 from engine.notes import Note
 from engine.serving import Gpu, biggest_model_params_b
 from engine.serving.constants import MIB
-from engine.serving.reverse import max_context_for_users
+from engine.serving.reverse import max_context_for_users, serving_check
 from engine.serving.review import ServingOptions, ServingReview, engine_for
 from engine.sizing.rule import (
     MAX_PARAMS_B,
@@ -187,5 +187,20 @@ def users_context(review: ServingReview | None, card: Card, count: int, users: i
     try:
         return max_context_for_users(model, Gpu.from_card(card), users, engine=review.engine, tp=count, vllm=vllm,
                                      llama_cpp=llama_cpp)
+    except ValueError:
+        return None
+
+
+def budget_starts(review: ServingReview | None, budget_gb: float, context_tokens: int, batch: int) -> bool | None:
+    """Whether the engine starts the request on one card of `budget_gb` ("is 48 GB enough?" asks of the user's own
+    card): None when there is no check (training, no model shape)."""
+    model = review.model() if review is not None else None
+    if review is None or model is None or budget_gb <= 0:
+        return None
+    vllm, llama_cpp = review.settings()
+    try:
+        gpu = Gpu(f"{budget_gb:g} GB", int(budget_gb * 1e9 / MIB))  # under 1 MiB: no card (ValueError)
+        return serving_check(model, gpu, context_tokens, engine=review.engine, batch=batch, vllm=vllm,
+                             llama_cpp=llama_cpp).starts
     except ValueError:
         return None
