@@ -259,7 +259,7 @@ class Draft:
         """Whether the text set any field at all: what a follow-up ("and in fp8?", "per day") changes."""
         values = (self.model, self.params_b, self.precision, self.kv_precision, self.context_tokens, self.batch,
                   self.workload, self.card, self.gpu_count, self.budget_gb, self.region, self.billing, self.coin,
-                  self.budget_usd)
+                  self.budget_usd, self.quant)  # a format with no seed precision ('UD-IQ1_S') is a change too
         return any(value is not None for value in values) or self.cheapest or self.rope_scaling is not None \
             or self.gpu_memory_utilization is not None or self.intent in ("max_context", "max_batch")
 
