@@ -10,6 +10,7 @@ from bot.texts.i18n import fmt_gb, fmt_number, fmt_tokens, fmt_usd, t
 from catalog.schema import Card
 from engine.answer.build import Answer, unrentable
 from engine.answer.capacity import Capacity, users_context
+from engine.answer.open_question import ModelPick
 from engine.fit.selection import ROOM_GB, Layout, same_layout
 from engine.formats.precision import precision_label
 from engine.notes import Note
@@ -231,6 +232,19 @@ def _sequence_line(capacity: Capacity, lang: str, unit: str, note_text: Callable
     return t(lang, f"{key}_serving", serving=serving + capped, **values)
 
 
+def _pick_line(pick: ModelPick, lang: str) -> str:
+    """One model an open question names: its format and context, and its price (on the card named), or the
+    cheapest rental that runs it (in a memory budget), or neither."""
+    values = {"name": esc(pick.name), "precision": esc(precision_label(pick.precision)),
+              "context": short_context(lang, pick.context_tokens)}
+    if pick.monthly_usd is None or pick.hourly_usd is None:
+        return t(lang, "capacity.pick_bare", **values)
+    prices = {"monthly": fmt_usd(lang, pick.monthly_usd), "hourly": fmt_usd(lang, pick.hourly_usd)}
+    if pick.layout is not None:
+        return t(lang, "capacity.pick_rent", layout=esc(pick.layout), **values, **prices)
+    return t(lang, "capacity.pick", **values, **prices)
+
+
 def capacity_lines(answer: Answer, lang: str, note_text: Callable[[Note], str] | None = None) -> list[str]:
     """A reverse question's answer first: the rule's value and the engine's, for the layout they were computed for."""
     capacity = answer.capacity
@@ -254,7 +268,5 @@ def capacity_lines(answer: Answer, lang: str, note_text: Callable[[Note], str] |
         lines.insert(0, t(lang, "capacity.money_layout", budget=fmt_usd(lang, capacity.budget_usd), layout=layout))
     if capacity.picks:
         lines.append(t(lang, "capacity.picks"))
-        lines.extend(t(lang, "capacity.pick", name=esc(pick.name), precision=esc(precision_label(pick.precision)),
-                       context=short_context(lang, pick.context_tokens), monthly=fmt_usd(lang, pick.monthly_usd),
-                       hourly=fmt_usd(lang, pick.hourly_usd)) for pick in capacity.picks)
+        lines.extend(_pick_line(pick, lang) for pick in capacity.picks)
     return lines

@@ -11,6 +11,7 @@ from engine.answer.capacity import Capacity, biggest_model, budget_starts, seque
 from engine.answer.lead import recommend, runs
 from engine.answer.open_question import family_ids, largest_models, layout_for_money
 from engine.fit.selection import (
+    ROOM_GB,
     Layout,
     Selection,
     card_alias_notes,
@@ -317,18 +318,32 @@ def _biggest_model(answer: Answer, serving: ServingOptions | None, registry: Reg
         capacity = dataclasses.replace(capacity, models=tuple(
             shape.name for shape in _family_below(registry, family, capacity)))
     if card is not None:
-        def runs_there(asked: SizeRequest) -> tuple[Layout, int] | None:
+        def runs_there(asked: SizeRequest) -> tuple[Layout | None, int] | None:
             answered = build_answer(asked, catalog, registry=registry, serving=serving)
             fit = answered.fit
             if answered.error or fit is None or not fit.valid or answered.resolved is None:
                 return None
             return fit, answered.resolved.context_tokens
 
-        picks = largest_models(request, card, count, registry or default_registry(), runs_there, family)
+        picks = largest_models(request, (card, count), registry or default_registry(), runs_there, family)
         capacity = dataclasses.replace(capacity, picks=picks, budget_usd=request.budget_usd)
         priced = price_layout(card, count, catalog)
         if picks and priced.valid:
             answer.capacity_layout = priced
+    elif request.memory_budget_gb is not None:
+        def runs_in_budget(asked: SizeRequest) -> tuple[Layout | None, int] | None:
+            # the user's own memory: the rule with room to spare, and the engine starts on one card of it
+            answered = build_answer(asked, catalog, registry=registry, serving=serving)
+            budget = answered.budget()
+            if answered.error or budget is None or answered.resolved is None or not budget["fits"] \
+                    or float(budget["spare_gb"] or 0) < ROOM_GB or budget["starts"] is False:
+                return None
+            fit = answered.fit if answered.fit is not None and answered.fit.valid else None
+            return fit, answered.resolved.context_tokens
+
+        picks = largest_models(request, request.memory_budget_gb, registry or default_registry(), runs_in_budget,
+                               family)
+        capacity = dataclasses.replace(capacity, picks=picks)
     answer.capacity = capacity
     return answer
 

@@ -31,40 +31,51 @@ class ModelPick:
     name: str
     precision: str
     context_tokens: int
-    monthly_usd: float
-    hourly_usd: float
+    monthly_usd: float | None  # on the card named: its price; in a memory budget: the cheapest rental that runs it
+    hourly_usd: float | None
+    layout: str | None = None  # in a memory budget: that rental ("1x A40"); None on the card named
 
     def to_json(self) -> dict[str, object]:
         return {"model": self.model, "name": self.name, "precision": self.precision,
                 "context_tokens": self.context_tokens, "monthly_usd": self.monthly_usd,
-                "hourly_usd": self.hourly_usd}
+                "hourly_usd": self.hourly_usd, "layout": self.layout}
 
 
-def largest_models(request: SizeRequest, card: Card, count: int, shapes: Iterable[ModelShape],
-                   answer_one: Callable[[SizeRequest], tuple[Layout, int] | None],
+def largest_models(request: SizeRequest, place: tuple[Card, int] | float, shapes: Iterable[ModelShape],
+                   answer_one: Callable[[SizeRequest], tuple[Layout | None, int] | None],
                    family: tuple[str, ...] = ()) -> tuple[ModelPick, ...]:
-    """The largest models (then the newest) that run on `count` x `card`: each tried at the question's precision,
-    else at BF16, FP8, INT4 in turn, sized and checked as a question of its own naming that layout (`answer_one`:
-    the layout when it runs there, with the context it was sized at; None when it does not)."""
+    """The largest models (then the newest) that run on `place` -- `count` x `card`, or a memory budget in GB (the
+    user's own card): each tried at the question's precision, else at BF16, FP8, INT4 in turn, sized and checked as
+    a question of its own naming that layout or memory (`answer_one`: the layout it is priced on and the context it
+    was sized at when it runs; None when it does not)."""
     order = list(shapes)
     candidates = [(position, shape) for position, shape in enumerate(order)
                   if shape.kind == "llm" and not shape.typical and (not family or shape.id in family)]
     candidates.sort(key=lambda item: (-item[1].params_b, -item[0]))
     precisions = (request.precision,) if request.precision else TRIED_PRECISIONS
-    vram_gb = card.vram_gb * count
+    card_id: str | None = None
+    count: int | None = None
+    budget_gb: float | None = None
+    if isinstance(place, tuple):
+        card_id, count, vram_gb = place[0].id, place[1], place[0].vram_gb * place[1]
+    else:
+        vram_gb = budget_gb = place
     picks: list[ModelPick] = []
     for _, shape in candidates:
         for precision in precisions:
             if precision in PRECISION_BYTES and shape.params_b * PRECISION_BYTES[precision] > vram_gb:
                 continue  # the weights alone are more than the layout's memory
             asked = dataclasses.replace(request, model=shape.id, params_b=None, precision=precision, intent=None,
-                                        card=card.id, gpu_count=count, memory_budget_gb=None, assumed=[],
-                                        ignored=[], budget_usd=None)
+                                        assumed=[], ignored=[], budget_usd=None, card=card_id, gpu_count=count,
+                                        memory_budget_gb=budget_gb)
             found = answer_one(asked)
             if found is None:
                 continue
             fit, context = found
-            picks.append(ModelPick(shape.id, shape.name, precision, context, fit.monthly_usd, fit.hourly_usd))
+            picks.append(ModelPick(shape.id, shape.name, precision, context,
+                                   fit.monthly_usd if fit is not None else None,
+                                   fit.hourly_usd if fit is not None else None,
+                                   fit.label if fit is not None and not isinstance(place, tuple) else None))
             break
         if len(picks) == PICKS_SHOWN:
             break
