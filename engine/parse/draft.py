@@ -47,7 +47,7 @@ class Draft:
                  "kv_precision", "context_tokens", "batch", "workload", "card", "gpu_count", "budget_gb", "region",
                  "assumed", "ignored", "intent", "billing", "coin", "cheapest", "count_implied", "second_card",
                  "compare_card", "card_vram_gb", "quant", "rope_scaling", "budget_usd", "billing_span",
-                 "flag_gpu_count", "gpu_memory_utilization", "launch_engine", "family")
+                 "flag_gpu_count", "gpu_memory_utilization", "launch_engine", "family", "honoured_flags")
 
     def __init__(self) -> None:
         self.model: ModelShape | None = None
@@ -83,6 +83,7 @@ class Draft:
         self.flag_gpu_count: tuple[int, str] | None = None  # "-tp 2", until the cards pass has read its count
         self.gpu_memory_utilization: float | None = None  # "--gpu-memory-utilization 0.85" (engine.parse.flags)
         self.family: str | None = None  # "largest qwen": the family word an open question is about (request.model)
+        self.honoured_flags: list[str] = []  # the runtime flags read as what they set (engine.parse.flags)
         self.launch_engine: str | None = None  # "vllm serve ...", "llama-server ...": its engine (engine.parse.launch)
 
     # ---- model and card (the first one named wins; the passes list later ones)

@@ -48,7 +48,9 @@ def read_flags(scan: Scan, draft: Draft) -> None:
         if not _use_span(scan, match.start(1), end):
             continue  # a name or a value another pass has read
         written = scan.text[match.start(1):end].strip()
-        if not _apply(draft, flag, value.lower(), written):
+        if _apply(draft, flag, value.lower(), written):
+            draft.honoured_flags.append(written)
+        else:
             draft.ignored.append(written)
 
 
@@ -118,6 +120,7 @@ def apply_flag_count(draft: Draft) -> None:
         draft.set_gpu_count(count, written)
     elif draft.gpu_count != count:
         draft.ignored.append(written)
+        draft.honoured_flags = [flag for flag in draft.honoured_flags if flag != written]
 
 
 def _read(scan: Scan, first: int, last: int) -> bool:

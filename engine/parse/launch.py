@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from engine.notes import Note
 from engine.parse.draft import Draft
 from engine.parse.scan import Scan
 
@@ -31,3 +32,20 @@ def read_launch(scan: Scan, draft: Draft) -> None:
     for i in range(scan.n):
         if tokens.start[i] >= match.start() and tokens.end[i] <= match.end():
             scan.used[i] = True
+
+
+_ENGINE_NAMES = {"vllm": "vLLM", "llama.cpp": "llama.cpp"}
+
+
+def note_launch(draft: Draft) -> None:
+    """After every pass: a launch line says what of it was read -- its engine and the flags honoured -- so the
+    reader sees each flag taken, beside the ones listed as not understood."""
+    if draft.launch_engine is None:
+        return
+    engine = _ENGINE_NAMES[draft.launch_engine]
+    flags = ", ".join(draft.honoured_flags)
+    text = f"launch line read: {engine}" + (f" with {flags}" if flags else "")
+    if flags:
+        draft.assumed.insert(0, Note(text, "launch_read", engine=engine, flags=flags))
+    else:
+        draft.assumed.insert(0, Note(text, "launch_read_bare", engine=engine))
