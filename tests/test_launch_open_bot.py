@@ -72,6 +72,23 @@ async def test_a_launch_line_leads_with_its_tensor_parallel_size(bot):
     assert "✅ Passt auf 2x" in text and "die 2 GPUs, die Sie genannt haben" in text
 
 
+def buttons(params: dict) -> list[dict]:
+    return [b for row in (params.get("reply_markup") or {}).get("inline_keyboard", []) for b in row]
+
+
+@pytest.mark.parametrize(("text", "lang", "lead"), [
+    ("vllm serve meta-llama/Llama-3.3-70B-Instruct --tensor-parallel-size 4 --max-model-len 32768", "en",
+     "✅ Fits on 4x"),
+    ("Llama 3.3 70B mit 32k Kontext auf 4 GPUs", "de", "✅ Passt auf 4x"),
+])
+async def test_the_stated_gpu_count_survives_a_tapped_button(bot, text, lang, lead):
+    await bot.send(USER, text, language_code=lang)
+    fp8 = next(b for b in buttons(bot.replies(USER)[-1]) if b["text"] == "FP8")
+    await bot.press(USER, fp8["callback_data"], language_code=lang)
+    edited = re.sub(r"<[^>]+>", "", bot.request.sent("editMessageText")[-1].params["text"])
+    assert lead in edited and "FP8" in edited
+
+
 async def test_fewer_gpu_layers_are_said_not_sized_silently(bot):
     await bot.send(USER, "./llama-server -m models/Llama-3.3-70B-Instruct-Q4_K_M.gguf --ctx-size 16384 -ngl 40")
     text = plain(bot)
