@@ -142,6 +142,10 @@ async def test_the_largest_of_a_family_on_a_card_and_its_follow_ups(bot):
     await bot.send(USER, "max context on it?")
     text = plain(bot)  # asked of the model the answer before named first, on its card
     assert f"changed: model qwen → {first}" in text and "RTX 3090" in text and "INT4" in text and "tokens" in text
+    await bot.send(USER, "largest qwen on a 3090")
+    await bot.send(USER, "and on 2x 3090?")  # the open question again, on the new layout
+    text = plain(bot)
+    assert "Biggest model on 2x RTX 3090" in text and "Largest models that run there" in text and "Qwen" in text
     await bot.send(USER, "größtes Qwen-Modell auf einer 3090")
     assert "Die größten Modelle, die dort laufen" in plain(bot)
     await bot.send(USER, "und maximaler Kontext darauf?")

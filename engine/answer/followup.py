@@ -95,11 +95,14 @@ def shown_of(answer: Answer) -> Shown:
 
 def _onto_pick(previous: SizeRequest, delta: SizeRequest, merged: SizeRequest, shown: Shown,
                changes: list[Note]) -> None:
-    """After an open question ("largest qwen on a 3090"), a follow-up that names no model asks about the model it
-    named first, on its layout: "max context on it?", "what about the UD-IQ1_S quant?"."""
+    """After an open question ("largest qwen on a 3090"): a follow-up that asks of one model -- a reverse question
+    ("max context on it?") or a named format ("what about the UD-IQ1_S quant?") -- asks of the model it named first,
+    on its layout; any other change ("and on 2x 3090?", "in fp8?", "at 32k?") asks the open question again."""
+    if previous.intent != "biggest_model" or delta.model is not None or delta.params_b is not None:
+        return
     pick = shown.values.get("pick")
-    if previous.intent != "biggest_model" or not isinstance(pick, ModelPick) \
-            or delta.model is not None or delta.params_b is not None:
+    if not isinstance(pick, ModelPick) or (delta.intent not in SEQUENCE_INTENTS and delta.quant is None):
+        merged.intent, merged.model = "biggest_model", previous.model  # the open question, changed
         return
     merged.model = pick.model
     if delta.precision is None and delta.quant is None:
