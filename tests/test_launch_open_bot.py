@@ -129,6 +129,9 @@ async def test_a_budget_in_euros_is_read_as_usd_and_said(bot):
     await bot.send(USER, "llama 3.1 70b q4 budget 500 EUR")
     text = plain(bot)
     assert "prices are in USD: 500 € read as a budget of $500" in text and "Within your budget of $500" in text
+    await bot.send(USER, "and under 200 euros?")  # a follow-up changes the budget, in euros too
+    text = plain(bot)
+    assert "prices are in USD: 200 € read as a budget of $200" in text and "Nothing within your budget of $200" in text
 
 
 # ---- open questions and their follow-ups
