@@ -188,3 +188,13 @@ async def test_a_named_layout_that_fails_for_many_users_says_what_each_user_gets
     await bot.send(USER, "Llama 3.1 8B mit 32k Kontext für 64 Nutzer auf einer L4")
     text = plain(bot)
     assert "❌ Nein — 1x L4" in text and "oder 64 Nutzer mit je 448 Tokens" in text and "Stattdessen: 8x A40" in text
+
+
+async def test_a_money_budget_that_rents_nothing_shows_the_cheapest_and_says_so(bot):
+    await bot.send(USER, "best model under 50 € a month")
+    text = plain(bot)
+    assert "nothing at GPU Rent Hub rents within $50.00: the cheapest, 1x RTX A5000 ($190/month), is shown" in text
+    assert "The most memory" not in text and "Largest models that run there" in text
+    await bot.send(USER, "bestes Modell für 50 € im Monat")
+    text = plain(bot)
+    assert "für 50,00 $ vermietet GPU Rent Hub nichts: die günstigste Aufteilung, 1x RTX A5000" in text

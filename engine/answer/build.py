@@ -9,7 +9,7 @@ from catalog.schema import Card, Catalog
 from engine.answer.advice import CardComparison, PrecisionHint, compare_cards, precision_hint
 from engine.answer.capacity import Capacity, biggest_model, budget_starts, sequence_capacity
 from engine.answer.lead import recommend, runs
-from engine.answer.open_question import family_ids, largest_models, layout_for_money
+from engine.answer.open_question import cheapest_layout, family_ids, largest_models, layout_for_money
 from engine.fit.selection import (
     ROOM_GB,
     Layout,
@@ -296,12 +296,20 @@ def _biggest_model(answer: Answer, serving: ServingOptions | None, registry: Reg
     request, catalog = answer.request, answer.catalog
     card = None
     count = request.gpu_count or 1
+    chosen_by_money: float | None = None  # the money budget that chose the layout (None: it rents nothing)
     if request.card is None and request.memory_budget_gb is None and request.budget_usd is not None:
         found = layout_for_money(catalog, request.budget_usd, answer.billing or catalog.default_billing,
                                  answer.billing_span)
-        if found is None:
-            answer.error = f"nothing at {catalog.provider} rents within ${request.budget_usd:,.0f}"
-            return answer
+        if found is None:  # the budget rents nothing: the cheapest layout, said so
+            found = cheapest_layout(catalog)
+            cheapest = price_layout(found[0], found[1], catalog)
+            answer.notes.append(Note(f"nothing at {catalog.provider} rents within ${request.budget_usd:,.0f}: the "
+                                     f"cheapest, {cheapest.label} (${cheapest.monthly_usd:,.0f}/month), is shown",
+                                     "money_rents_nothing", provider=catalog.provider,
+                                     budget_usd=request.budget_usd, layout=cheapest.label,
+                                     monthly_usd=cheapest.monthly_usd))
+        else:
+            chosen_by_money = request.budget_usd
         card, count = found
     elif request.card is not None:
         card = _rented_card(request.card, request.card_vram_gb, catalog)
@@ -326,7 +334,7 @@ def _biggest_model(answer: Answer, serving: ServingOptions | None, registry: Reg
             return fit, answered.resolved.context_tokens
 
         picks = largest_models(request, (card, count), registry or default_registry(), runs_there, family)
-        capacity = dataclasses.replace(capacity, picks=picks, budget_usd=request.budget_usd)
+        capacity = dataclasses.replace(capacity, picks=picks, budget_usd=chosen_by_money)
         priced = price_layout(card, count, catalog)
         if picks and priced.valid:
             answer.capacity_layout = priced

@@ -106,3 +106,8 @@ def family_ids(word: str | None, shapes: Iterable[ModelShape]) -> tuple[str, ...
     key = "".join(word.lower().split())
     return tuple(shape.id for shape in shapes if shape.id.replace("-", "").startswith(key.replace("-", ""))
                  or shape.id.startswith(key))
+
+
+def cheapest_layout(catalog: Catalog) -> tuple[Card, int]:
+    """The catalog's cheapest layout that can be rented (a money budget that rents nothing is shown it)."""
+    return next((card, count) for _, count, _, card in plan(catalog).by_price if count in card.set_sizes)
