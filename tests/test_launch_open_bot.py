@@ -48,6 +48,14 @@ def test_a_launch_line_names_its_engine_and_no_launcher_word_is_lost(text, engin
     assert not [word for word in result.request.ignored if word in ("llama", "python", "openai", "entrypoints")]
 
 
+@pytest.mark.parametrize(("text", "listed"), [
+    ("CUDA_VISIBLE_DEVICES=0,1 vllm serve Qwen/Qwen3-32B -tp 2 --max-model-len 32k", ["CUDA_VISIBLE_DEVICES=0,1"]),
+    ("vllm serve Qwen/Qwen3-32B --max-model-len=32768 --host 0.0.0.0 --port 8000", ["--host 0.0.0.0", "--port 8000"]),
+])
+def test_what_a_launch_line_sets_beside_memory_is_listed_whole(text, listed):
+    assert parse(text).request.ignored == listed
+
+
 def test_a_gguf_launched_by_llama_server_is_checked_under_llama_cpp():
     catalog = load_catalog("gpurenthub").catalog
     asked = ask_blocking("llama-server -m gpt-oss-120b-mxfp4.gguf -c 131072 -ngl 99", catalog,

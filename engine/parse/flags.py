@@ -67,10 +67,11 @@ def list_unknown_flags(scan: Scan, draft: Draft) -> None:
             continue  # "--precision int4": a pass read its value, so the flag was understood
         if not _VALUE_RE.fullmatch(value):
             value = ""  # "--enforce-eager qwen3": the word after a switch is no value of it
-        end = match.end() if value else match.end(1)
-        if not _use_span(scan, match.start(1), end):
-            continue  # a pass read its name or its value: understood
-        draft.ignored.append(scan.text[match.start(1):end].strip())
+        if value:  # "--host 0.0.0.0": no pass read the value, so the flag is listed whole, whoever read its name
+            _use_all(scan, match.start(1), match.end())
+        elif not _use_span(scan, match.start(1), match.end(1)):
+            continue  # a pass read its name: understood
+        draft.ignored.append(scan.text[match.start(1):match.end() if value else match.end(1)].strip())
 
 
 def _apply(draft: Draft, flag: str, value: str, written: str) -> bool:
@@ -127,6 +128,14 @@ def _read(scan: Scan, first: int, last: int) -> bool:
     """Whether a pass has used a token inside characters first..last."""
     tokens = scan.tokens
     return any(scan.used[i] for i in range(scan.n) if tokens.start[i] >= first and tokens.end[i] <= last)
+
+
+def _use_all(scan: Scan, first: int, last: int) -> None:
+    """Use every token inside characters first..last."""
+    tokens = scan.tokens
+    for i in range(scan.n):
+        if tokens.start[i] >= first and tokens.end[i] <= last:
+            scan.used[i] = True
 
 
 def _use_span(scan: Scan, first: int, last: int) -> bool:

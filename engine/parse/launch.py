@@ -19,6 +19,8 @@ _LAUNCH_RE = re.compile(
     r"(?:(?<![\w.-])(?:python3?\s+-m\s+)?vllm(?:\.entrypoints\.openai\.api_server|\s+serve)\b)"
     r"|(?:(?<![\w-])(?:[\w./-]*/)?llama-(?:server|cli|run)\b)", re.IGNORECASE)
 
+_ENV_RE = re.compile(r"(?<![\w-])[A-Z][A-Z0-9_]*=[^\s]+")
+
 
 def read_launch(scan: Scan, draft: Draft) -> None:
     """Which engine a pasted launch line names; its words used."""
@@ -32,6 +34,13 @@ def read_launch(scan: Scan, draft: Draft) -> None:
     for i in range(scan.n):
         if tokens.start[i] >= match.start() and tokens.end[i] <= match.end():
             scan.used[i] = True
+    # "CUDA_VISIBLE_DEVICES=0,1 vllm serve ...": an environment setting before the launcher, listed whole
+    for setting in _ENV_RE.finditer(scan.text, 0, match.start()):
+        inside = [i for i in range(scan.n) if tokens.start[i] >= setting.start() and tokens.end[i] <= setting.end()]
+        if inside and not any(scan.used[i] for i in inside):
+            for i in inside:
+                scan.used[i] = True
+            draft.ignored.append(setting.group(0))
 
 
 _ENGINE_NAMES = {"vllm": "vLLM", "llama.cpp": "llama.cpp"}
