@@ -206,3 +206,9 @@ async def test_a_money_budget_that_rents_nothing_shows_the_cheapest_and_says_so(
     await bot.send(USER, "bestes Modell für 50 € im Monat")
     text = plain(bot)
     assert "für 50,00 $ vermietet GPU Rent Hub nichts: die günstigste Aufteilung, 1x RTX A5000" in text
+
+
+@pytest.mark.parametrize(("lang", "lead"), [("en", "✅ Fits on 4x"), ("de", "✅ Passt auf 4x")])
+async def test_a_deep_link_with_a_count_and_no_card_leads_on_that_count(bot, lang, lead):
+    await bot.send(USER, "/start Mllama-3_3-70bC32kN4", language_code=lang)
+    assert lead in plain(bot)
