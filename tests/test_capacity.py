@@ -16,7 +16,8 @@ from engine.sizing.rule import PRECISION_BYTES, SizeRequest, resolve, size
 
 CATALOG = load_catalog("gpurenthub").catalog
 VOCABULARY = Vocabulary.of_catalog(CATALOG)
-CAPACITY_KEYS = {"kind", "card", "count", "context_tokens", "batch", "rule_value", "serving_value", "models", "refused"}
+CAPACITY_KEYS = {"kind", "card", "count", "context_tokens", "batch", "rule_value", "serving_value", "models", "refused",
+                 "picks", "budget_usd"}
 
 
 def ask(text: str):

@@ -164,7 +164,6 @@ def test_a_runtime_flag_is_honoured(text, field, value):
 
 @pytest.mark.parametrize("text, listed", [
     ("qwen3 32b on an H100 --enforce-eager", ["--enforce-eager"]),
-    ("Qwen3 32B gguf mit -ngl 20", ["-ngl 20"]),
     ("Qwen3 32B FP8 auf einer H100 mit -tp 2", ["-tp 2"]),  # one card named: its count is kept
     ("qwen3 32b --max-num-seqs 8 --swap-space 4", ["--max-num-seqs 8", "--swap-space 4"]),
 ])
@@ -177,6 +176,15 @@ def test_a_flag_not_honoured_is_named_whole(text, listed):
 
 def test_every_layer_on_the_gpu_is_what_is_sized():
     assert _ask("qwen3 32b gguf -ngl 99").request.ignored == []
+
+
+@pytest.mark.parametrize(("lang", "said"), [("en", "-ngl 20 keeps the other layers on the CPU"),
+                                            ("de", "-ngl 20 lässt die übrigen Schichten auf der CPU")])
+def test_fewer_gpu_layers_are_said_and_sized_with_every_layer_on_the_gpu(lang, said):
+    answer = _ask("Qwen3 32B gguf mit -ngl 20")
+    assert answer.request.ignored == [] and any(getattr(note, "code", "") == "ngl_partial"
+                                                for note in answer.request.assumed)
+    assert said in plain(render_answer(answer, lang))
 
 
 def test_the_serving_check_uses_the_stated_utilization():

@@ -112,7 +112,8 @@ async def ask(text: str, catalog: Catalog, vocabulary: Vocabulary, asker: Asker 
         request = result.request
     asked.request = request
     asked.filled, asked.from_settings = with_preferences(request, asker.preferences)
-    asked.answer = answer_for(asked.filled, catalog, asker, registry=await hub_registry(request, hub))
+    asked.answer = answer_for(asked.filled, catalog, asker, registry=await hub_registry(request, hub),
+                              engine=result.launch_engine)
     return asked
 
 
@@ -135,11 +136,12 @@ def _run_to_end(coroutine: Coroutine[Any, Any, Asked]) -> Asked:
 
 
 def answer_for(request: SizeRequest, catalog: Catalog, asker: Asker = NOBODY, *,
-               registry: Registry | None = None) -> Answer:
+               registry: Registry | None = None, engine: str | None = None) -> Answer:
     """The answer step: the request as it stands (settings already filled), with the asker's billing, coin and
-    engine."""
+    engine. `engine`: the one a pasted launch line names ("llama-server ..."), which wins over /set engine."""
     prefs = asker.preferences
-    engine = prefs.engine if prefs is not None and prefs.engine in ENGINES else None  # /set engine
+    if engine not in ENGINES:
+        engine = prefs.engine if prefs is not None and prefs.engine in ENGINES else None  # /set engine
     return build_answer(request, catalog, user_id=asker.user_id, topup_secret=asker.topup_secret,
                         billing=prefs.billing if prefs is not None else None,
                         coin=prefs.coin if prefs is not None else None, registry=registry,

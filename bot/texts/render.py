@@ -6,11 +6,13 @@ import re
 
 from bot.texts.i18n import fmt_gb, fmt_number, fmt_tokens, fmt_usd, localize_digits, params_label, t
 from bot.texts.render_serving import (
+    ENGINE_NAMES,
     alternative_mark,
     capacity_lines,
     fit_serving_lines,
     instead_mark,
     rule_pick_lines,
+    short_context,
 )
 from catalog.schema import Card, Catalog
 from engine.answer.advice import PrecisionHint
@@ -206,7 +208,8 @@ def render_answer(answer: Answer, lang: str, *, details: bool = False, max_alter
     if answer.intent == "price":
         return render_price(answer, lang)
     if answer.intent == "biggest_model":
-        return clip("\n".join([*capacity_lines(answer, lang), *_notes_lines(answer, lang)]))
+        topup = ["", _topup_line(answer, lang)] if answer.topup_url and answer.topup_amount_usd is not None else []
+        return clip("\n".join([*capacity_lines(answer, lang), *_notes_lines(answer, lang), *topup]))
     if answer.compare is not None:
         return render_compare(answer, lang)
     if answer.capacity is not None:
@@ -263,12 +266,7 @@ def _render_size(answer: Answer, lang: str, details: bool, max_alternatives: int
         lines.extend(_serving_lines(answer, fit, lang, details))
     lines.extend(render_requirement(requirement, lang, details))
     if budget is not None:
-        if budget["fits"]:
-            lines.append(t(lang, "answer.budget_yes", budget=fmt_gb(lang, budget["budget_gb"], 0),
-                           spare=fmt_gb(lang, budget["spare_gb"])))
-        else:
-            lines.append(t(lang, "answer.budget_no", budget=fmt_gb(lang, budget["budget_gb"], 0),
-                           missing=fmt_gb(lang, -budget["spare_gb"])))
+        lines.append(_budget_line(answer, budget, lang))
     lines.append("")
     recommended = selection.recommended
     if answer.resolved.card and fit is not None:
@@ -309,6 +307,21 @@ def _render_size(answer: Answer, lang: str, details: bool, max_alternatives: int
         lines.append("")
         lines.append(_topup_line(answer, lang))
     return clip("\n".join(lines))
+
+
+def _budget_line(answer: Answer, budget: dict[str, float | bool | None], lang: str) -> str:
+    """ "is 48gb enough?": the rule's memory against the budget, and where the rule says yes but the engine would
+    not start on one card of that memory, both."""
+    size = fmt_gb(lang, float(budget["budget_gb"] or 0), 0)
+    spare = float(budget["spare_gb"] or 0)
+    if not budget["fits"]:
+        return t(lang, "answer.budget_no", budget=size, missing=fmt_gb(lang, -spare))
+    review, resolved = answer.review, answer.resolved
+    if budget.get("starts") is False and review is not None and resolved is not None:
+        return t(lang, "answer.budget_rule_only", budget=size, spare=fmt_gb(lang, spare),
+                 engine=ENGINE_NAMES.get(review.engine, review.engine),
+                 context=short_context(lang, resolved.context_tokens))
+    return t(lang, "answer.budget_yes", budget=size, spare=fmt_gb(lang, spare))
 
 
 def _serving_lines(answer: Answer, layout: Layout, lang: str, details: bool) -> list[str]:

@@ -7,8 +7,10 @@ import math
 from collections.abc import Callable
 
 from bot.texts.i18n import fmt_gb, fmt_number, fmt_tokens, fmt_usd, t
+from catalog.schema import Card
 from engine.answer.build import Answer, unrentable
-from engine.answer.capacity import Capacity
+from engine.answer.capacity import Capacity, users_context
+from engine.answer.open_question import ModelPick
 from engine.fit.selection import ROOM_GB, Layout, same_layout
 from engine.formats.precision import precision_label
 from engine.notes import Note
@@ -49,8 +51,10 @@ def _layout_label(count: int, name: str) -> str:
 
 
 def serving_line(answer: Answer, check: ServingCheck | None, label: str, lang: str,
-                 note_text: Callable[[Note], str], fallback: Layout | None = None) -> str | None:
-    """The engine's verdict on the layout `label` names: starts with how much room, or why not and what runs."""
+                 note_text: Callable[[Note], str], fallback: Layout | None = None,
+                 where: tuple[Card, int] | None = None) -> str | None:
+    """The engine's verdict on the layout `label` names (`where`): starts with how much room, or why not and what
+    runs -- on another layout, with a shorter context, or (several users asked for) the context each gets."""
     resolved = answer.resolved
     if check is None or resolved is None:
         return None
@@ -81,6 +85,10 @@ def serving_line(answer: Answer, check: ServingCheck | None, label: str, lang: s
             line += t(lang, "serving.or_context", flag=flag, tokens=shorter)
     elif shorter:
         line += t(lang, "serving.only_context", flag=flag, tokens=shorter)
+    if shorter and where is not None and resolved.batch > 1:
+        each = users_context(answer.review, where[0], where[1], resolved.batch)
+        if each:
+            line += t(lang, "serving.or_users", users=resolved.batch, tokens=fmt_tokens(lang, each))
     return line
 
 
@@ -98,7 +106,7 @@ def fit_serving_lines(answer: Answer, layout: Layout, lang: str, details: bool,
     fallback = None
     if (card.id, count) == (layout.card.id, layout.count):
         fallback = answer.serving_fallback if is_fit else review.passing(layout)
-    line = serving_line(answer, check, _layout_label(count, card.name), lang, note_text, fallback)
+    line = serving_line(answer, check, _layout_label(count, card.name), lang, note_text, fallback, (card, count))
     if line is None or check is None:
         return []
     lines = [line]
@@ -118,6 +126,13 @@ def rule_pick_lines(answer: Answer, lang: str, note_text: Callable[[Note], str])
         return []
     spare = rule.spare_gb if rule.per_gpu is None else min(rule.spare_gb, rule.per_gpu.spare_gb)
     values = {"layout": _layout_label(rule.count, rule.card.name), "spare": fmt_gb(lang, max(spare, 0.0))}
+    reason = answer.selection.reason if answer.selection is not None else None
+    if isinstance(reason, Note) and reason.code == "count_lead":
+        return [t(lang, "answer.rule_pick_count", monthly=fmt_usd(lang, rule.monthly_usd),
+                  count=fit.count, **values)]
+    if isinstance(reason, Note) and reason.code == "sharded_lead":
+        return [t(lang, "answer.rule_pick_sharded", monthly=fmt_usd(lang, rule.monthly_usd),
+                  lead=_layout_label(fit.count, fit.card.name), **values)]
     check = answer.review.check_layout(rule) if answer.review is not None else None
     if check is None or check.starts:
         return [t(lang, "answer.rule_pick_room", room=fmt_gb(lang, ROOM_GB), **values)]
@@ -217,6 +232,19 @@ def _sequence_line(capacity: Capacity, lang: str, unit: str, note_text: Callable
     return t(lang, f"{key}_serving", serving=serving + capped, **values)
 
 
+def _pick_line(pick: ModelPick, lang: str) -> str:
+    """One model an open question names: its format and context, and its price (on the card named), or the
+    cheapest rental that runs it (in a memory budget), or neither."""
+    values = {"name": esc(pick.name), "precision": esc(precision_label(pick.precision)),
+              "context": short_context(lang, pick.context_tokens)}
+    if pick.monthly_usd is None or pick.hourly_usd is None:
+        return t(lang, "capacity.pick_bare", **values)
+    prices = {"monthly": fmt_usd(lang, pick.monthly_usd), "hourly": fmt_usd(lang, pick.hourly_usd)}
+    if pick.layout is not None:
+        return t(lang, "capacity.pick_rent", layout=esc(pick.layout), **values, **prices)
+    return t(lang, "capacity.pick", **values, **prices)
+
+
 def capacity_lines(answer: Answer, lang: str, note_text: Callable[[Note], str] | None = None) -> list[str]:
     """A reverse question's answer first: the rule's value and the engine's, for the layout they were computed for."""
     capacity = answer.capacity
@@ -233,6 +261,12 @@ def capacity_lines(answer: Answer, lang: str, note_text: Callable[[Note], str] |
     line = t(lang, "capacity.biggest", layout=layout, engine=engine, context=context,
              precision=esc(precision_label(capacity.precision or "")),
              rule=_value(lang, capacity.rule_value, "b"), serving=_value(lang, capacity.serving_value, "b"))
-    if capacity.models:
+    if capacity.models and not capacity.picks:
         line += t(lang, "capacity.models", models=esc(", ".join(capacity.models)))
-    return [line]
+    lines = [line]
+    if capacity.budget_usd is not None:
+        lines.insert(0, t(lang, "capacity.money_layout", budget=fmt_usd(lang, capacity.budget_usd), layout=layout))
+    if capacity.picks:
+        lines.append(t(lang, "capacity.picks"))
+        lines.extend(_pick_line(pick, lang) for pick in capacity.picks)
+    return lines

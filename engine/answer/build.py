@@ -7,9 +7,11 @@ from dataclasses import dataclass, field
 
 from catalog.schema import Card, Catalog
 from engine.answer.advice import CardComparison, PrecisionHint, compare_cards, precision_hint
-from engine.answer.capacity import Capacity, biggest_model, sequence_capacity
+from engine.answer.capacity import Capacity, biggest_model, budget_starts, sequence_capacity
 from engine.answer.lead import recommend, runs
+from engine.answer.open_question import cheapest_layout, family_ids, largest_models, layout_for_money
 from engine.fit.selection import (
+    ROOM_GB,
     Layout,
     Selection,
     card_alias_notes,
@@ -20,7 +22,7 @@ from engine.fit.selection import (
     unknown_card_note,
 )
 from engine.fit.topup import billing_hours, period_prices, resolve_coin, topup_amount_usd, topup_url
-from engine.models.registry import Registry
+from engine.models.registry import ModelShape, Registry, default_registry
 from engine.notes import Note
 from engine.serving import ServingCheck
 from engine.serving.review import ServingOptions, ServingReview
@@ -129,12 +131,15 @@ class Answer:
             return lead  # no search for the cheapest passing layout: the answer has chosen one
         return self.review.passing(fit)
 
-    def budget(self) -> dict[str, float | bool] | None:
+    def budget(self) -> dict[str, float | bool | None] | None:
         if self.resolved is None or self.resolved.memory_budget_gb is None or self.requirement is None:
             return None
         budget = self.resolved.memory_budget_gb
+        resolved = self.resolved
+        # "is 48gb enough?": the rule's memory, and whether the engine starts on one card of that memory
+        starts = budget_starts(self.review, budget, resolved.context_tokens, resolved.batch)
         return {"budget_gb": budget, "fits": self.requirement.total_gb <= budget,
-                "spare_gb": budget - self.requirement.total_gb}
+                "spare_gb": budget - self.requirement.total_gb, "starts": starts}
 
     def money(self) -> dict[str, object] | None:
         """The user's money budget ("under $1000/mo") against the price of the layout to pay for, over the billing
@@ -226,7 +231,9 @@ def build_answer(
     if request.intent == "price":
         answer.selection = _price_selection(request, catalog)
     elif request.intent == "biggest_model":
-        return _biggest_model(answer, serving, registry)
+        _biggest_model(answer, serving, registry)
+        if answer.error or answer.capacity_layout is None:
+            return answer
     else:
         try:
             resolved = _named_card(request, resolve(request, catalog.sizing, registry), catalog)
@@ -284,19 +291,77 @@ def _sequence_capacity(answer: Answer, resolved: ResolvedRequest, requirement: R
 
 
 def _biggest_model(answer: Answer, serving: ServingOptions | None, registry: Registry | None) -> Answer:
-    """'The biggest model on a 4090 / in 48 GB': no model to size, the layout's capacity instead."""
+    """'The biggest model on a 4090 / in 48 GB / on a $300/month budget': no model to size, the layout's capacity
+    instead, and on a card the registry's largest models that run there (engine.answer.open_question), priced."""
     request, catalog = answer.request, answer.catalog
     card = None
-    if request.card is not None:
+    count = request.gpu_count or 1
+    chosen_by_money: float | None = None  # the money budget that chose the layout (None: it rents nothing)
+    if request.card is None and request.memory_budget_gb is None and request.budget_usd is not None:
+        found = layout_for_money(catalog, request.budget_usd, answer.billing or catalog.default_billing,
+                                 answer.billing_span)
+        if found is None:  # the budget rents nothing: the cheapest layout, said so
+            found = cheapest_layout(catalog)
+            cheapest = price_layout(found[0], found[1], catalog)
+            answer.notes.append(Note(f"nothing at {catalog.provider} rents within ${request.budget_usd:,.0f}: the "
+                                     f"cheapest, {cheapest.label} (${cheapest.monthly_usd:,.0f}/month), is shown",
+                                     "money_rents_nothing", provider=catalog.provider,
+                                     budget_usd=request.budget_usd, layout=cheapest.label,
+                                     monthly_usd=cheapest.monthly_usd))
+        else:
+            chosen_by_money = request.budget_usd
+        card, count = found
+    elif request.card is not None:
         card = _rented_card(request.card, request.card_vram_gb, catalog)
         if card is None:
             answer.error = str(unknown_card_note(catalog, _written_card(request)))
             return answer
+    family = family_ids(request.model, registry or default_registry())
     try:
-        answer.capacity = biggest_model(request, catalog, card, request.gpu_count or 1, serving, registry)
+        capacity = biggest_model(request, catalog, card, count, serving, registry)
     except SizingError as exc:
         answer.error = str(exc)
+        return answer
+    if family:
+        capacity = dataclasses.replace(capacity, models=tuple(
+            shape.name for shape in _family_below(registry, family, capacity)))
+    if card is not None:
+        def runs_there(asked: SizeRequest) -> tuple[Layout | None, int] | None:
+            answered = build_answer(asked, catalog, registry=registry, serving=serving)
+            fit = answered.fit
+            if answered.error or fit is None or not fit.valid or answered.resolved is None:
+                return None
+            return fit, answered.resolved.context_tokens
+
+        picks = largest_models(request, (card, count), registry or default_registry(), runs_there, family)
+        capacity = dataclasses.replace(capacity, picks=picks, budget_usd=chosen_by_money)
+        priced = price_layout(card, count, catalog)
+        if picks and priced.valid:
+            answer.capacity_layout = priced
+    elif request.memory_budget_gb is not None:
+        def runs_in_budget(asked: SizeRequest) -> tuple[Layout | None, int] | None:
+            # the user's own memory: the rule with room to spare, and the engine starts on one card of it
+            answered = build_answer(asked, catalog, registry=registry, serving=serving)
+            budget = answered.budget()
+            if answered.error or budget is None or answered.resolved is None or not budget["fits"] \
+                    or float(budget["spare_gb"] or 0) < ROOM_GB or budget["starts"] is False:
+                return None
+            fit = answered.fit if answered.fit is not None and answered.fit.valid else None
+            return fit, answered.resolved.context_tokens
+
+        picks = largest_models(request, request.memory_budget_gb, registry or default_registry(), runs_in_budget,
+                               family)
+        capacity = dataclasses.replace(capacity, picks=picks)
+    answer.capacity = capacity
     return answer
+
+
+def _family_below(registry: Registry | None, family: tuple[str, ...], capacity: Capacity) -> list[ModelShape]:
+    """The family's models under the capacity's size, largest first."""
+    limit = capacity.serving_value if capacity.serving_value is not None else capacity.rule_value
+    shapes = [shape for shape in (registry or default_registry()) if shape.id in family
+              and limit is not None and shape.params_b <= limit]
+    return sorted(shapes, key=lambda shape: -shape.params_b)[:3]
 
 
 def _rented_card(written: str, vram_gb: float | None, catalog: Catalog) -> Card | None:

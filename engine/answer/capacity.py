@@ -8,11 +8,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from catalog.schema import Card, Catalog
+from engine.answer.open_question import ModelPick
 from engine.models.registry import Registry, default_registry
 from engine.notes import Note
 from engine.serving import Gpu, biggest_model_params_b
 from engine.serving.constants import MIB
-from engine.serving.reverse import max_context_for_users
+from engine.serving.reverse import max_context_for_users, serving_check
 from engine.serving.review import ServingOptions, ServingReview, engine_for
 from engine.sizing.rule import (
     MAX_PARAMS_B,
@@ -54,6 +55,8 @@ class Capacity:
     budget_gb: float | None = None  # biggest_model "in 48 GB": a memory budget, no card
     refused: tuple[Note, ...] = ()
     serving_checked: bool = False  # the engine's check was made (serving_value None then: nothing starts)
+    picks: tuple[ModelPick, ...] = ()  # biggest_model on a card: the registry's largest models that run there
+    budget_usd: float | None = None  # biggest_model "on a $300/month budget": the money that chose the layout
 
     @property
     def runs(self) -> bool:
@@ -67,7 +70,8 @@ class Capacity:
     def to_json(self) -> dict[str, object]:
         return {"kind": self.kind, "card": self.card, "count": self.count, "context_tokens": self.context_tokens,
                 "batch": self.batch, "rule_value": self.rule_value, "serving_value": self.serving_value,
-                "models": list(self.models), "refused": [str(note) for note in self.refused]}
+                "models": list(self.models), "refused": [str(note) for note in self.refused],
+                "picks": [pick.to_json() for pick in self.picks], "budget_usd": self.budget_usd}
 
 
 def _fixed_and_kv(requirement: Requirement) -> tuple[float, float]:
@@ -171,3 +175,32 @@ def biggest_model(request: SizeRequest, catalog: Catalog, card: Card | None, cou
     return Capacity("biggest_model", label, count, context, None, rule, serving, engine,
                     tuple(shape.name for shape in shapes[:MODELS_SHOWN]), precision=precision,
                     budget_gb=None if card is not None else vram_gb)
+
+
+def users_context(review: ServingReview | None, card: Card, count: int, users: int) -> int | None:
+    """The longest context each of `users` requests gets at once on `count` x `card` under the review's engine (what
+    runs there when the context asked for does not): None when not one token each starts, or it cannot be read."""
+    model = review.model() if review is not None else None
+    if review is None or model is None or card.memory_mib is None or users < 1:
+        return None
+    vllm, llama_cpp = review.settings()
+    try:
+        return max_context_for_users(model, Gpu.from_card(card), users, engine=review.engine, tp=count, vllm=vllm,
+                                     llama_cpp=llama_cpp)
+    except ValueError:
+        return None
+
+
+def budget_starts(review: ServingReview | None, budget_gb: float, context_tokens: int, batch: int) -> bool | None:
+    """Whether the engine starts the request on one card of `budget_gb` ("is 48 GB enough?" asks of the user's own
+    card): None when there is no check (training, no model shape)."""
+    model = review.model() if review is not None else None
+    if review is None or model is None or budget_gb <= 0:
+        return None
+    vllm, llama_cpp = review.settings()
+    try:
+        gpu = Gpu(f"{budget_gb:g} GB", int(budget_gb * 1e9 / MIB))  # under 1 MiB: no card (ValueError)
+        return serving_check(model, gpu, context_tokens, engine=review.engine, batch=batch, vllm=vllm,
+                             llama_cpp=llama_cpp).starts
+    except ValueError:
+        return None

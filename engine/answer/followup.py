@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from catalog.schema import Catalog
 from engine.answer.build import Answer
+from engine.answer.open_question import ModelPick
 from engine.formats.quant import UnknownFormat, canonical_quant, find_format, quant_name
 from engine.models.registry import Registry, default_registry
 from engine.notes import Note
@@ -85,7 +86,32 @@ def shown_of(answer: Answer) -> Shown:
                       memory_budget_gb=resolved.memory_budget_gb, region=resolved.region,
                       model=resolved.shape.name if not resolved.shape.typical else f"{resolved.params_b:g}B")
     fit = answer.fit
+    capacity = answer.capacity
+    if fit is None and capacity is not None and capacity.picks:  # an open question: its first model and layout
+        values["pick"] = capacity.picks[0]
+        return Shown(values, capacity.card, capacity.count)
     return Shown(values, fit.card.name if fit else None, fit.count if fit else None)
+
+
+def _onto_pick(previous: SizeRequest, delta: SizeRequest, merged: SizeRequest, shown: Shown,
+               changes: list[Note]) -> None:
+    """After an open question ("largest qwen on a 3090"): a follow-up that asks of one model -- a reverse question
+    ("max context on it?") or a named format ("what about the UD-IQ1_S quant?") -- asks of the model it named first,
+    on its layout; any other change ("and on 2x 3090?", "in fp8?", "at 32k?") asks the open question again."""
+    if previous.intent != "biggest_model" or delta.model is not None or delta.params_b is not None:
+        return
+    pick = shown.values.get("pick")
+    if not isinstance(pick, ModelPick) or (delta.intent not in SEQUENCE_INTENTS and delta.quant is None):
+        merged.intent, merged.model = "biggest_model", previous.model  # the open question, changed
+        return
+    merged.model = pick.model
+    if delta.precision is None and delta.quant is None:
+        merged.precision = pick.precision
+    merged.intent = delta.intent if delta.intent in SEQUENCE_INTENTS else None
+    if merged.card is None and shown.card is not None:
+        merged.card, merged.gpu_count = shown.card, shown.count
+    merged.budget_usd = None
+    _note(changes, "model", previous.model, pick.name)  # "qwen" -> the model named first
 
 
 def apply_followup(previous: SizeRequest, delta: SizeRequest, shown: Shown | None = None, *,
@@ -120,6 +146,7 @@ def apply_followup(previous: SizeRequest, delta: SizeRequest, shown: Shown | Non
         merged.intent = delta.intent
         if delta.intent == "max_context" and delta.context_tokens is None:
             merged.context_tokens = None  # the context is what is asked for, not the one the answer before used
+    _onto_pick(previous, delta, merged, shown, changes)
     merged.cheapest = previous.cheapest or delta.cheapest
     merged.rope_scaling = delta.rope_scaling or previous.rope_scaling  # "and with yarn?" extends the window
     merged.assumed = [*changes, *delta.assumed]

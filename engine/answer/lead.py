@@ -8,7 +8,17 @@ from __future__ import annotations
 import dataclasses
 
 from catalog.schema import Catalog
-from engine.fit.selection import Layout, Selection, has_room, same_layout, without_tensor_parallel
+from engine.fit.ranking import plan
+from engine.fit.selection import (
+    ROOM_GB,
+    Layout,
+    Rules,
+    Selection,
+    evaluate_layout,
+    has_room,
+    same_layout,
+    without_tensor_parallel,
+)
 from engine.notes import Note
 from engine.serving import ServingCheck
 from engine.serving.review import NOWHERE, ServingReview, cheapest_running
@@ -64,6 +74,13 @@ def recommend(rule: Selection, requirement: Requirement, resolved: ResolvedReque
     lead = recommended
     if recommended is not None and not runs(recommended, review):
         lead = _running(recommended, review, requirement, resolved, catalog)
+    if not resolved.card:
+        moved, rule = _stated_count(rule, lead, requirement, resolved, catalog, review)
+        if moved is not None:
+            return moved
+        sharded = _sharded(rule, lead, requirement, resolved, catalog)
+        if sharded is not None:
+            return sharded
     if resolved.card:
         named = fit
         if fit is not None:
@@ -91,3 +108,74 @@ def recommend(rule: Selection, requirement: Requirement, resolved: ResolvedReque
     reason = Note(f"cheapest layout on which {engine or 'it'} runs with room to spare", "runs_lead",
                   engine={"vllm": "vLLM"}.get(engine or "", engine or ""))
     return Selection(fit=lead, reason=reason, alternatives=alternatives, recommended=lead, notes=rule.notes)
+
+
+def cheapest_sharded(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog) -> Layout | None:
+    """Full fine-tuning with no layout named: the cheapest layout of any count that the rule accepts with room to
+    spare once the tensor-parallel head rule is dropped (ZeRO-3 / FSDP, see without_tensor_parallel); a multi-GPU
+    set still needs the interconnect the rule asks for training (the rule's own check, kept)."""
+    rules = Rules(resolved, catalog)
+    for _, count, _, card in plan(catalog).by_price:
+        if card.vram_gb * count < requirement.total_gb + ROOM_GB:
+            continue
+        layout = without_tensor_parallel(evaluate_layout(card, count, requirement, resolved, catalog, rules))
+        if layout.valid and has_room(layout):
+            return layout
+    return None
+
+
+def cheapest_at_count(count: int, requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog,
+                      review: ServingReview | None) -> Layout | None:
+    """The GPU count the user gave with no card ("--tensor-parallel-size 4", "on 4 GPUs"): the cheapest layout of
+    that count on which it runs (the rule with room to spare, and the engine starts there; full fine-tuning sharded,
+    as cheapest_sharded)."""
+    rules = Rules(resolved, catalog)
+    for _, n, _, card in plan(catalog).by_price:
+        if n != count or card.vram_gb * count < requirement.total_gb + ROOM_GB:
+            continue
+        layout = evaluate_layout(card, count, requirement, resolved, catalog, rules)
+        if resolved.workload == "full":
+            layout = without_tensor_parallel(layout)
+        if not layout.valid or not has_room(layout):
+            continue
+        check = review.check(card, count) if review is not None else None
+        if check is None or check.starts:
+            return layout
+    return None
+
+
+def _stated_count(rule: Selection, lead: Layout | None, requirement: Requirement, resolved: ResolvedRequest,
+                  catalog: Catalog, review: ServingReview | None) -> tuple[Selection | None, Selection]:
+    """A GPU count given with no card: (the selection led by the cheapest layout of that count that runs, `rule`),
+    or (None, `rule` with a note that no layout of that count runs it); (None, `rule`) when no count was given."""
+    count = resolved.gpu_count
+    if not count or lead is not None and lead.count == count:
+        return None, rule
+    counted = cheapest_at_count(count, requirement, resolved, catalog, review)
+    if counted is None:
+        return None, dataclasses.replace(rule, notes=(*rule.notes, Note(
+            f"no layout of {count} GPUs runs it: the cheapest of any count is shown", "count_none", count=count)))
+    alternatives: list[Layout] = []
+    for option in (lead, *rule.alternatives):
+        if option is not None and not same_layout(option, counted) \
+                and not any(same_layout(option, other) for other in alternatives):
+            alternatives.append(option)
+    reason = Note(f"cheapest layout of {count} GPUs (the count you gave) on which it runs", "count_lead",
+                  count=count)
+    return Selection(fit=counted, reason=reason, alternatives=alternatives[:3], recommended=counted,
+                     notes=rule.notes), rule
+
+
+def _sharded(rule: Selection, lead: Layout | None, requirement: Requirement, resolved: ResolvedRequest,
+             catalog: Catalog) -> Selection | None:
+    """Full fine-tuning with no layout named: the cheapest sharded layout when it costs less than `lead`."""
+    if resolved.workload != "full" or lead is None or resolved.gpu_count:
+        return None
+    sharded = cheapest_sharded(requirement, resolved, catalog)
+    if sharded is None or sharded.monthly_usd >= lead.monthly_usd - 0.005:
+        return None
+    alternatives = [lead, *(a for a in rule.alternatives if not same_layout(a, lead) and not same_layout(a, sharded))]
+    reason = Note("cheapest layout on which the trainer runs: ZeRO-3 / FSDP shard the parameters over the GPUs, so "
+                  "no tensor-parallel head rule applies", "sharded_lead")
+    return Selection(fit=sharded, reason=reason, alternatives=alternatives[:3], recommended=sharded,
+                     notes=rule.notes)

@@ -47,7 +47,8 @@ class Draft:
                  "kv_precision", "context_tokens", "batch", "workload", "card", "gpu_count", "budget_gb", "region",
                  "assumed", "ignored", "intent", "billing", "coin", "cheapest", "count_implied", "second_card",
                  "compare_card", "card_vram_gb", "quant", "rope_scaling", "budget_usd", "billing_span",
-                 "flag_gpu_count", "gpu_memory_utilization", "checkpoint")
+                 "flag_gpu_count", "gpu_memory_utilization", "checkpoint", "launch_engine", "family",
+                 "honoured_flags")
 
     def __init__(self) -> None:
         self.model: ModelShape | None = None
@@ -83,6 +84,9 @@ class Draft:
         self.flag_gpu_count: tuple[int, str] | None = None  # "-tp 2", until the cards pass has read its count
         self.gpu_memory_utilization: float | None = None  # "--gpu-memory-utilization 0.85" (engine.parse.flags)
         self.checkpoint: str | None = None  # a published quantized repo named whole (engine.parse.repos)
+        self.family: str | None = None  # "largest qwen": the family word an open question is about (request.model)
+        self.honoured_flags: list[str] = []  # the runtime flags read as what they set (engine.parse.flags)
+        self.launch_engine: str | None = None  # "vllm serve ...", "llama-server ...": its engine (engine.parse.launch)
 
     # ---- model and card (the first one named wins; the passes list later ones)
 
@@ -250,16 +254,17 @@ class Draft:
             or ((self.card is not None or self.budget_gb is not None)
                 and (self.workload is not None or self.precision is not None))
             or (self.intent == "price" and self.card is not None)
-            or (self.intent == "biggest_model" and (self.card is not None or self.budget_gb is not None))
+            or (self.intent == "biggest_model" and (self.card is not None or self.budget_gb is not None
+                                                    or self.budget_usd is not None))
         )
 
     def sets_anything(self) -> bool:
         """Whether the text set any field at all: what a follow-up ("and in fp8?", "per day") changes."""
         values = (self.model, self.params_b, self.precision, self.kv_precision, self.context_tokens, self.batch,
                   self.workload, self.card, self.gpu_count, self.budget_gb, self.region, self.billing, self.coin,
-                  self.budget_usd)
+                  self.budget_usd, self.quant)  # a format with no seed precision ('UD-IQ1_S') is a change too
         return any(value is not None for value in values) or self.cheapest or self.rope_scaling is not None \
-            or self.gpu_memory_utilization is not None
+            or self.gpu_memory_utilization is not None or self.intent in ("max_context", "max_batch")
 
     def list_leftovers(self, leftovers: Collection[str]) -> None:
         """`ignored` without repeats, then the words no pass used (at most MAX_IGNORED entries, then a count)."""
@@ -288,7 +293,7 @@ class Draft:
         # positional, in SizeRequest's field order (a call with 21 keywords costs more than the rest of this)
         model = self.model
         return SizeRequest(
-            model.id if model else None, self.params_b, self.precision, self.kv_precision, self.context_tokens,
+            model.id if model else self.family, self.params_b, self.precision, self.kv_precision, self.context_tokens,
             self.batch, self.workload, self.card, self.gpu_count, self.budget_gb, self.region, self.assumed,
             self.ignored, self.intent, self.billing, self.coin, self.cheapest, self.count_implied, self.compare_card,
             self.card_vram_gb, False, self.quant, self.rope_scaling, self.budget_usd, self.billing_span,

@@ -8,7 +8,7 @@
 - `--gpu-memory-utilization 0.85`: the share of each card vLLM takes (`gpu_memory_utilization`, the serving
   check's);
 - `-ngl 99` (every layer on the GPU) is what Cardfit sizes; fewer layers offload the rest to the CPU, which it
-  does not size: that flag is listed as not honoured.
+  does not size: a note says so (sized with every layer on the GPU).
 
 Any other `--flag value` is listed whole under "Not understood" (never in pieces), so nothing stated is dropped
 silently."""
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from engine.notes import Note
 from engine.parse.draft import Draft
 from engine.parse.scan import Scan
 from engine.sizing.rule import KV_PRECISION_BYTES
@@ -47,7 +48,9 @@ def read_flags(scan: Scan, draft: Draft) -> None:
         if not _use_span(scan, match.start(1), end):
             continue  # a name or a value another pass has read
         written = scan.text[match.start(1):end].strip()
-        if not _apply(draft, flag, value.lower(), written):
+        if _apply(draft, flag, value.lower(), written):
+            draft.honoured_flags.append(written)
+        else:
             draft.ignored.append(written)
 
 
@@ -64,10 +67,11 @@ def list_unknown_flags(scan: Scan, draft: Draft) -> None:
             continue  # "--precision int4": a pass read its value, so the flag was understood
         if not _VALUE_RE.fullmatch(value):
             value = ""  # "--enforce-eager qwen3": the word after a switch is no value of it
-        end = match.end() if value else match.end(1)
-        if not _use_span(scan, match.start(1), end):
-            continue  # a pass read its name or its value: understood
-        draft.ignored.append(scan.text[match.start(1):end].strip())
+        if value:  # "--host 0.0.0.0": no pass read the value, so the flag is listed whole, whoever read its name
+            _use_all(scan, match.start(1), match.end())
+        elif not _use_span(scan, match.start(1), match.end(1)):
+            continue  # a pass read its name: understood
+        draft.ignored.append(scan.text[match.start(1):match.end() if value else match.end(1)].strip())
 
 
 def _apply(draft: Draft, flag: str, value: str, written: str) -> bool:
@@ -99,7 +103,12 @@ def _apply(draft: Draft, flag: str, value: str, written: str) -> bool:
             return False
         draft.gpu_memory_utilization = share
         return True
-    return value.isdigit() and int(value) >= _ALL_LAYERS  # -ngl: every layer on the GPU is what is sized
+    if not value.isdigit():
+        return False
+    if int(value) < _ALL_LAYERS:  # -ngl 40: the rest on the CPU, which is not sized; said, never sized silently
+        draft.assumed.append(Note(f"{written} keeps the other layers on the CPU, which Cardfit does not size: sized "
+                                  "with every layer on the GPU", "ngl_partial", written=written))
+    return True  # -ngl 99: every layer on the GPU is what is sized
 
 
 def apply_flag_count(draft: Draft) -> None:
@@ -112,12 +121,21 @@ def apply_flag_count(draft: Draft) -> None:
         draft.set_gpu_count(count, written)
     elif draft.gpu_count != count:
         draft.ignored.append(written)
+        draft.honoured_flags = [flag for flag in draft.honoured_flags if flag != written]
 
 
 def _read(scan: Scan, first: int, last: int) -> bool:
     """Whether a pass has used a token inside characters first..last."""
     tokens = scan.tokens
     return any(scan.used[i] for i in range(scan.n) if tokens.start[i] >= first and tokens.end[i] <= last)
+
+
+def _use_all(scan: Scan, first: int, last: int) -> None:
+    """Use every token inside characters first..last."""
+    tokens = scan.tokens
+    for i in range(scan.n):
+        if tokens.start[i] >= first and tokens.end[i] <= last:
+            scan.used[i] = True
 
 
 def _use_span(scan: Scan, first: int, last: int) -> bool:

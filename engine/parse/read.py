@@ -19,8 +19,10 @@ from engine.parse.errors import NOT_A_QUESTION, BadValue, ambiguous_error
 from engine.parse.fields import read_fields
 from engine.parse.flags import apply_flag_count, list_unknown_flags, read_flags
 from engine.parse.hub import hub_candidate
+from engine.parse.launch import note_launch, read_launch
 from engine.parse.lexer import COMMAND_RE, as_shown
 from engine.parse.models import find_model, resolve_ambiguous, resolve_unknown
+from engine.parse.open_question import find_open_question
 from engine.parse.regions import find_region_ids
 from engine.parse.runtime import assume_runtime_format, read_rope_scaling
 from engine.parse.scan import Scan
@@ -50,6 +52,9 @@ class ParseResult:
     # A Hugging Face repository id as typed ("HuggingFaceTB/SmolLM2-1.7B") that names no registry model: the
     # front end may look it up on the Hub (bot/features/hub_lookup.py) and size it as that shape. Set on errors too.
     hub_candidate: str | None = None
+    # A pasted launch line's engine ("vllm serve ..." -> "vllm", "llama-server ..." -> "llama.cpp"), which runs the
+    # serving check (engine.parse.launch); None when the text names no launcher.
+    launch_engine: str | None = None
 
     @property
     def told_language(self) -> str | None:
@@ -68,6 +73,7 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
     try:
         if "-" in text:  # every region id has its hyphen
             find_region_ids(scan, draft, vocabulary, offset)
+        read_launch(scan, draft)
         read_flags(scan, draft)
         find_billing_and_coin(scan, draft)
         read_rope_scaling(scan, draft)
@@ -89,7 +95,9 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
             window_as_context(scan, draft, name_at)
         decide_intent(scan, draft)
         find_capacity_intent(scan, draft)
+        find_open_question(scan, draft)
         list_unknown_flags(scan, draft)
+        note_launch(draft)
     except BadValue as bad:
         return ParseResult(None, bad.note, language, None, None, confident, hub_candidate=hub_candidate(scan, draft))
     hub = hub_candidate(scan, draft, card_tokens) if slash else None  # every repository id has its slash
@@ -104,7 +112,8 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
         partial = draft.request() if draft.sets_anything() else None
         return ParseResult(None, NOT_A_QUESTION, language, None, None, confident, partial, cue, hub)
     request = draft.request()
-    return ParseResult(request, None, language, request.model, draft.model_note, confident, request, cue, hub)
+    return ParseResult(request, None, language, request.model, draft.model_note, confident, request, cue, hub,
+                       draft.launch_engine)
 
 
 def detect_language(text: str, low: list[str]) -> tuple[str, bool]:

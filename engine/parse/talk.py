@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from engine.notes import Note
 from engine.parse.draft import Draft
 from engine.parse.scan import Scan
 from engine.parse.words import (
@@ -31,6 +32,9 @@ from engine.parse.words import (
 )
 from engine.sizing.rule import MAX_BILLING_SPAN
 
+# A budget in euros (read as USD, with a note: _find_money)
+EUR_WORDS = frozenset({"eur", "euro", "euros"})
+
 # Every word this pass starts from: a text with none of them has nothing for it (PAY_WORDS count only after a coin)
 _STARTS = frozenset(BILLING_ADJECTIVES) | frozenset(BILLING_UNITS) | frozenset(COIN_WORDS)
 
@@ -40,6 +44,8 @@ def find_billing_and_coin(scan: Scan, draft: Draft) -> None:
     A second, different period or coin is listed in `ignored`."""
     if "$" in scan.text or not scan.words.isdisjoint(USD_WORDS):
         _find_money(scan, draft)
+    if draft.budget_usd is None and ("€" in scan.text or not scan.words.isdisjoint(EUR_WORDS)):
+        _find_money(scan, draft, "€", EUR_WORDS)
     if scan.words.isdisjoint(_STARTS):
         return
     low, used = scan.low, scan.used
@@ -107,9 +113,15 @@ _AMOUNT = re.compile(r"(?:[0-9]{1,3}(?:[.,][0-9]{3})+|[0-9]{1,7}(?:[.,][0-9]{1,2
 _PER = re.compile(r"\s*/\s*$")  # "$1000/mo": the slash before a period
 
 
-def _find_money(scan: Scan, draft: Draft) -> None:
+def _find_money(scan: Scan, draft: Draft, symbol: str = "$", words: frozenset[str] = USD_WORDS) -> None:
     """A budget in US dollars: '$1000', '1000 $', '500 USD', 'USD 800', '$1.5k', with the words that make it one
-    ('under', 'Budget', 'bis'); a period right after it with a slash ('/mo', '/month') is its billing period."""
+    ('under', 'Budget', 'bis'); a period right after it with a slash ('/mo', '/month') is its billing period.
+
+    In euros ('unter 800 € im Monat', 'budget 500 EUR'; `symbol` '€'): the catalogs price in USD (catalog.schema
+    Catalog.currency) and the top-up is paid in USD amounts, so the amount is read as that many dollars and a note
+    says so. No exchange rate is applied: the engine reads no clock and fetches nothing, and a rate written into a
+    data file would go stale and move the budget silently; the renter who wants the euro figure converts it
+    with today's rate, knowing exactly what was compared."""
     low, text, tokens = scan.low, scan.text, scan.tokens
     for i in range(scan.n):
         if not scan.free(i) or not _AMOUNT.fullmatch(low[i]):
@@ -118,11 +130,11 @@ def _find_money(scan: Scan, draft: Draft) -> None:
         after_end = tokens.start[i + 1] if i + 1 < scan.n else len(text)
         after = text[tokens.end[i]:after_end]
         first, last = i, i
-        if before.rstrip().endswith("$") or after.lstrip().startswith("$"):
+        if before.rstrip().endswith(symbol) or after.lstrip().startswith(symbol):
             pass
-        elif scan.next_free(i + 1) in USD_WORDS:
+        elif scan.next_free(i + 1) in words:
             last = i + 1
-        elif scan.next_free(i - 1) in USD_WORDS:
+        elif scan.next_free(i - 1) in words:
             first = i - 1
         else:
             continue
@@ -130,6 +142,10 @@ def _find_money(scan: Scan, draft: Draft) -> None:
         if amount is None or draft.budget_usd is not None:
             continue
         draft.budget_usd = amount
+        if symbol != "$":
+            draft.assumed.append(Note(f"prices are in USD: {scan.span(i, i)} {symbol} read as a budget of "
+                                      f"${amount:,.0f} (no exchange rate applied)", "budget_in_usd",
+                                      written=f"{scan.span(i, i)} {symbol}", budget_usd=amount))
         while scan.free(first - 1) and low[first - 1] in MONEY_LEADS and i - first < 3:
             first -= 1
         scan.use(first, last - first + 1)

@@ -75,8 +75,8 @@ def encode_request(request: SizeRequest) -> str:
         parts.append("K" + _PRECISION_CODES.get(request.kv_precision, _value(request.kv_precision)))
     if request.card:
         parts.append("R" + re.sub(r"[^a-z0-9-]", "-", request.card.lower()))
-        if request.gpu_count is not None:
-            parts.append("N" + str(request.gpu_count))
+    if request.gpu_count is not None:  # also with no card: "on 4 GPUs", "--tensor-parallel-size 4"
+        parts.append("N" + str(request.gpu_count))
     if request.memory_budget_gb is not None:
         parts.append("G" + _value(f"{request.memory_budget_gb:g}"))
     if request.region:
@@ -181,7 +181,7 @@ def _fields(payload: str) -> dict[str, str]:
     unknown = set(fields) - set("MSPCBWKRNGLIXTYQAEFUDVH")
     if unknown:
         raise PayloadError(f"unknown field(s) {sorted(unknown)}")
-    if "N" in fields and "R" not in fields or "M" in fields and "S" in fields:
+    if "M" in fields and "S" in fields:  # "N" alone is a count with no card ("on 4 GPUs")
         raise PayloadError("inconsistent fields")
     if any(tag in fields and "R" not in fields for tag in "XE") or "A" in fields and fields.get("N") != "1":
         raise PayloadError("inconsistent fields")
@@ -255,8 +255,8 @@ def _decode_layout(fields: dict[str, str], request: SizeRequest) -> None:
     """The named card and count, the memory budget, the region."""
     if "R" in fields:
         request.card = fields["R"]
-        if "N" in fields:
-            request.gpu_count = _bounded_int(int(fields["N"]), 64)
+    if "N" in fields:
+        request.gpu_count = _bounded_int(int(fields["N"]), 64)
     if "G" in fields:
         request.memory_budget_gb = _bounded_float(fields["G"].replace("_", "."), 1_000_000)
     if "L" in fields:
