@@ -53,9 +53,6 @@ class VllmSettings:
 BEFORE_0_20 = VllmSettings(gpu_memory_utilization=0.9, count_cudagraphs=False, in_flight_batches=1, null_blocks=0)
 
 
-BEFORE_0_20 = VllmSettings(gpu_memory_utilization=0.9, count_cudagraphs=False, in_flight_batches=1, null_blocks=0)
-
-
 @dataclass(frozen=True, slots=True)
 class VllmBudget:
     """One GPU under vLLM (gpu_worker.py:641 determine_available_memory), bytes."""
@@ -222,7 +219,7 @@ def _sliding_note(shape: ModelShape, batch_tokens: int, context_tokens: int, in_
                   notes: list[Note]) -> None:
     if not (shape.sliding_window and shape.sliding_layers):
         return
-    tokens = kv.sliding_window_tokens(shape.sliding_window, batch_tokens, context_tokens, in_flight_batches)
+    tokens = kv.local_blocks(shape, batch_tokens, context_tokens, in_flight_batches)[0]
     notes.append(Note(f"sliding-window layers reserve {tokens:,} tokens per request, not the "
                       f"{shape.sliding_window:,}-token window", "serving_sliding_reserve",
                       tokens=tokens, window=shape.sliding_window))
