@@ -114,15 +114,44 @@ def _serving_model(resolved: ResolvedRequest, checkpoint: Checkpoint) -> Serving
         per_param = _bytes_per_param(resolved, checkpoint)
         if per_param is None:
             raise ValueError(f"the serving check has no bytes per weight for {resolved.precision}")
-        weights = ResidentWeights.from_precision(resolved.params_b, per_param, vocab_size=shape.vocab_size,
+        language, vision = _language_and_vision_params_b(resolved)
+        weights = ResidentWeights.from_precision(language, per_param, vocab_size=shape.vocab_size,
                                                  hidden_size=shape.hidden_size,
                                                  tied=bool(shape.tie_word_embeddings))
+        weights = dataclasses.replace(weights, body_bytes=weights.body_bytes + vision * 1e9 * VISION_BYTES_PER_PARAM)
         weights = _sized_as_published(weights, checkpoint)
     dims = None
     if shape.hidden_size and shape.intermediate_size and shape.vocab_size:
         dims = ModelDims(shape.hidden_size, shape.intermediate_size, shape.vocab_size,
-                         moe=shape.experts_total is not None, experts_active=shape.experts_active or 0)
+                         moe=shape.experts_total is not None, experts_active=shape.experts_active or 0,
+                         multimodal=shape.kind == "vlm")
     return ServingModel(shape=shape, weights=weights, dims=dims, repo=checkpoint.repo)
+
+
+def _cross_attention_vlm(resolved: ResolvedRequest) -> bool:
+    """Llama 3.2 Vision: a vision LLM whose image enters through cross-attention layers (no per-token KV)."""
+    return resolved.shape.kind == "vlm" and resolved.shape.no_kv_layers > 0
+
+
+# A vision tower stays in the model dtype in the published AWQ/GPTQ/FP8 checkpoints of vision LLMs (their
+# quantization configs list the vision modules as ignored / not converted), and vLLM splits its linears over the TP
+# ranks like the language model's (config/multimodal.py:384 mm_encoder_tp_mode default "weights" in 0.34.0).
+VISION_BYTES_PER_PARAM = 2.0
+
+
+def _language_and_vision_params_b(resolved: ResolvedRequest) -> tuple[float, float]:
+    """(language model, vision tower) parameters in billions of the checkpoint vLLM loads. A registry entry's
+    params_b is the whole checkpoint for most vision LLMs and the language model alone for Gemma 3 (its
+    params_exact_b is the whole): the vision tower is the difference when params_exact_b says so, else inside
+    params_b. A size the user typed is the language model's."""
+    shape = resolved.shape
+    vision = shape.vision_params_b or 0.0
+    if shape.kind != "vlm" or not vision or resolved.params_b != shape.params_b:
+        return resolved.params_b, 0.0
+    whole = shape.params_exact_b or shape.params_b
+    if whole - shape.params_b >= 0.9 * vision:  # params_b is the language model alone (Gemma 3)
+        return shape.params_b, vision
+    return shape.params_b - vision, vision
 
 
 def _sized_as_published(weights: ResidentWeights, checkpoint: Checkpoint) -> ResidentWeights:
@@ -169,7 +198,7 @@ class ServingReview:
     def of(cls, resolved: ResolvedRequest, requirement: Requirement, catalog: Catalog,
            options: ServingOptions | None = None) -> ServingReview | None:
         """None for what no engine serves: training, and models that are no LLM."""
-        if resolved.workload != "inference" or resolved.shape.kind != "llm":
+        if resolved.workload != "inference" or resolved.shape.kind not in ("llm", "vlm"):
             return None
         options = options or ServingOptions()
         return cls(resolved, requirement, catalog, options, engine_for(resolved, options))
@@ -209,6 +238,11 @@ class ServingReview:
 
     def _run(self, card: Card, count: int) -> ServingCheck | None:
         try:
+            if self.engine == "vllm" and _cross_attention_vlm(self.resolved):
+                # vLLM 0.34.0 model_executor/models/registry.py:883-899 _PREVIOUSLY_SUPPORTED_MODELS:
+                # "MllamaForConditionalGeneration": "0.10.2" (encoder-decoder models went with the V0 engine).
+                raise ValueError("vLLM serves Llama 3.2 Vision (Mllama) only up to release 0.10.1; later releases "
+                                 "removed it")
             if self._model is None:
                 self._model, self._checkpoint = serving_checkpoint(self.resolved, self.engine)
             vllm, llama_cpp = self.settings()
