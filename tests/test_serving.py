@@ -93,15 +93,16 @@ def test_exact_rows_are_exact_up_to_log_rounding() -> None:
     assert all(row.tolerance_percent < 0.1 for row in exact)
 
 
-# -- vLLM constants (release 0.33.0) ----------------------------------------------------------------------------
+# -- vLLM constants (release 0.34.0, and the accounting of 0.20-0.33 and 0.10-0.19) -----------------------------
 
 def test_vllm_constants_of_the_release_followed() -> None:
-    assert constants.VLLM_VERSION == "0.33.0"
-    assert constants.GPU_MEMORY_UTILIZATION == 0.92  # config/cache.py:215
+    assert constants.VLLM_VERSION == "0.34.0"
+    assert constants.GPU_MEMORY_UTILIZATION_MEASURED == 1.0  # config/cache.py:495-501 in 0.34.0
+    assert constants.GPU_MEMORY_UTILIZATION == 0.92  # config/cache.py:215 in 0.33.0
     assert constants.GPU_MEMORY_UTILIZATION_BEFORE_0_20 == 0.9  # config/cache.py:41 in 0.19.1
     assert constants.BLOCK_SIZE == 16
-    assert VllmSettings().gpu_memory_utilization == 0.92
-    assert BEFORE_0_20.gpu_memory_utilization == 0.9 and not BEFORE_0_20.count_cudagraphs
+    assert VllmSettings().utilization == 1.0 and VllmSettings().gpu_memory_utilization is None
+    assert BEFORE_0_20.utilization == 0.9 and not BEFORE_0_20.count_cudagraphs
 
 
 @pytest.mark.parametrize(("card", "mib", "expected"), [
@@ -316,7 +317,7 @@ def test_llama_31_70b_awq_at_128k_does_not_start_on_one_a100_80gb() -> None:
     too_small = next(note for note in check.notes if note.code == "serving_kv_too_small")
     assert too_small.values["max_tokens"] == check.max_context_tokens
     assert too_small.values["needed_gib"] == pytest.approx(131072 * 80 * 2 * 8 * 128 * 2 / GIB)
-    assert f"--max-model-len {check.max_context_tokens} " in check.command  # a command that starts
+    assert check.command.endswith(f"--max-model-len {check.max_context_tokens}")  # a command that starts
     assert any(note.code == "serving_command_reduced" for note in check.notes)
     two = vllm_check(llama_70b_awq(), A100_80, 131072, tp=2)
     assert two.starts and two.max_context_tokens == 131072
