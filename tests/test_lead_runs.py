@@ -115,7 +115,8 @@ def test_a_named_layout_the_engine_would_not_start_on_is_no_yes():
     assert "❌ No — 1x A100 SXM (80 GB) cannot run it: vLLM would not start there at 32,768 tokens" in text
     assert "or with --max-model-len 32080" in text  # what does run there
     assert "Instead: 2x A40 (96 GB) for $456/month, $0.63/hour · vLLM ✓" in text and "✅" not in text
-    german = plain(render_answer(_ask("mistral large 2411 q4 mit 32k Kontext auf einer a100", vllm_version="0.33"), "de"))
+    german = plain(render_answer(_ask("mistral large 2411 q4 mit 32k Kontext auf einer a100", vllm_version="0.33"),
+                                 "de"))
     assert "❌ Nein — 1x A100 SXM (80 GB) reicht nicht: vLLM würde dort bei 32.768 Tokens nicht starten" in german
     assert "Stattdessen: 2x A40" in german
 

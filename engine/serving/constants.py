@@ -3,7 +3,8 @@
 vLLM: release 0.34.0 (PyPI wheel, vllm/_version.py __commit_id__ 'g62d4bc3c7'), the newest release when it was
 read, whose KV cache is sized from memory measured after warmup; the accounting of 0.20-0.33 (read in 0.33.0,
 __commit_id__ 'g4ba787ec9') and of 0.10-0.19 (read in 0.11.0 and 0.19.1) is kept next to it and selectable
-(engine.serving.vllm.settings_for_version): public startup logs mostly come from 0.10-0.15. llama.cpp: commit 0c1e57098 (vendored by llama-cpp-python 0.3.36).
+(engine.serving.vllm.settings_for_version): public startup logs mostly come from 0.10-0.15.
+llama.cpp: commit 0c1e57098 (vendored by llama-cpp-python 0.3.36).
 Research notes with every line quoted: research/serving.md (sections named below as "research §N").
 """
 from __future__ import annotations

@@ -24,8 +24,8 @@ from engine.serving import (
 from engine.serving.checkpoint import Checkpoint, UnservedFormat, card_notes, checkpoint_for
 from engine.serving.constants import MIB
 from engine.serving.memory import ModelDims
-from engine.serving.weights import mxfp4_backend, mxfp4_resident
 from engine.serving.vllm import settings_for_version
+from engine.serving.weights import mxfp4_backend, mxfp4_resident
 from engine.sizing.rule import GB, KV_NOT_INCLUDED, PRECISION_BYTES, Requirement, ResolvedRequest
 
 ENGINES = ("vllm", "llama.cpp")
