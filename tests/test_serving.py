@@ -1,4 +1,5 @@
-"""The serving check: vLLM 0.33.0 / llama.cpp 0c1e57098 constants, formulas, public startup logs."""
+"""The serving check: vLLM 0.34.0 (and older accounting) / llama.cpp 0c1e57098 constants, formulas, public startup
+logs."""
 from __future__ import annotations
 
 import math
@@ -434,6 +435,8 @@ def test_vllm_command() -> None:
                                 gpu_memory_utilization=0.92) == (
         "vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size 2 --max-model-len 32768 "
         "--gpu-memory-utilization 0.92")
+    assert command.vllm_command("m", tp=1, max_model_len=8192, gpu_memory_utilization=None) == \
+        "vllm serve m --tensor-parallel-size 1 --max-model-len 8192"  # the release's default: no flag
     full = command.vllm_command(None, tp=1, max_model_len=4096, gpu_memory_utilization=0.9, kv_cache_dtype="fp8",
                                 quantization="fp8", max_num_seqs=8)
     assert full == ("vllm serve <your-model> --tensor-parallel-size 1 --max-model-len 4096 "
