@@ -241,7 +241,10 @@ class ServingReview:
                                 checkpoint.dtype, self.options)
 
     def model(self) -> ServingModel | None:
-        """The model as the check reads it; None (noted once, by check()) when it cannot be read."""
+        """The model as the check reads it; None (noted once, by check()) when it cannot be read or the engine does
+        not serve it (Llama 3.2 Vision under vLLM)."""
+        if self.engine == "vllm" and _cross_attention_vlm(self.resolved):
+            return None
         if self._model is None:
             try:
                 self._model, self._checkpoint = serving_checkpoint(self.resolved, self.engine)
