@@ -34,6 +34,8 @@ FORMULAS: dict[str, str] = {
     "kv_window": "2 x {kv_heads} KV heads x {head_dim} x {bytes} B x ({full_layers} layers x {tokens} + "
                  "{window_layers} window layers x {window_tokens} tokens) x {batch} = {kv_gb}",
     "kv_mla": "{layers} layers x ({rank} + {rope}) MLA latent x {bytes} B x {tokens} tokens x {batch} = {kv_gb}",
+    "kv_mla_indexer": "{layers} layers x (({rank} + {rope}) MLA latent x {bytes} B + {indexer} B indexer keys) x "
+                      "{tokens} tokens x {batch} = {kv_gb}",
     # overhead and headroom
     "runtime_overhead": "runtime overhead (CUDA context, framework, allocator) = {overhead_gb}",
     "headroom": "{percent} % of {weights_gb} for KV cache and activations = {overhead_gb}",

@@ -12,16 +12,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from catalog.loader import load_catalog
 from engine.models.registry import ModelShape, default_registry
 from engine.serving import kv, memory, weights
 from engine.serving.constants import ACTIVATION_ERROR_PERCENT, GIB, MIB
 from engine.serving.memory import ModelDims
 from engine.serving.outcome import Gpu, ServingCheck, ServingModel
 from engine.serving.reverse import typical_model
-from engine.serving.vllm import BEFORE_0_20, VllmBudget, vllm_check
+from engine.serving.review import serving_checkpoint
+from engine.serving.vllm import BEFORE_0_20, VllmBudget, settings_for_version, vllm_check
 from engine.serving.weights import ResidentWeights
+from engine.sizing.rule import SizeRequest, resolve
 
 REGISTRY = default_registry()
+GPURENTHUB = load_catalog("gpurenthub").catalog
 
 # Shapes of models that are not in engine/models/data.yaml, from the datapoint's own arithmetic.
 # deepseek-ai/DeepSeek-V2-Lite config.json: 27 layers, 16 heads, kv_lora_rank 512, qk_rope_head_dim 64
@@ -252,8 +256,85 @@ def gpt_oss_rows() -> list[Row]:
         Row("gpt-oss-120b-marlin", "https://github.com/vllm-project/vllm/issues/23278", "weights GiB (MXFP4 Marlin)",
             65.97, resident("marlin"), 1.0, "MXFP4 padding 128/256"),
         Row("gpt-oss-120b-triton", "https://github.com/vllm-project/vllm/issues/33155", "weights GiB (MXFP4 Triton)",
-            64.38, resident("triton"), 6.0, "MXFP4 padding 64 (open question 4)"),
+            64.38, resident("triton-hopper"), 1.0, "Triton on Hopper 64/256"),
     ]
+
+
+# -- vLLM 0.11.0 on one H100 (79.18 GiB, util 0.9 unless said, max-model-len 16000, block size 128) ---------------
+# The llm-d config explorer's measured table (code index 27349653019; its first version is the file below).
+LLM_D_H100 = "https://github.com/llm-d/llm-d-benchmark/blob/main/config_explorer/empirical-vllm-memory-results.md"
+H100_0_11_GIB = 79.18
+# (row id, registry id, logged "Model loading took" GiB, logged "Available KV cache memory" GiB)
+H100_0_11_ROWS = (("qwen3-32b-h100-v0.11", "qwen3-32b", 61.03, 4.45),
+                  ("llama-3.1-8b-h100-v0.11", "llama-3.1-8b", 14.99, 51.38),
+                  ("qwen3-0.6b-h100-v0.11", "qwen3-0.6b", 1.12, 64.45))
+
+
+def answer_model(model_id: str) -> ServingModel:
+    """The model as an answer's serving check reads it (engine.serving.review): BF16 release, registry sizes."""
+    resolved = resolve(SizeRequest(model=model_id, precision="bf16"), GPURENTHUB.sizing)
+    return serving_checkpoint(resolved)[0]
+
+
+def h100_0_11_rows() -> list[Row]:
+    """The whole prediction from the registry under the 0.10-0.19 accounting (--vllm-version 0.11): the weights
+    the check loads, the activation estimate at 8192 tokens / 1024 sequences, non-torch 0.1 GiB, no CUDA graphs.
+    The newest release (0.34) sizes the same layouts from measured memory; no public 0.34 log was found to check it
+    against, so docs/serving.md shows the two predictions side by side."""
+    rows = []
+    for row_id, model_id, logged_weights, logged_kv in H100_0_11_ROWS:
+        model = answer_model(model_id)
+        assert model.dims is not None
+        resident = weights.vllm_weights_bytes_per_gpu(model.weights, 1)
+        activation = memory.activation_peak_bytes(model.dims, 8192, 1024, 1)
+        budget = VllmBudget(requested=0.9 * H100_0_11_GIB * GIB, weights=resident, activation=activation,
+                            non_torch=memory.non_torch_bytes(1), cudagraph=0.0)
+        rows.append(Row(row_id, LLM_D_H100, "weights GiB", logged_weights, resident / GIB, 1.0, "registry BF16"))
+        rows.append(Row(row_id, LLM_D_H100, "available KV GiB (0.11 accounting)", logged_kv,
+                        budget.available_kv / GIB, ACTIVATION_ERROR_PERCENT * activation / GIB / logged_kv,
+                        "registry weights, activation estimate"))
+    return rows
+
+
+def gpt_oss_20b_h100_rows() -> list[Row]:
+    """gpt-oss-20b (24 layers, 32 experts; config.json in engine/models/data) on the same H100, Triton backend."""
+    g = dict(GPT_OSS_120B, layers=24, experts=32)
+    attention = g["layers"] * g["hidden"] * (2 * g["heads"] * g["head_dim"] + 2 * g["kv_heads"] * g["head_dim"]) * 2
+    vocab = g["vocab"] * g["hidden"] * 2
+    experts = weights.mxfp4_expert_bytes(layers=g["layers"], experts=g["experts"], hidden=g["hidden"],
+                                         intermediate=g["intermediate"], backend="triton-hopper")
+    parts = ResidentWeights(body_bytes=experts + attention, embedding_bytes=vocab, lm_head_bytes=vocab,
+                            vocab_size=g["vocab"])
+    return [Row("gpt-oss-20b-h100", LLM_D_H100, "weights GiB (MXFP4 Triton)", 13.47,
+                weights.vllm_weights_bytes_per_gpu(parts, 1) / GIB, 1.0, "Triton on Hopper 64/256")]
+
+
+def mistral_small_32_h100_rows() -> list[Row]:
+    """A vision LLM (Mistral3ForConditionalGeneration) on the same H100, util 0.95: the whole checkpoint as the
+    check loads it (language model + Pixtral tower), the blocks of 128 tokens from the logged KV memory (1,444
+    blocks; the log's 28.20 GiB is rounded, so one block of flooring is allowed) and the concurrency at 16000.
+    Its logged activation peak (2.12 GiB) is below the check's estimate (4.9 GiB): docs/serving.md."""
+    model = answer_model("mistral-small-3.2")
+    page = 8 * kv.bytes_per_block(model.shape, 1, "auto")  # 128-token blocks
+    blocks = kv.kv_blocks(_gib(28.20), page)
+    one_block = 100 / 1444
+    return [
+        Row("mistral-small-3.2-h100-v0.11", LLM_D_H100, "weights GiB (with vision tower)", 44.76,
+            weights.vllm_weights_bytes_per_gpu(model.weights, 1) / GIB, 1.0, "registry BF16"),
+        Row("mistral-small-3.2-h100-v0.11", LLM_D_H100, "KV cache tokens (block 128)", 184832, blocks * 128,
+            _rounding_percent(28.20) + one_block, "logged 28.20 GiB"),
+        Row("mistral-small-3.2-h100-v0.11", LLM_D_H100, "max concurrency at 16000", 11.55,
+            blocks / math.ceil(16000 / 128), _rounding_percent(28.20) + one_block + _rounding_percent(11.55),
+            "logged 28.20 GiB"),
+    ]
+
+
+def qwen25_vl_72b_rows() -> list[Row]:
+    """A vision LLM under TP4 on A100 40GB (V0 0.8.3): the whole checkpoint split over four ranks."""
+    model = answer_model("qwen2.5-vl-72b")
+    return [Row("qwen2.5-vl-72b-tp4-a100-40gb", "https://github.com/vllm-project/vllm/issues/16570",
+                "weights GiB per GPU (TP4)", 34.43, weights.vllm_weights_bytes_per_gpu(model.weights, 4) / GIB, 1.0,
+                "registry BF16")]
 
 
 # -- the activation peak of MoE models and the sampler term it rests on ------------------------------------------
@@ -342,7 +423,8 @@ def all_rows() -> list[Row]:
     return [*llama_31_8b_a100_rows(), *gemma_3_1b_rows(), *deepseek_v2_lite_rows(), *deepseek_v2_lite_needed_rows(),
             *qwen3_14b_rows(), *qwen3_235b_tp4_rows(), *fp8_kv_rows(), *llava_mistral_rows(),
             *qwen25_72b_awq_rows(), *llama_31_8b_3090_rows(), *llama_31_8b_3090_kv_rows(), *gpt_oss_rows(),
-            *moe_activation_rows(), *qwen25_7b_rtx4060_rows(), *llama_cpp_rows()]
+            *moe_activation_rows(), *qwen25_7b_rtx4060_rows(), *h100_0_11_rows(), *gpt_oss_20b_h100_rows(),
+            *mistral_small_32_h100_rows(), *qwen25_vl_72b_rows(), *llama_cpp_rows()]
 
 
 # -- everyday questions checked (no log: what the check says) ---------------------------------------------------
@@ -356,12 +438,19 @@ class Figure:
 
 def example_figures() -> list[Figure]:
     """Questions the memory rule fits on one card, checked as vLLM would start them, on the catalog cards
-    (A40 45 520 MiB, A100 80GB 81 920 MiB), vLLM 0.33.0 defaults."""
+    (A40 45 520 MiB, A100 80GB 81 920 MiB, H100 81 089 MiB), vLLM 0.34.0 defaults unless an accounting is named."""
     a40, a100 = Gpu("A40", 45520), Gpu("A100-SXM4-80GB", 81920)
     llama_70b = ServingModel(_shape("llama-3.1-70b"), weights.weights_at_precision(
         70.554, "int4", vocab_size=128256, hidden_size=8192), ModelDims(8192, 28672, 128256),
         "hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4")
+    h100 = Gpu("H100 80GB HBM3", 81089)
+    qwen3_32b = answer_model("qwen3-32b")
     return [
+        Figure("Qwen3-32B, 16k (vLLM 0.11 accounting)", "1x H100",
+               vllm_check(qwen3_32b, h100, 16384, settings=settings_for_version("0.11"))),
+        Figure("Qwen3-32B, 16k (vLLM 0.33 accounting)", "1x H100",
+               vllm_check(qwen3_32b, h100, 16384, settings=settings_for_version("0.33"))),
+        Figure("Qwen3-32B, 16k (vLLM 0.34)", "1x H100", vllm_check(qwen3_32b, h100, 16384)),
         Figure("70B at 4-bit, 32k", "1x A40", vllm_check(typical_model(70, 0.5), a40, 32768)),
         Figure("Llama 3.1 70B AWQ, 32k", "1x A40", vllm_check(llama_70b, a40, 32768)),
         Figure("Llama 3.1 70B AWQ, 128k", "1x A100 80GB", vllm_check(llama_70b, a100, 131072)),

@@ -43,18 +43,18 @@ def png_size(png: bytes) -> tuple[int, int]:
 def test_single_card_answer_stacks_the_components_beside_the_fit_and_alternatives():
     answer = answer_for(model="llama-3.1-70b", precision="int4")
     data = chart_data(answer, "en")
-    # vLLM would not start on the rule's 1x A40: 1x RTX A6000 leads; the 2x RTX 3090 is drawn per GPU
+    # vLLM starts on the rule's 1x A40, which leads; 1x RTX A6000 is an alternative; the 2x RTX 3090 is drawn per GPU
     single, pair = data.groups
     assert [bar.label.split("\n")[0] for bar in pair.bars[1:]] == ["2x RTX 3090"]
     group = single
     need, *capacities = group.bars
-    assert [bar.label.split("\n")[0] for bar in capacities] == ["1x RTX A6000"]
+    assert [bar.label.split("\n")[0] for bar in capacities] == ["1x A40", "1x RTX A6000"]
     requirement = answer.requirement
     assert requirement is not None
     assert need.need and [s.key for s in need.segments] == [c.name for c in requirement.components]
     assert need.total_gb == pytest.approx(requirement.total_gb) == pytest.approx(group.need_gb)
     assert [s.label for s in need.segments] == ["weights", "KV cache", "overhead"]
-    assert capacities[0].label.startswith("1x RTX A6000") and capacities[0].chosen and capacities[0].holds
+    assert capacities[0].label.startswith("1x A40") and capacities[0].chosen and capacities[0].holds
     assert capacities[0].total_gb == 48 and capacities[0].value == "48 GB"
     assert all(not bar.chosen for bar in capacities[1:])
     assert data.title.startswith("Llama 3.1 70B · INT4")
@@ -84,10 +84,10 @@ def test_german_labels_and_caption_with_the_key_numbers():
     assert data.caption.splitlines() == [
         "Llama 3.1 70B · INT4 · 8.192 Token · Batch 1 · Inferenz",
         "Bedarf: 39,7 GB",
-        "Passt: 1x RTX A6000 (48 GB), 8,3 GB Reserve · 0,40 $/Stunde, 290 $/Monat",
+        "Passt: 1x A40 (48 GB), 8,3 GB Reserve · 0,33 $/Stunde, 240 $/Monat",
     ]
     assert chart_data(answer, "en").caption.splitlines()[1:] == [
-        "Need: 39.7 GB", "Fit: 1x RTX A6000 (48 GB), 8.3 GB spare · $0.40/hour, $290/month"]
+        "Need: 39.7 GB", "Fit: 1x A40 (48 GB), 8.3 GB spare · $0.33/hour, $240/month"]
 
 
 def test_a_named_layout_that_does_not_hold_it_is_grey_and_said_in_the_caption():
@@ -228,7 +228,7 @@ async def test_chart_button_sends_a_photo_with_the_caption(bot, text, language_c
     assert png_size(photo.params["photo"])[1] == 480
     caption = photo.params["caption"]
     assert ("Need: 47.7 GB" if language_code == "en" else "Bedarf: ") in caption
-    assert ("2x A40" if language_code == "en" else "1x RTX A6000") in caption  # what vLLM starts on
+    assert ("2x A40" if language_code == "en" else "1x A40") in caption  # what vLLM starts on
     assert not bot.request.sent("editMessageText")  # the answer stays as it was
 
 

@@ -42,8 +42,8 @@ def test_the_cheaper_layout_after_yes_is_one_the_engine_starts_on():
     answer = build_answer(SizeRequest(model="qwen2.5-72b", precision="int4", quant="awq", card="h100"),
                           catalog("gpurenthub"))
     text = plain(render_answer(answer, "en"))
-    assert "Cheaper: 2x A40 (96 GB) for $456/month, $0.63/hour · vLLM ✓\n" in text
+    assert "Cheaper: 1x RTX A6000 (48 GB) for $290/month, $0.40/hour · vLLM ✓\n" in text
     assert "runs on" not in text
     german = plain(render_answer(answer, "de"))
-    assert "Günstiger: 2x A40 (96 GB) für 456 $/Monat, 0,63 $/Stunde · vLLM ✓\n" in german
+    assert "Günstiger: 1x RTX A6000 (48 GB) für 290 $/Monat, 0,40 $/Stunde · vLLM ✓\n" in german
     assert "Stattdessen" not in german and "läuft auf" not in german

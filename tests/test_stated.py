@@ -73,25 +73,25 @@ def test_a_number_of_hours_with_no_lead_is_no_billing_span():
 
 
 @pytest.mark.parametrize("text, language, line", [
-    ("llama 3.3 70b q4 under $1000/mo", "en", "💰 Within your budget of $1,000: 1x RTX A6000 for $290 (one month)"),
-    ("Llama 3.3 70B Q4, Budget 500 $ im Monat", "de", "💰 Im Budget von 500 $: 1x RTX A6000 für 290 $ (einen Monat)"),
+    ("llama 3.3 70b q4 under $1000/mo", "en", "💰 Within your budget of $1,000: 1x A40 for $240 (one month)"),
+    ("Llama 3.3 70B Q4, Budget 500 $ im Monat", "de", "💰 Im Budget von 500 $: 1x A40 für 240 $ (einen Monat)"),
 ])
 def test_a_budget_the_lead_keeps_is_said_with_its_price(text, language, line):
     answer = _ask(text)
     assert answer.money() == {"budget_usd": answer.request.budget_usd, "billing": "month", "billing_span": 1,
-                              "price_usd": 290, "within": True}
+                              "price_usd": 240, "within": True}
     assert line in plain(render_answer(answer, language))
 
 
 @pytest.mark.parametrize("text, language, line", [
     ("llama 3.3 70b q4 under $200/mo", "en",
-     "💸 Nothing within your budget of $200 runs it (one month): the cheapest that does is 1x RTX A6000 for $290"),
+     "💸 Nothing within your budget of $200 runs it (one month): the cheapest that does is 1x A40 for $240"),
     ("Llama 3.3 70B Q4, Budget 200 $ im Monat", "de",
-     "💸 Im Budget von 200 $ läuft es nirgends (einen Monat): am günstigsten läuft es auf 1x RTX A6000 für 290 $"),
+     "💸 Im Budget von 200 $ läuft es nirgends (einen Monat): am günstigsten läuft es auf 1x A40 für 240 $"),
 ])
 def test_a_budget_nothing_runs_within_says_so_and_names_the_cheapest(text, language, line):
     answer = _ask(text)
-    assert answer.money()["within"] is False and answer.topup_amount_usd == 290
+    assert answer.money()["within"] is False and answer.topup_amount_usd == 240
     assert line in plain(render_answer(answer, language))
     assert answer.to_json()["money"]["within"] is False and answer.to_json()["request"]["budget_usd"] == 200
 
@@ -138,7 +138,7 @@ async def test_a_budget_through_the_real_application(settings):  # noqa: F811
         await bot.send(1, "llama 3.3 70b q4 under $200/mo")
         assert "Nothing within your budget of $200 runs it" in bot.last_text(1)
         await bot.send(2, "Llama 3.3 70B Q4, Budget 500 $ im Monat", language_code="de")
-        assert "Im Budget von 500 $: 1x RTX A6000 für 290 $" in bot.last_text(2)
+        assert "Im Budget von 500 $: 1x A40 für 240 $" in bot.last_text(2)
 
 
 # ---- runtime flags pasted into the question

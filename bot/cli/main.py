@@ -21,6 +21,7 @@ from engine.formats.quant import canonical_quant
 from engine.models.registry import default_registry, find_hf_repo
 from engine.parse import Vocabulary
 from engine.serving.review import ENGINES, ServingOptions
+from engine.serving.vllm import settings_for_version
 from engine.sizing.rule import WORKLOADS, SizeRequest
 
 if TYPE_CHECKING:
@@ -125,6 +126,7 @@ def _add_ask(sub: argparse._SubParsersAction[_Parser]) -> None:
     ask.add_argument("--lang", choices=("en", "de"), help="reply language (default: the question's)")
     ask.add_argument("--details", action="store_true")
     ask.add_argument("--json", action="store_true")
+    _add_vllm_version(ask)
     ask.add_argument("text", nargs="+", help='the question (quotes optional), or "-" to read one question per line '
                                              "from stdin (with --json)")
 
@@ -223,6 +225,23 @@ def _add_serving_flags(size: argparse.ArgumentParser) -> None:
     size.add_argument("--tp", type=_positive_int, help="serving check on N GPUs of the fit's card (no --card/--count)")
     size.add_argument("--max-num-batched-tokens", type=_positive_int, help="vLLM's --max-num-batched-tokens")
     size.add_argument("--gpu-memory-utilization", type=_number, help="vLLM's share of GPU memory, e.g. 0.9")
+    _add_vllm_version(size)
+
+
+def _add_vllm_version(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--vllm-version", metavar="X.Y[.Z]",
+                        help="follow an older vLLM release's memory accounting, e.g. 0.11 (default: the newest)")
+
+
+def _vllm_version(args: argparse.Namespace) -> str | None:
+    """--vllm-version checked: a release the serving check knows, else a CliError naming why."""
+    version: str | None = getattr(args, "vllm_version", None)
+    if version is not None:
+        try:
+            settings_for_version(version)
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+    return version
 
 
 def _serving_options(args: argparse.Namespace) -> ServingOptions:
@@ -230,7 +249,7 @@ def _serving_options(args: argparse.Namespace) -> ServingOptions:
         raise CliError("--tp applies to the fit's card; with --card use --count")
     try:
         return ServingOptions(engine=args.engine, tp=args.tp, max_num_batched_tokens=args.max_num_batched_tokens,
-                              gpu_memory_utilization=args.gpu_memory_utilization)
+                              gpu_memory_utilization=args.gpu_memory_utilization, vllm_version=args.vllm_version)
     except ValueError as exc:
         raise CliError(str(exc)) from None
 
@@ -393,11 +412,12 @@ def cmd_catalog_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def ask_answer(text: str, catalog: Catalog, vocabulary: Vocabulary) -> tuple[Answer | None, str | None, str]:
+def ask_answer(text: str, catalog: Catalog, vocabulary: Vocabulary,
+               vllm_version: str | None = None) -> tuple[Answer | None, str | None, str]:
     """(answer, parse error, language) for one question, the bot's way of answering (bot/features/ask.py) with
     what the CLI has: no store, no settings, a Hub lookup that blocks. `vocabulary`: the catalog's
-    (Vocabulary.of_catalog), built once per run."""
-    asked = ask_blocking(text, catalog, vocabulary, hub=_BLOCKING_HUB)
+    (Vocabulary.of_catalog), built once per run; `vllm_version`: --vllm-version."""
+    asked = ask_blocking(text, catalog, vocabulary, hub=_BLOCKING_HUB, vllm_version=vllm_version)
     return asked.answer, asked.error, asked.result.language
 
 
@@ -425,17 +445,18 @@ class _BlockingHub:
 _BLOCKING_HUB = _BlockingHub()
 
 
-def ask_batch(catalog: Catalog, vocabulary: Vocabulary) -> AskBatch:
+def ask_batch(catalog: Catalog, vocabulary: Vocabulary, vllm_version: str | None = None) -> AskBatch:
     """What `cardfit ask --json -` answers its lines with (bot/cli/ask_batch.py)."""
     from bot.cli.ask_batch import AskBatch
 
-    return AskBatch(lambda text: _ask_json(text, catalog, vocabulary), _error_object)
+    return AskBatch(lambda text: _ask_json(text, catalog, vocabulary, vllm_version), _error_object)
 
 
-def _ask_json(text: str, catalog: Catalog, vocabulary: Vocabulary) -> dict[str, Any]:
+def _ask_json(text: str, catalog: Catalog, vocabulary: Vocabulary,
+              vllm_version: str | None = None) -> dict[str, Any]:
     """The JSON object `cardfit ask --json` prints for one question."""
     try:
-        answer, error, _ = ask_answer(text, catalog, vocabulary)
+        answer, error, _ = ask_answer(text, catalog, vocabulary, vllm_version)
     except Exception as exc:  # one bad line must not end a batch; say what happened on that line
         return _error_object(f"internal error: {exc.__class__.__name__}")
     if answer is None:
@@ -451,10 +472,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
     catalog = _load(args.catalog).catalog
     vocabulary = Vocabulary.of_catalog(catalog)
     args.text = " ".join(args.text)
+    vllm_version = _vllm_version(args)
     if args.text == "-":
         if not args.json:
             raise CliError("reading questions from stdin needs --json")
-        batch = ask_batch(catalog, vocabulary)
+        batch = ask_batch(catalog, vocabulary, vllm_version)
         stdin = sys.stdin
         if isinstance(stdin, io.TextIOWrapper) and stdin.errors == "strict":
             # An undecodable byte is that line's business, not the end of the run (a UTF-8 locale other than C
@@ -462,10 +484,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
             stdin.reconfigure(errors="surrogateescape")
         batch.run(stdin, sys.stdout)
         return EXIT_OK
-    answer, error, language = ask_answer(args.text, catalog, vocabulary)
+    answer, error, language = ask_answer(args.text, catalog, vocabulary, vllm_version)
     if answer is None:
         if args.json:
-            print(json.dumps(_ask_json(args.text, catalog, vocabulary), ensure_ascii=False, allow_nan=False))
+            print(json.dumps(_ask_json(args.text, catalog, vocabulary, vllm_version), ensure_ascii=False,
+                             allow_nan=False))
         else:
             from bot.texts.render import plain, render_parse_error
 

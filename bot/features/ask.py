@@ -82,9 +82,11 @@ class Asked:
 
 async def ask(text: str, catalog: Catalog, vocabulary: Vocabulary, asker: Asker = NOBODY, *,
               hub: ModelLookup | None = None,
-              previous: Callable[[], Awaitable[SizeRequest | None]] | None = None) -> Asked:
+              previous: Callable[[], Awaitable[SizeRequest | None]] | None = None,
+              vllm_version: str | None = None) -> Asked:
     """Answer `text`. `hub`: look up a repository the registry does not know (None: size it from its name).
-    `previous`: the question a follow-up ("and in fp8?") changes, asked for only when the text is one."""
+    `previous`: the question a follow-up ("and in fp8?") changes, asked for only when the text is one.
+    `vllm_version`: the vLLM release whose accounting the serving check follows (None: the newest)."""
     result = parse(text, vocabulary)
     asked = Asked(result)
     if hub is not None and result.hub_candidate is not None and hub.enabled:
@@ -113,16 +115,17 @@ async def ask(text: str, catalog: Catalog, vocabulary: Vocabulary, asker: Asker 
     asked.request = request
     asked.filled, asked.from_settings = with_preferences(request, asker.preferences)
     asked.answer = answer_for(asked.filled, catalog, asker, registry=await hub_registry(request, hub),
-                              engine=result.launch_engine)
+                              engine=result.launch_engine, vllm_version=vllm_version)
     return asked
 
 
-def ask_blocking(text: str, catalog: Catalog, vocabulary: Vocabulary, *, hub: ModelLookup | None = None) -> Asked:
+def ask_blocking(text: str, catalog: Catalog, vocabulary: Vocabulary, *, hub: ModelLookup | None = None,
+                 vllm_version: str | None = None) -> Asked:
     """`ask` from synchronous code (the CLI): no earlier question, no settings, and a `hub` whose lookup blocks
     (HubLookup.lookup_sync, on an event loop of its own), so `ask` never waits and is run to its end here, by
     hand. An event loop for every question would import asyncio, which costs every start of `cardfit ask` more
     than the rest of the CLI (python -X importtime)."""
-    return _run_to_end(ask(text, catalog, vocabulary, hub=hub))
+    return _run_to_end(ask(text, catalog, vocabulary, hub=hub, vllm_version=vllm_version))
 
 
 def _run_to_end(coroutine: Coroutine[Any, Any, Asked]) -> Asked:
@@ -136,7 +139,8 @@ def _run_to_end(coroutine: Coroutine[Any, Any, Asked]) -> Asked:
 
 
 def answer_for(request: SizeRequest, catalog: Catalog, asker: Asker = NOBODY, *,
-               registry: Registry | None = None, engine: str | None = None) -> Answer:
+               registry: Registry | None = None, engine: str | None = None,
+               vllm_version: str | None = None) -> Answer:
     """The answer step: the request as it stands (settings already filled), with the asker's billing, coin and
     engine. `engine`: the one a pasted launch line names ("llama-server ..."), which wins over /set engine."""
     prefs = asker.preferences
@@ -145,7 +149,7 @@ def answer_for(request: SizeRequest, catalog: Catalog, asker: Asker = NOBODY, *,
     return build_answer(request, catalog, user_id=asker.user_id, topup_secret=asker.topup_secret,
                         billing=prefs.billing if prefs is not None else None,
                         coin=prefs.coin if prefs is not None else None, registry=registry,
-                        serving=ServingOptions(engine=engine))
+                        serving=ServingOptions(engine=engine, vllm_version=vllm_version))
 
 
 def with_preferences(request: SizeRequest, prefs: Preferences | None) -> tuple[SizeRequest, set[str]]:

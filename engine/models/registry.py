@@ -140,17 +140,30 @@ class ModelShape:
     def kv_unmodelled(self) -> str | None:
         """What of this model's cache the KV formulas cannot size today (None: nothing).
 
-        Layers without a KV cache still hold a fixed per-sequence state (Gated DeltaNet, lightning attention) or
-        the image tokens' K/V (Llama 3.2 Vision cross-attention); DeepSeek V3.2 adds indexer keys per token.
-        Counting only the other layers would under-size silently, so such a model's KV cache is left out and said.
+        Layers without a per-token KV cache (Gated DeltaNet, lightning attention, Llama 3.2 Vision's cross-attention
+        to the image) are left out of the count (`kv_layers`); DeepSeek V3.2's indexer keys are added where their
+        bytes per token were read. A model whose indexer cache dtype was not read (GLM-5) cannot be sized: counting
+        only its MLA latent would under-size it silently, so its KV cache is left out and said.
         """
-        if self.no_kv_layers:
-            return f"{self.no_kv_layers} of {self.layers} layers keep no per-token KV cache"
-        if self.indexer_cache is not None:
-            return "the sparse-attention indexer keys cached next to the MLA latent"
+        if self.indexer_cache is not None and self.indexer_cache.bytes_per_token_per_layer is None:
+            return "the sparse-attention indexer keys cached next to the MLA latent (their dtype was not read)"
+        if self.layers is not None and self.no_kv_layers >= self.layers:
+            return "no layer keeps a per-token KV cache"
         if self.global_attention is not None:
             return "the global layers' cache, shaped unlike the sliding layers'"
         return None
+
+    @property
+    def kv_layers(self) -> int | None:
+        """Layers that keep a per-token KV cache: all but the linear-attention / cross-attention ones."""
+        return None if self.layers is None else self.layers - self.no_kv_layers
+
+    @property
+    def indexer_bytes_per_token_per_layer(self) -> float:
+        """Bytes of sparse-attention indexer keys per token per layer (0 without an indexer)."""
+        if self.indexer_cache is None or self.indexer_cache.bytes_per_token_per_layer is None:
+            return 0.0
+        return self.indexer_cache.bytes_per_token_per_layer
 
     @property
     def kv_known(self) -> bool:
@@ -186,10 +199,10 @@ class ModelShape:
         if not self.kv_known:
             return ShapeSummary("unknown")
         if self.is_mla:
-            return ShapeSummary("mla", layers=self.layers, mla_rank=self.mla_kv_lora_rank,
+            return ShapeSummary("mla", layers=self.kv_layers, mla_rank=self.mla_kv_lora_rank,
                                 mla_rope=self.mla_qk_rope_head_dim)
         return ShapeSummary(
-            "mha" if self.kv_heads == self.attention_heads else "gqa", layers=self.layers, kv_heads=self.kv_heads,
+            "mha" if self.kv_heads == self.attention_heads else "gqa", layers=self.kv_layers, kv_heads=self.kv_heads,
             head_dim=self.head_dim, window_tokens=self.sliding_window or None,
             window_layers=self.sliding_layers if self.sliding_window else 0,
         )

@@ -1,19 +1,20 @@
 """Launch commands for a serving layout: `vllm serve ...` (safetensors formats) and `llama-server ...` (GGUF).
 
-Flags as the engines spell them (vLLM 0.33.0 engine/arg_utils.py; llama.cpp 0c1e57098 common/arg.cpp).
+Flags as the engines spell them (vLLM 0.34.0 engine/arg_utils.py; llama.cpp 0c1e57098 common/arg.cpp).
 """
 from __future__ import annotations
 
 UNKNOWN_REPO = "<your-model>"
 
 
-def vllm_command(repo: str | None, *, tp: int, max_model_len: int, gpu_memory_utilization: float,
+def vllm_command(repo: str | None, *, tp: int, max_model_len: int, gpu_memory_utilization: float | None,
                  kv_cache_dtype: str = "auto", quantization: str | None = None, max_num_seqs: int | None = None,
                  max_num_batched_tokens: int | None = None, enforce_eager: bool = False,
                  dtype: str | None = None) -> str:
     """`vllm serve` with the layout's TP size, context and memory share; the optional flags only where they apply."""
-    parts = ["vllm serve", repo or UNKNOWN_REPO, f"--tensor-parallel-size {tp}", f"--max-model-len {max_model_len}",
-             f"--gpu-memory-utilization {gpu_memory_utilization:g}"]
+    parts = ["vllm serve", repo or UNKNOWN_REPO, f"--tensor-parallel-size {tp}", f"--max-model-len {max_model_len}"]
+    if gpu_memory_utilization is not None:  # None: the release's default, left to vLLM
+        parts.append(f"--gpu-memory-utilization {gpu_memory_utilization:g}")
     if kv_cache_dtype != "auto":
         parts.append(f"--kv-cache-dtype {kv_cache_dtype}")
     if quantization:

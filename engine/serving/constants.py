@@ -1,8 +1,10 @@
 """The engines' own numbers the serving check follows, each with the source file and line it was read from.
 
-vLLM: release 0.33.0 (PyPI wheel, vllm/_version.py __commit_id__ 'g4ba787ec9'), the newest release when it was
-read; where an older release differs, the value of the last release before the change is kept next to it (public
-startup logs mostly come from 0.10-0.15). llama.cpp: commit 0c1e57098 (vendored by llama-cpp-python 0.3.36).
+vLLM: release 0.34.0 (PyPI wheel, vllm/_version.py __commit_id__ 'g62d4bc3c7'), the newest release when it was
+read, whose KV cache is sized from memory measured after warmup; the accounting of 0.20-0.33 (read in 0.33.0,
+__commit_id__ 'g4ba787ec9') and of 0.10-0.19 (read in 0.11.0 and 0.19.1) is kept next to it and selectable
+(engine.serving.vllm.settings_for_version): public startup logs mostly come from 0.10-0.15.
+llama.cpp: commit 0c1e57098 (vendored by llama-cpp-python 0.3.36).
 Research notes with every line quoted: research/serving.md (sections named below as "research §N").
 """
 from __future__ import annotations
@@ -13,11 +15,31 @@ GIB: Final = 2**30
 MIB: Final = 2**20
 GB: Final = 1e9
 
-VLLM_VERSION: Final = "0.33.0"
+VLLM_VERSION: Final = "0.34.0"
+# The last release of each accounting the check knows (engine.serving.vllm.settings_for_version).
+VLLM_MEASURED_SINCE: Final = "0.34.0"  # extensible KV cache sized from measured memory
+VLLM_ESTIMATED_LAST: Final = "0.33.0"  # CUDA graphs estimated and subtracted, 0.92 (0.20.0-0.33.0)
+VLLM_BEFORE_0_20_LAST: Final = "0.19.1"  # CUDA graphs not subtracted, 0.9 (0.10.0-0.19.1)
+VLLM_OLDEST: Final = "0.10.0"  # the V1 engine's accounting; V0 logs are matched by hand in tests/serving_datapoints
 LLAMA_CPP_COMMIT: Final = "0c1e57098"
 
-# -- vLLM 0.33.0 ----------------------------------------------------------------------------------------------
-# vllm/config/cache.py:215 `Field(default=0.92, gt=0, le=1)`; 0.9 up to and including 0.19.1
+# -- vLLM 0.34.0: the extensible KV cache ---------------------------------------------------------------------
+# config/cache.py:216 `gpu_memory_utilization: float | None = Field(default=None)`; resolved_gpu_memory_utilization
+# (:495-501) is 1.0 with the extensible KV cache, which config/vllm.py:3180-3263 turns on by default on CUDA and
+# ROCm (off with kv_cache_memory_bytes, num_gpu_blocks_override, elastic EP or some KV connectors).
+GPU_MEMORY_UTILIZATION_MEASURED: Final = 1.0
+# v1/worker/extensible_kv_cache.py:592-618 measure_kv_cache_bytes: available = min(requested - non-KV memory,
+# memory free at startup - non-KV memory - margin) - transient peak, margin = max(1 GiB, 0.75 x transient peak)
+# (:64-65, 3 GiB floor on ROCm); non-KV memory is measured after warmup, so the captured CUDA graphs are in it
+# (profile_cudagraph_memory returns 0 under the extensible cache: v1/worker/gpu/model_runner.py).
+KV_CACHE_MARGIN_FLOOR_GIB: Final = 1.0
+KV_CACHE_MARGIN_FRACTION: Final = 0.75
+# Memory in use before vLLM's startup snapshot (CUDA context): "Free memory on device (78.66/79.19 GiB)" on an
+# H100 (code index 34680831065, the llava log of tests/serving_datapoints.py): 0.53 GiB, used for every card.
+CUDA_CONTEXT_GIB: Final = 0.53
+
+# -- vLLM 0.20.0-0.33.0 ---------------------------------------------------------------------------------------
+# vllm/config/cache.py:215 `Field(default=0.92, gt=0, le=1)` in 0.33.0; 0.9 up to and including 0.19.1
 # (config/cache.py:41 in 0.19.1). 0.20.0 raised it in the same release that began to count CUDA-graph memory.
 GPU_MEMORY_UTILIZATION: Final = 0.92
 GPU_MEMORY_UTILIZATION_BEFORE_0_20: Final = 0.9
@@ -95,7 +117,19 @@ MXFP4_PADDING: Final[dict[str, tuple[int, int]]] = {
     "rocm": (256, 256),
     "emulation": (32, 32),
     "triton": (64, 1),
+    # The OAI Triton kernels on Hopper: mxfp4.py:901 rounds intermediate to 64, then triton_kernels' Hopper value
+    # layout (mxfp4_utils.py:65-130 _swizzle_mxfp4, not in vLLM's source) pads further. A hidden size padded to
+    # 256 reproduces both H100 logs of vLLM 0.11.0 (code index 27349653019): gpt-oss-120b 64.38 GiB (predicted
+    # 64.6), gpt-oss-20b 13.47 GiB (13.4); the rounding rule alone gives 60.7 / 12.8 GiB. Fitted, not read.
+    "triton-hopper": (64, 256),
 }
+# The backend vLLM picks for gpt-oss's MXFP4 experts by card architecture (0.34.0 fused_moe/oracle/mxfp4.py:421-
+# 457 _get_priority_backends_for_gpt_oss, experts/gpt_oss_triton_kernels_moe.py:41-63): Triton on Hopper (SM90;
+# 0.10.1 still used Marlin there: vLLM #23278 logs the Marlin warning, 65.97 GiB), FlashInfer TRT-LLM on datacenter
+# Blackwell and Marlin on Ampere, Ada and consumer Blackwell (both 128 / 256), AITER on MI300X (CDNA 3).
+MXFP4_BACKEND_BY_ARCHITECTURE: Final[dict[str, str]] = {"hopper": "triton-hopper", "cdna 3": "rocm"}
+MXFP4_DEFAULT_BACKEND: Final = "marlin"
+MXFP4_TRITON_ON_HOPPER_SINCE: Final = "0.11.0"
 
 # -- llama.cpp 0c1e57098 --------------------------------------------------------------------------------------
 # common/common.h:483 fit target `1024 * 1024*1024` per device (-fitt); :480 -fitc 4096; :453-454 -b 2048 -ub 512.

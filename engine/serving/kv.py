@@ -40,8 +40,9 @@ def kv_heads_per_gpu(kv_heads: int, tp: int) -> int:
 
 
 def full_attention_layers(shape: ModelShape) -> int:
-    """Layers that keep every token (the rest hold a sliding window)."""
-    layers = _layers(shape)
+    """Layers that keep every token: the rest hold a sliding window (or an attention chunk), or keep no per-token
+    cache at all (linear attention, cross-attention; ModelShape.kv_layers)."""
+    layers = _kv_layers(shape)
     return layers - shape.sliding_layers if shape.sliding_window else layers
 
 
@@ -53,11 +54,14 @@ def kv_bytes_per_token_per_layer(shape: ModelShape, tp: int, kv_dtype: str) -> f
     """One token, one layer, one GPU: K and V of the KV heads on that rank, or the MLA latent whole on every rank.
 
     MLA: vllm/model_executor/layers/attention/mla_attention.py:1376-1378 builds the spec with one KV head and
-    max_tp_shards=1, head size kv_lora_rank + qk_rope_head_dim, no V.
+    max_tp_shards=1, head size kv_lora_rank + qk_rope_head_dim, no V. DeepSeek V3.2 adds its indexer keys in every
+    layer (the registry's bytes: 128 fp8 values + one fp32 scale = 132 B, whatever --kv-cache-dtype says); vLLM
+    0.34 keeps them in a page of their own per layer (a block covers both), which is the same bytes per token.
     """
     element = kv_element_bytes(kv_dtype)
     if shape.mla_kv_lora_rank is not None:
-        return (shape.mla_kv_lora_rank + (shape.mla_qk_rope_head_dim or 0)) * element
+        latent = (shape.mla_kv_lora_rank + (shape.mla_qk_rope_head_dim or 0)) * element
+        return latent + shape.indexer_bytes_per_token_per_layer
     if shape.kv_heads is None or shape.head_dim is None:
         raise ServingShapeError(f"the attention shape of {shape.name} is not published")
     return 2 * kv_heads_per_gpu(shape.kv_heads, tp) * shape.head_dim * element
@@ -81,7 +85,7 @@ class LayerGroups:
 
     def padded_layers(self, shape: ModelShape) -> int:
         """Layers added to fill the last group of each kind ("Add N padding layers" in the log)."""
-        return (self.full + self.sliding) * self.size - _layers(shape)
+        return (self.full + self.sliding) * self.size - _kv_layers(shape)
 
 
 def layer_groups(shape: ModelShape) -> LayerGroups:
@@ -109,17 +113,34 @@ def sliding_window_tokens(window: int, max_num_batched_tokens: int, max_model_le
     return min(window - 1 + in_flight_batches * max_num_batched_tokens, max_model_len)
 
 
+def chunk_tokens(chunk: int, max_num_batched_tokens: int, max_model_len: int,
+                 in_flight_batches: int = IN_FLIGHT_BATCHES) -> int:
+    """Tokens a chunked-local-attention layer (Llama 4) holds for one request (ChunkedLocalAttentionSpec,
+    kv_cache_interface.py:875-902 in 0.34.0): min(chunk + in-flight tokens, max_model_len), no partial block."""
+    return min(chunk + in_flight_batches * max_num_batched_tokens, max_model_len)
+
+
+def local_blocks(shape: ModelShape, max_num_batched_tokens: int, max_model_len: int,
+                 in_flight_batches: int = IN_FLIGHT_BATCHES) -> tuple[int, int]:
+    """(tokens, blocks) one request holds in one windowed layer: a chunk (cdiv) or a sliding window (cdiv + 1,
+    the window may not start on a block boundary)."""
+    if shape.attention_chunk_size:
+        tokens = chunk_tokens(shape.attention_chunk_size, max_num_batched_tokens, max_model_len, in_flight_batches)
+        return tokens, math.ceil(tokens / BLOCK_SIZE)
+    assert shape.sliding_window is not None
+    tokens = sliding_window_tokens(shape.sliding_window, max_num_batched_tokens, max_model_len, in_flight_batches)
+    return tokens, math.ceil(tokens / BLOCK_SIZE) + 1
+
+
 def blocks_per_request(shape: ModelShape, max_model_len: int, max_num_batched_tokens: int,
                        in_flight_batches: int = IN_FLIGHT_BATCHES) -> int:
     """Blocks one request of max_model_len tokens takes (kv_cache_utils.py:1061): cdiv(L, 16) per full group,
-    cdiv(window tokens, 16) + 1 per sliding group (the window may not start on a block boundary)."""
+    a window's or a chunk's blocks per windowed group (local_blocks)."""
     groups = layer_groups(shape)
     full = groups.full * math.ceil(max_model_len / BLOCK_SIZE)
     if not groups.sliding:
         return full
-    assert shape.sliding_window is not None
-    tokens = sliding_window_tokens(shape.sliding_window, max_num_batched_tokens, max_model_len, in_flight_batches)
-    return full + groups.sliding * (math.ceil(tokens / BLOCK_SIZE) + 1)
+    return full + groups.sliding * local_blocks(shape, max_num_batched_tokens, max_model_len, in_flight_batches)[1]
 
 
 def kv_blocks(available_bytes: float, block_bytes: float) -> int:
@@ -204,7 +225,7 @@ def llama_cpp_kv_bytes(shape: ModelShape, n_ctx: int, type_k: str, type_v: str, 
     return (full_attention_layers(shape) * cells + swa) * per_cell_layer
 
 
-def _layers(shape: ModelShape) -> int:
-    if shape.layers is None:
+def _kv_layers(shape: ModelShape) -> int:
+    if shape.kv_layers is None:
         raise ServingShapeError(f"the layer count of {shape.name} is not published")
-    return shape.layers
+    return shape.kv_layers

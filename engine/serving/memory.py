@@ -42,6 +42,7 @@ class ModelDims:
     vocab_size: int
     moe: bool = False
     experts_active: int = 0
+    multimodal: bool = False  # a vision LLM: vLLM profiles its encoder cache too
 
     @classmethod
     def assumed(cls, hidden_size: int, moe: bool = False) -> ModelDims:
@@ -81,7 +82,24 @@ def activation_peak_bytes(dims: ModelDims, max_num_batched_tokens: int, max_num_
     that follows it once the forward's transients are freed: the same profile_run for dense and MoE models.
     """
     sequences = min(max_num_seqs, max_num_batched_tokens)
-    return max(forward_peak_bytes(dims, max_num_batched_tokens, tp), sampler_peak_bytes(dims, sequences))
+    peak = max(forward_peak_bytes(dims, max_num_batched_tokens, tp), sampler_peak_bytes(dims, sequences))
+    return encoder_cache_bytes(dims, max_num_batched_tokens) + peak
+
+
+def encoder_cache_bytes(dims: ModelDims, max_num_batched_tokens: int) -> float:
+    """A vision LLM's encoder outputs held through the profile run (0 for a text model).
+
+    vLLM 0.34.0 v1/worker/gpu/model_runner.py:1070-1100 profile_run: before the dummy forward it runs the vision
+    encoder on dummy images of the largest size (multimodal/encoder_budget.py get_dummy_encoder_profile_inputs) and
+    keeps their embeddings in the encoder cache until reset_encoder_cache() after the sampler run. The cache holds
+    max(max_num_batched_tokens, tokens of one image) embeddings (v1/core/encoder_cache_manager.py:329-375,
+    config/scheduler.py:350-351), each hidden_size values in the model dtype (2 B). The tokens of one image are not
+    in the registry, so max_num_batched_tokens (the smaller bound) is used; the encoder's own transient activations
+    are measured by vLLM and not modelled here.
+    """
+    if not dims.multimodal:
+        return 0.0
+    return max_num_batched_tokens * dims.hidden_size * 2
 
 
 def forward_peak_bytes(dims: ModelDims, max_num_batched_tokens: int, tp: int) -> float:

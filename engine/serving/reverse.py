@@ -127,6 +127,6 @@ def _steps_ceiling(gpu: Gpu, bytes_per_param: float, tp: int, vllm: VllmSettings
     against the unpruned search."""
     if bytes_per_param <= 0:
         return float("inf")
-    share = max(1.0, vllm.gpu_memory_utilization) if vllm is not None else 1.0
+    share = max(1.0, vllm.utilization) if vllm is not None else 1.0
     per_gpu_bytes = gpu.memory_mib * MIB * share
     return per_gpu_bytes * tp / (PARAMS_STEP_B * 1e9 * bytes_per_param) * 1.001 + 1

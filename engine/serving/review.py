@@ -22,8 +22,10 @@ from engine.serving import (
     serving_check,
 )
 from engine.serving.checkpoint import Checkpoint, UnservedFormat, card_notes, checkpoint_for
-from engine.serving.constants import GPU_MEMORY_UTILIZATION, MIB
+from engine.serving.constants import MIB
 from engine.serving.memory import ModelDims
+from engine.serving.vllm import settings_for_version
+from engine.serving.weights import mxfp4_backend, mxfp4_resident
 from engine.sizing.rule import GB, KV_NOT_INCLUDED, PRECISION_BYTES, Requirement, ResolvedRequest
 
 ENGINES = ("vllm", "llama.cpp")
@@ -40,8 +42,11 @@ class ServingOptions:
     tp: int | None = None  # check the fit's card at this count when no card/count was named
     max_num_batched_tokens: int | None = None
     gpu_memory_utilization: float | None = None
+    vllm_version: str | None = None  # a release whose accounting the check follows ("0.11"); None: the newest
 
     def __post_init__(self) -> None:
+        if self.vllm_version is not None:
+            settings_for_version(self.vllm_version)  # a ValueError names a version the check does not know
         if self.engine is not None and self.engine not in ENGINES:
             raise ValueError(f"unknown engine {self.engine!r} (use vllm or llama.cpp)")
         if self.tp is not None and not 1 <= self.tp <= 64:
@@ -116,15 +121,61 @@ def _serving_model(resolved: ResolvedRequest, checkpoint: Checkpoint) -> Serving
         per_param = _bytes_per_param(resolved, checkpoint)
         if per_param is None:
             raise ValueError(f"the serving check has no bytes per weight for {resolved.precision}")
-        weights = ResidentWeights.from_precision(resolved.params_b, per_param, vocab_size=shape.vocab_size,
+        language, vision = _language_and_vision_params_b(resolved)
+        weights = ResidentWeights.from_precision(language, per_param, vocab_size=shape.vocab_size,
                                                  hidden_size=shape.hidden_size,
                                                  tied=bool(shape.tie_word_embeddings))
+        weights = dataclasses.replace(weights, body_bytes=weights.body_bytes + vision * 1e9 * VISION_BYTES_PER_PARAM)
         weights = _sized_as_published(weights, checkpoint)
     dims = None
     if shape.hidden_size and shape.intermediate_size and shape.vocab_size:
         dims = ModelDims(shape.hidden_size, shape.intermediate_size, shape.vocab_size,
-                         moe=shape.experts_total is not None, experts_active=shape.experts_active or 0)
+                         moe=shape.experts_total is not None, experts_active=shape.experts_active or 0,
+                         multimodal=shape.kind == "vlm")
     return ServingModel(shape=shape, weights=weights, dims=dims, repo=checkpoint.repo)
+
+
+def _mxfp4_on_card(resolved: ResolvedRequest, model: ServingModel, card: Card, version: str) -> ServingModel:
+    """A published MXFP4 MoE checkpoint (gpt-oss) as vLLM lays its experts out on this card's architecture
+    (engine.serving.weights.mxfp4_resident): 64.38 GiB of gpt-oss-120b on an H100 (Triton), 65.97 with Marlin."""
+    shape, published = resolved.shape, resolved.shape.published_weights
+    if resolved.weight_bytes is not None or published is None or published.format.lower() != "mxfp4":
+        return model
+    layers, experts, hidden = shape.layers, shape.experts_total, shape.hidden_size
+    intermediate = shape.intermediate_size
+    if not (layers and experts and hidden and intermediate):
+        return model
+    triton = tuple(int(part) for part in version.split(".")) >= (0, 11, 0)
+    backend = mxfp4_backend(card.architecture, triton_on_hopper=triton)
+    body = mxfp4_resident(published.gb * GB, layers=layers, experts=experts, hidden=hidden,
+                          intermediate=intermediate, backend=backend)
+    return dataclasses.replace(model, weights=dataclasses.replace(model.weights, body_bytes=body))
+
+
+def _cross_attention_vlm(resolved: ResolvedRequest) -> bool:
+    """Llama 3.2 Vision: a vision LLM whose image enters through cross-attention layers (no per-token KV)."""
+    return resolved.shape.kind == "vlm" and resolved.shape.no_kv_layers > 0
+
+
+# A vision tower stays in the model dtype in the published AWQ/GPTQ/FP8 checkpoints of vision LLMs (their
+# quantization configs list the vision modules as ignored / not converted), and vLLM splits its linears over the TP
+# ranks like the language model's (config/multimodal.py:384 mm_encoder_tp_mode default "weights" in 0.34.0).
+VISION_BYTES_PER_PARAM = 2.0
+
+
+def _language_and_vision_params_b(resolved: ResolvedRequest) -> tuple[float, float]:
+    """(language model, vision tower) parameters in billions of the checkpoint vLLM loads. A registry entry's
+    params_b is the whole checkpoint for most vision LLMs and the language model alone for Gemma 3 (its
+    params_exact_b is the whole): the vision tower is the difference when params_exact_b says so, else inside
+    params_b. A size the user typed is the language model's."""
+    shape = resolved.shape
+    vision = shape.vision_params_b or 0.0
+    if shape.kind != "vlm" or not vision or resolved.params_b != shape.params_b:
+        return resolved.params_b, 0.0
+    whole = shape.params_exact_b or shape.params_b
+    if whole - shape.params_b >= 0.9 * vision:  # params_b is the language model alone (Gemma 3)
+        return shape.params_b, vision
+    return shape.params_b - vision, vision
 
 
 def _sized_as_published(weights: ResidentWeights, checkpoint: Checkpoint) -> ResidentWeights:
@@ -144,8 +195,9 @@ def _engine_settings(engine: str, kv: str, tag: str | None, quantization: str | 
     if engine == "llama.cpp":
         cache = _kv_types(kv)[1]
         return None, LlamaCppSettings(quant=tag, cache_type_k=cache, cache_type_v=cache)
-    return VllmSettings(
-        gpu_memory_utilization=options.gpu_memory_utilization or GPU_MEMORY_UTILIZATION,
+    return dataclasses.replace(
+        settings_for_version(options.vllm_version),
+        gpu_memory_utilization=options.gpu_memory_utilization,
         kv_cache_dtype=_kv_types(kv)[0], quantization=quantization, dtype=dtype,
         max_num_batched_tokens=options.max_num_batched_tokens), None
 
@@ -171,7 +223,7 @@ class ServingReview:
     def of(cls, resolved: ResolvedRequest, requirement: Requirement, catalog: Catalog,
            options: ServingOptions | None = None) -> ServingReview | None:
         """None for what no engine serves: training, and models that are no LLM."""
-        if resolved.workload != "inference" or resolved.shape.kind != "llm":
+        if resolved.workload != "inference" or resolved.shape.kind not in ("llm", "vlm"):
             return None
         options = options or ServingOptions()
         return cls(resolved, requirement, catalog, options, engine_for(resolved, options))
@@ -191,7 +243,10 @@ class ServingReview:
                                 checkpoint.dtype, self.options)
 
     def model(self) -> ServingModel | None:
-        """The model as the check reads it; None (noted once, by check()) when it cannot be read."""
+        """The model as the check reads it; None (noted once, by check()) when it cannot be read or the engine does
+        not serve it (Llama 3.2 Vision under vLLM)."""
+        if self.engine == "vllm" and _cross_attention_vlm(self.resolved):
+            return None
         if self._model is None:
             try:
                 self._model, self._checkpoint = serving_checkpoint(self.resolved, self.engine)
@@ -211,10 +266,18 @@ class ServingReview:
 
     def _run(self, card: Card, count: int) -> ServingCheck | None:
         try:
+            if self.engine == "vllm" and _cross_attention_vlm(self.resolved):
+                # vLLM 0.34.0 model_executor/models/registry.py:883-899 _PREVIOUSLY_SUPPORTED_MODELS:
+                # "MllamaForConditionalGeneration": "0.10.2" (encoder-decoder models went with the V0 engine).
+                raise ValueError("vLLM serves Llama 3.2 Vision (Mllama) only up to release 0.10.1; later releases "
+                                 "removed it")
             if self._model is None:
                 self._model, self._checkpoint = serving_checkpoint(self.resolved, self.engine)
             vllm, llama_cpp = self.settings()
-            check = serving_check(self._model, Gpu.from_card(card), self.resolved.context_tokens,
+            model = self._model
+            if self.engine == "vllm" and vllm is not None:
+                model = _mxfp4_on_card(self.resolved, model, card, vllm.version)
+            check = serving_check(model, Gpu.from_card(card), self.resolved.context_tokens,
                                   engine=self.engine, tp=count, batch=self.resolved.batch, vllm=vllm,
                                   llama_cpp=llama_cpp)
             return self._on_card(check, card) if self.engine == "vllm" else check
@@ -260,7 +323,8 @@ class ServingReview:
 
     def _share_gb(self, card: Card) -> float:
         """One card's memory under the engine's share (vLLM's gpu_memory_utilization; llama.cpp: all of it)."""
-        share = 1.0 if self.engine == "llama.cpp" else (self.options.gpu_memory_utilization or GPU_MEMORY_UTILIZATION)
+        share = 1.0 if self.engine == "llama.cpp" else (self.options.gpu_memory_utilization
+                                                         or settings_for_version(self.options.vllm_version).utilization)
         return (card.memory_mib or 0) * MIB * share / GB
 
     def _cheapest_passing(self, lower_bound_gb: float) -> Layout | None:

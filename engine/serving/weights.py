@@ -11,7 +11,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from engine.serving.constants import MXFP4_BITS, MXFP4_PADDING, VOCAB_PADDING
+from engine.serving.constants import (
+    MXFP4_BACKEND_BY_ARCHITECTURE,
+    MXFP4_BITS,
+    MXFP4_DEFAULT_BACKEND,
+    MXFP4_PADDING,
+    VOCAB_PADDING,
+)
 from engine.sizing.rule import PRECISION_BYTES
 
 # Embeddings and lm_head stay in the model dtype for AWQ, GPTQ, FP8 and MXFP4 checkpoints (research §4:
@@ -127,3 +133,20 @@ def mxfp4_expert_bytes(*, layers: int, experts: int, hidden: int, intermediate: 
     padded_intermediate = math.ceil(intermediate / intermediate_multiple) * intermediate_multiple
     padded_hidden = math.ceil(hidden / hidden_multiple) * hidden_multiple
     return layers * experts * 3 * padded_hidden * padded_intermediate * MXFP4_BITS / 8
+
+
+def mxfp4_backend(architecture: str, triton_on_hopper: bool = True) -> str:
+    """The MXFP4 MoE backend vLLM picks on a card of this architecture (constants.MXFP4_BACKEND_BY_ARCHITECTURE);
+    `triton_on_hopper` False for releases before 0.11, which used Marlin there."""
+    backend = MXFP4_BACKEND_BY_ARCHITECTURE.get(architecture.strip().lower(), MXFP4_DEFAULT_BACKEND)
+    return MXFP4_DEFAULT_BACKEND if backend == "triton-hopper" and not triton_on_hopper else backend
+
+
+def mxfp4_resident(published_bytes: float, *, layers: int, experts: int, hidden: int, intermediate: int,
+                   backend: str) -> float:
+    """A published MXFP4 checkpoint's bytes as vLLM holds them: the experts re-laid out with the backend's padding,
+    everything else (attention, router, embeddings, lm_head in BF16) as published."""
+    unpadded = layers * experts * 3 * hidden * intermediate * MXFP4_BITS / 8
+    padded = mxfp4_expert_bytes(layers=layers, experts=experts, hidden=hidden, intermediate=intermediate,
+                                backend=backend)
+    return published_bytes - unpadded + padded

@@ -423,21 +423,30 @@ def _check_range(what: str, value: float, low_exclusive: float, high: float, uni
 def kv_cache(shape: ModelShape, kv_bytes: float, tokens: int, batch: int) -> Component | None:
     """2 x layers x kv_heads x head_dim x bytes x tokens x batch, with sliding windows and MLA latents.
 
-    Sliding-window layers hold at most the window (Gemma 2/3, Mistral 7B v0.1, gpt-oss); MLA models (DeepSeek
-    V3/R1) cache one latent of kv_lora_rank + qk_rope_head_dim per layer and token, with no K/V pair.
-    Returns None when the registry does not know the attention shape."""
+    Sliding-window layers hold at most the window (Gemma 2/3, Mistral 7B v0.1, gpt-oss; Llama 4's chunked layers
+    hold at most a chunk); MLA models (DeepSeek V3/R1) cache one latent of kv_lora_rank + qk_rope_head_dim per layer
+    and token, with no K/V pair, and DeepSeek V3.2 its indexer keys next to it. Only the layers that keep a
+    per-token cache are counted (`ModelShape.kv_layers`): Qwen3-Next's Gated DeltaNet and MiniMax's lightning
+    layers hold a fixed state per request instead. The seeds' shapes have none of these, so their rows are the
+    seeds' formula unchanged. Returns None when the registry does not know the attention shape."""
     if not shape.kv_known:
         return None
-    assert shape.layers is not None
+    layers = shape.kv_layers
+    assert layers is not None
     if shape.is_mla:
         assert shape.mla_kv_lora_rank is not None and shape.mla_qk_rope_head_dim is not None
         width = shape.mla_kv_lora_rank + shape.mla_qk_rope_head_dim
-        gb = shape.layers * width * kv_bytes * tokens * batch / GB
-        return Component.of("kv_cache", gb, "kv_mla", layers=shape.layers, rank=shape.mla_kv_lora_rank,
+        indexer = shape.indexer_bytes_per_token_per_layer
+        gb = layers * (width * kv_bytes + indexer) * tokens * batch / GB
+        if indexer:
+            return Component.of("kv_cache", gb, "kv_mla_indexer", layers=layers, rank=shape.mla_kv_lora_rank,
+                                rope=shape.mla_qk_rope_head_dim, bytes=kv_bytes, indexer=indexer, tokens=tokens,
+                                batch=batch, kv_gb=gb)
+        return Component.of("kv_cache", gb, "kv_mla", layers=layers, rank=shape.mla_kv_lora_rank,
                             rope=shape.mla_qk_rope_head_dim, bytes=kv_bytes, tokens=tokens, batch=batch, kv_gb=gb)
     assert shape.kv_heads is not None and shape.head_dim is not None
     window_layers = shape.sliding_layers if shape.sliding_window else 0
-    full_layers = shape.layers - window_layers
+    full_layers = layers - window_layers
     per_layer_token = 2 * shape.kv_heads * shape.head_dim * kv_bytes
     if window_layers and tokens > (shape.sliding_window or 0):
         windowed = min(tokens, shape.sliding_window or tokens)
@@ -445,8 +454,8 @@ def kv_cache(shape: ModelShape, kv_bytes: float, tokens: int, batch: int) -> Com
         return Component.of("kv_cache", gb, "kv_window", kv_heads=shape.kv_heads, head_dim=shape.head_dim,
                             bytes=kv_bytes, full_layers=full_layers, tokens=tokens, window_layers=window_layers,
                             window_tokens=windowed, batch=batch, kv_gb=gb)
-    gb = per_layer_token * shape.layers * tokens * batch / GB
-    return Component.of("kv_cache", gb, "kv", layers=shape.layers, kv_heads=shape.kv_heads, head_dim=shape.head_dim,
+    gb = per_layer_token * layers * tokens * batch / GB
+    return Component.of("kv_cache", gb, "kv", layers=layers, kv_heads=shape.kv_heads, head_dim=shape.head_dim,
                         bytes=kv_bytes, tokens=tokens, batch=batch, kv_gb=gb)
 
 
@@ -489,24 +498,15 @@ def _frozen_base(resolved: ResolvedRequest) -> Component:
 
 
 # The notes of _kv_unknown: no KV cache in the sum, and why.
-KV_NOT_INCLUDED = ("kv_unknown", "kv_unmodelled_layers", "kv_unmodelled_vlm", "kv_unmodelled_indexer",
-                   "kv_unmodelled_global")
+KV_NOT_INCLUDED = ("kv_unknown", "kv_unmodelled_indexer", "kv_unmodelled_global")
 
 
 def _kv_unknown(shape: ModelShape) -> tuple[Note, ...]:
-    """Why no KV cache is in the sum: the shape is not published, or it is and part of the cache is not per-token
-    K/V the formula sizes (registry.ModelShape.kv_unmodelled; "not published" was said of Llama 3.2 Vision too)."""
+    """Why no KV cache is in the sum: the shape is not published, or part of the cache is not per-token K/V the
+    formula can size (registry.ModelShape.kv_unmodelled: an indexer whose cache dtype was not read)."""
     if not shape.is_language_model:
         return ()  # a diffusion transformer has no KV cache: nothing is missing
-    if shape.no_kv_layers and shape.layers:
-        # Llama 3.2 Vision's layers without KV cross-attend to the image; a hybrid VLM's (Qwen3.5) are linear attention
-        cross = shape.kind == "vlm" and "cross-attention" in shape.layer_pattern
-        why = "cross-attention to the image" if cross else "linear attention"
-        return (Note(f"KV cache not included: {shape.no_kv_layers} of {shape.layers} layers of {shape.name} keep "
-                     f"no per-token KV cache ({why}), which the formula does not size",
-                     "kv_unmodelled_vlm" if cross else "kv_unmodelled_layers", model=shape.name,
-                     layers=shape.layers, no_kv_layers=shape.no_kv_layers),)
-    if shape.indexer_cache is not None:
+    if shape.indexer_cache is not None and shape.kv_unmodelled is not None:
         return (Note(f"KV cache not included: {shape.name} also caches its sparse-attention indexer keys per token, "
                      "which the formula does not size", "kv_unmodelled_indexer", model=shape.name),)
     if shape.global_attention is not None:
@@ -517,6 +517,22 @@ def _kv_unknown(shape: ModelShape) -> tuple[Note, ...]:
                      layers=glob.layers, kv_heads=glob.kv_heads, head_dim=glob.head_dim),)
     return (Note(f"KV cache not included: the attention shape of {shape.name} is not published", "kv_unknown",
                  model=shape.name),)
+
+
+def _kv_layers_note(shape: ModelShape) -> tuple[Note, ...]:
+    """Which layers the KV line counts, where some keep no per-token cache (said, so "12 layers" of a 48-layer
+    model is not read as a mistake)."""
+    if not shape.no_kv_layers or shape.layers is None or not shape.kv_known:
+        return ()
+    if shape.kind == "vlm":
+        return (Note(f"KV cache counts the {shape.kv_layers} self-attention layers of {shape.name}; its "
+                     f"{shape.no_kv_layers} cross-attention layers keep K/V of the image only, not per text token",
+                     "kv_layers_cross_attention", model=shape.name, kv_layers=shape.kv_layers,
+                     layers=shape.layers, no_kv_layers=shape.no_kv_layers),)
+    return (Note(f"KV cache counts the {shape.kv_layers} full-attention layers of {shape.name}; its "
+                 f"{shape.no_kv_layers} linear-attention layers keep a fixed state per request instead",
+                 "kv_layers_linear_attention", model=shape.name, kv_layers=shape.kv_layers, layers=shape.layers,
+                 no_kv_layers=shape.no_kv_layers),)
 
 
 def _active_share(shape: ModelShape) -> float:
@@ -555,7 +571,7 @@ def _size_breakdown(resolved: ResolvedRequest, policy: SizingPolicy) -> Requirem
         return _requirement(
             [*components, overhead], weights_gb=weights.gb, active_weights_gb=weights.gb * _active_share(shape),
             kv_cache_gb=kv.gb if kv else 0.0, per_process_gb=overhead.gb, kv_replicated=shape.is_mla,
-            notes=_kv_unknown(shape) if kv is None else (),
+            notes=_kv_unknown(shape) if kv is None else _kv_layers_note(shape),
         )
     if resolved.workload == "full":
         weights = Component.of("weights", 2 * p, "weights_bf16", params=p, bytes=2, weights_gb=2 * p)
@@ -633,7 +649,7 @@ def _size_headroom_inference(resolved: ResolvedRequest, factor: float) -> Requir
     notes: tuple[Note, ...] = ()
     if resolved.context_named or resolved.batch_named:
         kv = kv_cache(shape, KV_PRECISION_BYTES[resolved.kv_precision], resolved.context_tokens, resolved.batch)
-        notes = _kv_unknown(shape) if kv is None else ()
+        notes = _kv_unknown(shape) if kv is None else _kv_layers_note(shape)
     components = [weights]
     if kv is not None:
         components.append(kv)
