@@ -192,10 +192,10 @@ async def test_the_biggest_model_on_a_set_and_in_a_memory_budget(bot):
 async def test_a_named_layout_that_fails_for_many_users_says_what_each_user_gets(bot):
     await bot.send(USER, "llama 3.1 8b 32k for 64 users on an L4")
     text = plain(bot)
-    assert "❌ No — 1x L4" in text and "or 64 users with 448 tokens each" in text and "Instead: 8x A40" in text
+    assert "❌ No — 1x L4" in text and "or 64 users with 480 tokens each" in text and "Instead: 8x A40" in text
     await bot.send(USER, "Llama 3.1 8B mit 32k Kontext für 64 Nutzer auf einer L4")
     text = plain(bot)
-    assert "❌ Nein — 1x L4" in text and "oder 64 Nutzer mit je 448 Tokens" in text and "Stattdessen: 8x A40" in text
+    assert "❌ Nein — 1x L4" in text and "oder 64 Nutzer mit je 480 Tokens" in text and "Stattdessen: 8x A40" in text
 
 
 async def test_a_money_budget_that_rents_nothing_shows_the_cheapest_and_says_so(bot):

@@ -126,7 +126,7 @@ def test_a_hybrid_attention_vlm_counts_the_layers_that_keep_kv(tmp_path, capsys)
     vision = tensors["model.visual.blocks.0.attn.qkv.weight"] + tensors["model.visual.merger.linear_fc2.weight"]
     assert model.vision_params_b == round(vision / 1e9, 3)
     assert "MTP heads" in entry["params_source"]
-    assert model.kv_unmodelled is not None  # the registry says which layers the KV formula leaves out
+    assert model.kv_unmodelled is None and model.kv_layers == model.layers - model.no_kv_layers
 
 
 def test_a_vlm_without_its_tensor_names_leaves_the_vision_tower_unverified(tmp_path, capsys):
@@ -154,7 +154,7 @@ def test_hybrid_layer_roles_from_each_way_configs_say_them():
 def test_a_hub_lookup_of_a_hybrid_model_keeps_no_kv_for_its_linear_layers():
     config = json.loads((QWEN35_397B / "config.json").read_text())
     shape = shape_from_hub("Qwen/Qwen3.5-397B-A17B", config, {"BF16": 10_000_000_000}).shape
-    assert shape.no_kv_layers == 45 and shape.kv_unmodelled is not None
+    assert shape.no_kv_layers == 45 and shape.kv_unmodelled is None and shape.kv_layers == 15
 
 
 def test_a_directory_without_weights_or_index_is_refused(tmp_path, capsys):

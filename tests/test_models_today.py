@@ -85,7 +85,18 @@ def test_phi_4_is_sized_at_its_exact_count(capsys) -> None:
 def test_hybrid_attention_models_count_the_layers_without_kv(model_id, layers, no_kv, kv_heads, head_dim) -> None:
     model = REGISTRY.get(model_id)
     assert (model.layers, model.no_kv_layers, model.kv_heads, model.head_dim) == (layers, no_kv, kv_heads, head_dim)
-    assert model.kv_unmodelled is not None  # said, never sized as if every layer kept K/V
+    assert model.kv_unmodelled is None and model.kv_layers == layers - no_kv  # only the layers that keep K/V
+    assert not model.cross_attends_image  # linear attention, not Llama 3.2 Vision's cross-attention to the image
+
+
+@pytest.mark.parametrize("text", ["qwen3.5 27b at 32k", "Qwen3.5 27B mit 32k Kontext"])
+def test_a_hybrid_vision_model_counts_its_full_attention_layers_and_gets_the_serving_check(capsys, text) -> None:
+    """Qwen3.5 is a vision model with linear-attention layers: its KV line counts the 16 full-attention layers
+    and vLLM serves it, unlike Llama 3.2 Vision whose layers without KV cross-attend to the image."""
+    answer = _ask(capsys, text)
+    notes = " ".join(answer["request"]["assumed"])
+    assert "16 full-attention layers" in notes and "cross-attention" not in notes and "Mllama" not in notes
+    assert answer["serving"] is not None and answer["serving"]["starts"], answer["serving"]
 
 
 def test_gemma_4_keeps_its_global_layers_apart() -> None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import html
 import re
+from typing import Any
 
 from bot.texts.i18n import fmt_gb, fmt_number, fmt_tokens, fmt_usd, localize_digits, params_label, t
 from bot.texts.render_serving import (
@@ -309,7 +310,7 @@ def _render_size(answer: Answer, lang: str, details: bool, max_alternatives: int
     return clip("\n".join(lines))
 
 
-def _budget_line(answer: Answer, budget: dict[str, float | bool | None], lang: str) -> str:
+def _budget_line(answer: Answer, budget: dict[str, Any], lang: str) -> str:
     """ "is 48gb enough?": the rule's memory against the budget, and where the rule says yes but the engine would
     not start on one card of that memory, both."""
     size = fmt_gb(lang, float(budget["budget_gb"] or 0), 0)
@@ -317,6 +318,11 @@ def _budget_line(answer: Answer, budget: dict[str, float | bool | None], lang: s
     if not budget["fits"]:
         return t(lang, "answer.budget_no", budget=size, missing=fmt_gb(lang, -spare))
     review, resolved = answer.review, answer.resolved
+    if budget.get("starts") is None and budget.get("starts_on") and review is not None and resolved is not None:
+        return t(lang, "answer.budget_some_cards", budget=size, spare=fmt_gb(lang, spare),
+                 engine=ENGINE_NAMES.get(review.engine, review.engine),
+                 context=short_context(lang, resolved.context_tokens),
+                 starts_on=", ".join(budget["starts_on"]), not_on=", ".join(budget["not_on"]))
     if budget.get("starts") is False and review is not None and resolved is not None:
         return t(lang, "answer.budget_rule_only", budget=size, spare=fmt_gb(lang, spare),
                  engine=ENGINE_NAMES.get(review.engine, review.engine),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import Any
 
 from catalog.schema import Card, Catalog
 from engine.answer.advice import CardComparison, PrecisionHint, compare_cards, precision_hint
@@ -131,15 +132,28 @@ class Answer:
             return lead  # no search for the cheapest passing layout: the answer has chosen one
         return self.review.passing(fit)
 
-    def budget(self) -> dict[str, float | bool | None] | None:
+    def budget(self) -> dict[str, Any] | None:
         if self.resolved is None or self.resolved.memory_budget_gb is None or self.requirement is None:
             return None
         budget = self.resolved.memory_budget_gb
         resolved = self.resolved
-        # "is 48gb enough?": the rule's memory, and whether the engine starts on one card of that memory
-        starts = budget_starts(self.review, budget, resolved.context_tokens, resolved.batch)
+        # "is 48gb enough?": the rule's memory, and whether the engine starts on one card of that memory. Cards
+        # sold as that size differ in what the runtime sees (an A40 reports 45,520 MiB, an RTX A6000 48,676): where
+        # the catalog has such cards the verdict is theirs, so it never contradicts a lead on one of them.
+        starts_on: list[str] = []
+        not_on: list[str] = []
+        if self.review is not None:
+            for card in self.catalog.cards:
+                check = self.review.check(card, 1) if card.vram_gb == budget else None
+                if check is not None:
+                    (starts_on if check.starts else not_on).append(f"1x {card.name}")
+        if starts_on or not_on:
+            starts: bool | None = True if not not_on else False if not starts_on else None
+        else:
+            starts = budget_starts(self.review, budget, resolved.context_tokens, resolved.batch)
         return {"budget_gb": budget, "fits": self.requirement.total_gb <= budget,
-                "spare_gb": budget - self.requirement.total_gb, "starts": starts}
+                "spare_gb": budget - self.requirement.total_gb, "starts": starts,
+                "starts_on": starts_on, "not_on": not_on}
 
     def money(self) -> dict[str, object] | None:
         """The user's money budget ("under $1000/mo") against the price of the layout to pay for, over the billing

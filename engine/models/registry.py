@@ -154,6 +154,12 @@ class ModelShape:
         return None
 
     @property
+    def cross_attends_image(self) -> bool:
+        """Llama 3.2 Vision's kind of VLM: its layers without a per-token KV cache cross-attend to the image. A
+        hybrid VLM's (Qwen3.5) are linear attention; the registry's layer pattern says which."""
+        return self.kind == "vlm" and self.no_kv_layers > 0 and "cross-attention" in self.layer_pattern
+
+    @property
     def kv_layers(self) -> int | None:
         """Layers that keep a per-token KV cache: all but the linear-attention / cross-attention ones."""
         return None if self.layers is None else self.layers - self.no_kv_layers

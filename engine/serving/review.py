@@ -154,7 +154,7 @@ def _mxfp4_on_card(resolved: ResolvedRequest, model: ServingModel, card: Card, v
 
 def _cross_attention_vlm(resolved: ResolvedRequest) -> bool:
     """Llama 3.2 Vision: a vision LLM whose image enters through cross-attention layers (no per-token KV)."""
-    return resolved.shape.kind == "vlm" and resolved.shape.no_kv_layers > 0
+    return resolved.shape.cross_attends_image
 
 
 # A vision tower stays in the model dtype in the published AWQ/GPTQ/FP8 checkpoints of vision LLMs (their

@@ -524,7 +524,7 @@ def _kv_layers_note(shape: ModelShape) -> tuple[Note, ...]:
     model is not read as a mistake)."""
     if not shape.no_kv_layers or shape.layers is None or not shape.kv_known:
         return ()
-    if shape.kind == "vlm":
+    if shape.cross_attends_image:
         return (Note(f"KV cache counts the {shape.kv_layers} self-attention layers of {shape.name}; its "
                      f"{shape.no_kv_layers} cross-attention layers keep K/V of the image only, not per text token",
                      "kv_layers_cross_attention", model=shape.name, kv_layers=shape.kv_layers,
