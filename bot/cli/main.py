@@ -193,6 +193,9 @@ def _add_serving_flags(size: argparse.ArgumentParser) -> None:
     size.add_argument("--tp", type=_positive_int, help="serving check on N GPUs of the fit's card (no --card/--count)")
     size.add_argument("--max-num-batched-tokens", type=_positive_int, help="vLLM's --max-num-batched-tokens")
     size.add_argument("--gpu-memory-utilization", type=_number, help="vLLM's share of GPU memory, e.g. 0.9")
+    size.add_argument("--prompt-tokens", type=_positive_int,
+                      help="prompt length for prefill and time to first token (default: the context)")
+    size.add_argument("--target-tok-s", type=_number, help="decode speed each user needs, tokens/s")
 
 
 def _serving_options(args: argparse.Namespace) -> ServingOptions:
@@ -238,6 +241,8 @@ def cmd_size(args: argparse.Namespace) -> int:
             print(f"cardfit: {hub_status(hub)}", file=sys.stderr)
     answer = build_answer(request, catalog, registry=registry, billing=args.billing, coin=args.coin,
                           serving=_serving_options(args))
+    answer.prompt_tokens = getattr(args, "prompt_tokens", None)
+    answer.target_tok_s = getattr(args, "target_tok_s", None)
     if args.chart and not answer.error:
         write_chart(answer, args.lang, args.chart)
     return print_answer(answer, args.json, args.lang, details=args.details)

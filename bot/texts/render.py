@@ -173,13 +173,36 @@ def _fit_lines(answer: Answer, layout: Layout, lang: str, details: bool) -> list
     if layout.tight:
         line += t(lang, "answer.tight")
     lines = [line, _price_line(lang, layout, answer.catalog, answer.billing)]
-    if layout.decode_tokens_per_s is not None:
-        lines.append(t(lang, "answer.decode", tps=fmt_number(lang, layout.decode_tokens_per_s, 0)))
+    lines.extend(speed_lines(lang, layout, details))
     if layout.per_gpu is not None and (details or layout.fits_total_not_per_gpu):
         per = layout.per_gpu
         lines.append(t(lang, "answer.per_gpu", weights=fmt_gb(lang, per.weights_gb), kv=fmt_gb(lang, per.kv_cache_gb),
                        other=fmt_gb(lang, per.other_gb), total=fmt_gb(lang, per.total_gb),
                        vram=fmt_gb(lang, layout.card.vram_gb, 0)))
+    return lines
+
+
+ENGINE_LABELS = {"vllm": "vLLM", "llama.cpp": "llama.cpp"}
+
+
+def speed_lines(lang: str, layout: Layout, details: bool) -> list[str]:
+    """The calibrated speed (engine.speed): one stream, each of the request's users, prompt and first token; the
+    bandwidth ceiling only in Details."""
+    speed = layout.speed
+    if speed is None:
+        return []
+    line = t(lang, "answer.decode", tps=fmt_number(lang, speed.decode_tok_s, 0), low=fmt_number(lang, speed.low, 0),
+             high=fmt_number(lang, speed.high, 0), engine=ENGINE_LABELS.get(speed.engine, speed.engine))
+    if speed.users > 1:
+        line += t(lang, "answer.decode_users", users=speed.users,
+                  per_user=fmt_number(lang, speed.decode_tok_s_per_user, 0),
+                  aggregate=fmt_number(lang, speed.aggregate_tok_s, 0))
+    lines = [line]
+    if details:
+        if speed.prefill_tok_s is not None and speed.ttft_s is not None:
+            lines.append(t(lang, "answer.decode_prefill", prefill=fmt_number(lang, speed.prefill_tok_s, 0),
+                           ttft=fmt_number(lang, speed.ttft_s, 1), prompt=fmt_number(lang, speed.prompt_tokens, 0)))
+        lines.append(t(lang, "answer.decode_ceiling", tps=fmt_number(lang, speed.ceiling_decode_tok_s, 0)))
     return lines
 
 

@@ -25,6 +25,8 @@ from engine.notes import Note
 from engine.serving import ServingCheck
 from engine.serving.review import ServingOptions, ServingReview
 from engine.sizing.rule import Requirement, ResolvedRequest, SizeRequest, SizingError, resolve, size
+from engine.speed.estimate import SpeedEstimate
+from engine.speed.layout import layout_speed
 
 CARD_VRAM_TOLERANCE_GB = 1.0  # "A100 80GB" names an 80 GB card; "A100 40GB" does not
 
@@ -51,6 +53,8 @@ class Answer:
     review: ServingReview | None = None  # the serving check of the fit and of every layout shown
     capacity: Capacity | None = None  # a reverse question's answer (intents max_context, max_batch, biggest_model)
     capacity_layout: Layout | None = None  # max_context/max_batch: the layout answered, priced, when it runs
+    prompt_tokens: int | None = None  # the prompt TTFT is given for (default: the request's context)
+    target_tok_s: float | None = None  # a per-user decode speed asked for (`--target-tok-s`)
 
     @property
     def intent(self) -> str:
@@ -129,6 +133,24 @@ class Answer:
             return lead  # no search for the cheapest passing layout: the answer has chosen one
         return self.review.passing(fit)
 
+    def speed(self) -> SpeedEstimate | None:
+        """The calibrated speed of the layout `serving` describes, under the engine the serving check runs."""
+        where, serving = self.serving_layout, self.serving
+        if where is None or self.resolved is None or self.requirement is None:
+            return None
+        return layout_speed(where[0], where[1], self.resolved, self.requirement,
+                            engine=serving.engine if serving is not None else None, prompt_tokens=self.prompt_tokens)
+
+    def speed_json(self) -> dict[str, object] | None:
+        speed = self.speed()
+        if speed is None:
+            return None
+        data = speed.to_json()
+        if self.target_tok_s is not None:
+            data["target_tok_s"] = self.target_tok_s
+            data["meets_target"] = speed.decode_tok_s_per_user >= self.target_tok_s
+        return data
+
     def budget(self) -> dict[str, float | bool] | None:
         if self.resolved is None or self.resolved.memory_budget_gb is None or self.requirement is None:
             return None
@@ -182,6 +204,7 @@ class Answer:
         data["serving"] = serving.to_json() if serving is not None else None
         data["serving_fallback"] = fallback.to_json(self.catalog) if fallback is not None else None
         data["capacity"] = self.capacity.to_json() if self.capacity is not None else None
+        data["speed"] = self.speed_json()
         money = self.money()
         if money is not None:
             data["money"] = money

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
@@ -21,6 +21,7 @@ from catalog.schema import TRAINING_INTERCONNECTS, Card, Catalog
 from engine.memo import by_identity
 from engine.notes import Note
 from engine.sizing.rule import Requirement
+from engine.speed.estimate import SpeedEstimate
 
 STANDARD_SET_SIZES = (1, 2, 4, 8)
 CHUNK = 8  # at most this many entries checked at once by an unbounded walk; its first check reads one (the
@@ -233,6 +234,7 @@ class Candidate:
     tight: bool
     decode_tokens_per_s: float | None
     position: int = 0  # in the catalog's ranking: the order of ties
+    speed: SpeedEstimate | None = None
 
 
 class Rules(Protocol):
@@ -251,10 +253,11 @@ class Ranked:
     fitting entry is what most answers need, not every card x count."""
 
     __slots__ = ("plan", "requirement", "kv_heads", "rules", "total", "decode_base", "tight_single", "tight_card",
-                 "_streams", "_counts", "_order")
+                 "speed", "_streams", "_counts", "_order")
 
     def __init__(self, plan: Plan, requirement: Requirement, kv_heads: int | None, rules: Rules,
-                 decode_base: float, tight_single: float, tight_card: float) -> None:
+                 decode_base: float, tight_single: float, tight_card: float,
+                 speed: Callable[[Card, int], SpeedEstimate | None] | None = None) -> None:
         self.plan = plan
         self.requirement = requirement
         self.kv_heads = kv_heads
@@ -263,6 +266,7 @@ class Ranked:
         self.decode_base = decode_base  # resident weights read per token; 0: no decode ceiling
         self.tight_single = tight_single
         self.tight_card = tight_card
+        self.speed = speed  # a layout's calibrated speed (engine.speed); None: no decode figure
         self._streams: dict[int, Stream] = {}
         self._counts: list[Stream] | None = None
         self._order: tuple[list[Candidate], Iterator[Candidate]] | None = None
@@ -357,8 +361,10 @@ class Ranked:
             if region and not rules.in_region(entry.card, count):
                 continue
             tight = (entry.vram_gb - need < self.tight_card) if count > 1 else spare < self.tight_single
-            decode = entry.bandwidth_total / decode_base if decode_base > 0 else None
-            found.append(Candidate(entry.card, count, entry.monthly_usd, spare, tight, decode, entry.position))
+            speed = self.speed(entry.card, count) if decode_base > 0 and self.speed is not None else None
+            decode = speed.decode_tok_s if speed is not None else None
+            found.append(Candidate(entry.card, count, entry.monthly_usd, spare, tight, decode, entry.position,
+                                   speed))
         return found
 
 

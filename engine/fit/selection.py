@@ -15,6 +15,8 @@ from engine.formula import fmt_num
 from engine.models.registry import ModelShape
 from engine.notes import Note
 from engine.sizing.rule import Requirement, ResolvedRequest
+from engine.speed.estimate import SpeedEstimate
+from engine.speed.layout import layout_speed
 
 STANDARD_SET_SIZES = ranking.STANDARD_SET_SIZES
 # The smallest spare memory that counts as room, on one card or on each card of a set. The rule's total already
@@ -59,6 +61,7 @@ class Layout:
     decode_tokens_per_s: float | None
     per_gpu: PerGpu | None
     fits_total_not_per_gpu: bool = False
+    speed: SpeedEstimate | None = None  # the calibrated estimate; decode_tokens_per_s is its one-stream decode
 
     @property
     def label(self) -> str:
@@ -268,15 +271,14 @@ def _layout(card: Card, count: int, requirement: Requirement, resolved: Resolved
                              f"{fmt_num(vram)} GB", "short", need_gb=requirement.total_gb, missing_gb=-spare))
     facts = set_facts(catalog, card, count)
     hourly, monthly = facts.hourly_usd, facts.monthly_usd
-    decode = None
-    if _decodes(resolved) and requirement.active_weights_gb > 0:
-        # Seed 000 section 07: bandwidth / resident weights read per token; a set adds bandwidth only under
-        # tensor parallelism, which is how we lay out every set.
-        decode = card.bandwidth_gbps * count / requirement.active_weights_gb
+    # The calibrated speed (engine.speed), not the seed's bandwidth / weights ceiling (section 07), which is
+    # 1.5-10x above measured runs and would credit a layer split with every card's bandwidth.
+    speed = layout_speed(card, count, resolved, requirement)
     return Layout(
         card=card, count=count, vram_gb=vram, spare_gb=spare, fits=fits, tight=tight and fits,
         valid=fits and not problems, problems=tuple(problems), hourly_usd=hourly, monthly_usd=monthly,
-        decode_tokens_per_s=decode, per_gpu=per_gpu, fits_total_not_per_gpu=fits_total and not fits,
+        decode_tokens_per_s=speed.decode_tok_s if speed is not None else None, per_gpu=per_gpu,
+        fits_total_not_per_gpu=fits_total and not fits, speed=speed,
     )
 
 
@@ -310,7 +312,7 @@ def valid_layout(candidate: Candidate, requirement: Requirement, kv_heads: int |
         per_gpu = PerGpu(weights, kv_share, need - weights - kv_share, need, card.vram_gb - need)
     return Layout(card, count, card.vram_gb * count, candidate.spare_gb, True, candidate.tight, True, (),
                   set_facts(catalog, card, count).hourly_usd, candidate.monthly_usd, candidate.decode_tokens_per_s,
-                  per_gpu)
+                  per_gpu, speed=candidate.speed)
 
 
 def _decodes(resolved: ResolvedRequest) -> bool:
@@ -347,9 +349,12 @@ class _Option(Protocol):
 
 
 def _ranked(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog, rules: _Rules) -> Ranked:
+    def speed(card: Card, count: int) -> SpeedEstimate | None:
+        return layout_speed(card, count, resolved, requirement)
+
     return Ranked(ranking.plan(catalog), requirement, resolved.shape.kv_heads, rules,
                   requirement.active_weights_gb if _decodes(resolved) else 0,
-                  catalog.selection.tight_single_gb, catalog.selection.tight_per_card_gb)
+                  catalog.selection.tight_single_gb, catalog.selection.tight_per_card_gb, speed)
 
 
 def candidate_layouts(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog) -> list[Layout]:
