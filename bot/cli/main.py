@@ -226,7 +226,7 @@ def cmd_size(args: argparse.Namespace) -> int:
         model=_model_id(args.model), params_b=args.params, precision=args.precision, kv_precision=args.kv_precision,
         context_tokens=args.context, batch=args.batch, workload=args.workload, card=args.card,
         gpu_count=args.count if args.card else None, region=args.region.upper() if args.region else None,
-        quant=quant,
+        quant=quant, target_tok_s=args.target_tok_s, prompt_tokens=args.prompt_tokens,
     )
     registry = None
     if args.model and "/" in args.model and default_registry().get(args.model) is None and _hub_lookup().enabled:
@@ -241,8 +241,6 @@ def cmd_size(args: argparse.Namespace) -> int:
             print(f"cardfit: {hub_status(hub)}", file=sys.stderr)
     answer = build_answer(request, catalog, registry=registry, billing=args.billing, coin=args.coin,
                           serving=_serving_options(args))
-    answer.prompt_tokens = getattr(args, "prompt_tokens", None)
-    answer.target_tok_s = getattr(args, "target_tok_s", None)
     if args.chart and not answer.error:
         write_chart(answer, args.lang, args.chart)
     return print_answer(answer, args.json, args.lang, details=args.details)

@@ -9,6 +9,7 @@ from catalog.schema import Card, Catalog
 from engine.answer.advice import CardComparison, PrecisionHint, compare_cards, precision_hint
 from engine.answer.capacity import Capacity, biggest_model, sequence_capacity
 from engine.answer.lead import recommend, runs
+from engine.answer.target import TargetOutcome, meet_target
 from engine.fit.selection import (
     Layout,
     Selection,
@@ -53,8 +54,7 @@ class Answer:
     review: ServingReview | None = None  # the serving check of the fit and of every layout shown
     capacity: Capacity | None = None  # a reverse question's answer (intents max_context, max_batch, biggest_model)
     capacity_layout: Layout | None = None  # max_context/max_batch: the layout answered, priced, when it runs
-    prompt_tokens: int | None = None  # the prompt TTFT is given for (default: the request's context)
-    target_tok_s: float | None = None  # a per-user decode speed asked for (`--target-tok-s`)
+    target: TargetOutcome | None = None  # a speed target's outcome (engine.answer.target)
 
     @property
     def intent(self) -> str:
@@ -139,16 +139,18 @@ class Answer:
         if where is None or self.resolved is None or self.requirement is None:
             return None
         return layout_speed(where[0], where[1], self.resolved, self.requirement,
-                            engine=serving.engine if serving is not None else None, prompt_tokens=self.prompt_tokens)
+                            engine=serving.engine if serving is not None else None,
+                            prompt_tokens=self.request.prompt_tokens)
 
     def speed_json(self) -> dict[str, object] | None:
         speed = self.speed()
         if speed is None:
             return None
         data = speed.to_json()
-        if self.target_tok_s is not None:
-            data["target_tok_s"] = self.target_tok_s
-            data["meets_target"] = speed.decode_tok_s_per_user >= self.target_tok_s
+        target = self.request.target_tok_s
+        if target is not None:
+            data["target_tok_s"] = target
+            data["meets_target"] = speed.decode_tok_s_per_user >= target
         return data
 
     def budget(self) -> dict[str, float | bool] | None:
@@ -205,6 +207,8 @@ class Answer:
         data["serving_fallback"] = fallback.to_json(self.catalog) if fallback is not None else None
         data["capacity"] = self.capacity.to_json() if self.capacity is not None else None
         data["speed"] = self.speed_json()
+        if self.target is not None:
+            data["target"] = self.target.to_json()
         money = self.money()
         if money is not None:
             data["money"] = money
@@ -263,6 +267,9 @@ def build_answer(
         answer.review = ServingReview.of(resolved, requirement, catalog, serving)
         answer.rule_selection = answer.selection
         answer.selection = recommend(answer.selection, requirement, resolved, catalog, answer.review)
+        if request.target_tok_s and resolved.workload == "inference" and request.intent in (None, "size"):
+            answer.selection, answer.target = meet_target(answer.selection, requirement, resolved, catalog,
+                                                          answer.review, request.target_tok_s)
         if request.intent == "compare":
             answer.compare = _compare(answer, resolved, requirement)
             answer.hint = None

@@ -253,11 +253,11 @@ class Ranked:
     fitting entry is what most answers need, not every card x count."""
 
     __slots__ = ("plan", "requirement", "kv_heads", "rules", "total", "decode_base", "tight_single", "tight_card",
-                 "speed", "_streams", "_counts", "_order")
+                 "speed", "layer_split", "_streams", "_counts", "_order")
 
     def __init__(self, plan: Plan, requirement: Requirement, kv_heads: int | None, rules: Rules,
                  decode_base: float, tight_single: float, tight_card: float,
-                 speed: Callable[[Card, int], SpeedEstimate | None] | None = None) -> None:
+                 speed: Callable[[Card, int], SpeedEstimate | None] | None = None, layer_split: bool = False) -> None:
         self.plan = plan
         self.requirement = requirement
         self.kv_heads = kv_heads
@@ -267,6 +267,8 @@ class Ranked:
         self.tight_single = tight_single
         self.tight_card = tight_card
         self.speed = speed  # a layout's calibrated speed (engine.speed); None: no decode figure
+        # llama.cpp's layer split reads the weights one card after another: a set decodes no faster than its card
+        self.layer_split = layer_split
         self._streams: dict[int, Stream] = {}
         self._counts: list[Stream] | None = None
         self._order: tuple[list[Candidate], Iterator[Candidate]] | None = None
@@ -339,10 +341,14 @@ class Ranked:
                 if stairs.vram_total_gb - total < 0 or stairs.vram_gb < need:
                     continue
                 entry = stairs.fastest(price, other_than if other_than[1] == walk.count else None)
-                if entry is not None and (best is None or (-entry.bandwidth_total, entry.monthly_usd, entry.position)
-                                          < (-best.bandwidth_total, best.monthly_usd, best.position)):
+                if entry is not None and (best is None or (-self._bandwidth(entry), entry.monthly_usd, entry.position)
+                                          < (-self._bandwidth(best), best.monthly_usd, best.position)):
                     best, best_need = entry, need
         return next(iter(self.valid((best,), best_need)), None) if best is not None else None
+
+    def _bandwidth(self, entry: Entry) -> float:
+        """What one stream's decode reads at: every card's bandwidth at once, or one card's under a layer split."""
+        return entry.card.bandwidth_gbps if self.layer_split else entry.bandwidth_total
 
     def need_gb(self, count: int) -> float:
         return self.requirement.per_gpu_gb(count, self.kv_heads) if count > 1 else self.total
@@ -362,7 +368,7 @@ class Ranked:
                 continue
             tight = (entry.vram_gb - need < self.tight_card) if count > 1 else spare < self.tight_single
             speed = self.speed(entry.card, count) if decode_base > 0 and self.speed is not None else None
-            decode = speed.decode_tok_s if speed is not None else None
+            decode = speed.ceiling_decode_tok_s if speed is not None else None
             found.append(Candidate(entry.card, count, entry.monthly_usd, spare, tight, decode, entry.position,
                                    speed))
         return found

@@ -16,7 +16,7 @@ from engine.models.registry import ModelShape
 from engine.notes import Note
 from engine.sizing.rule import Requirement, ResolvedRequest
 from engine.speed.estimate import SpeedEstimate
-from engine.speed.layout import layout_speed
+from engine.speed.layout import default_engine, layout_speed
 
 STANDARD_SET_SIZES = ranking.STANDARD_SET_SIZES
 # The smallest spare memory that counts as room, on one card or on each card of a set. The rule's total already
@@ -271,13 +271,14 @@ def _layout(card: Card, count: int, requirement: Requirement, resolved: Resolved
                              f"{fmt_num(vram)} GB", "short", need_gb=requirement.total_gb, missing_gb=-spare))
     facts = set_facts(catalog, card, count)
     hourly, monthly = facts.hourly_usd, facts.monthly_usd
-    # The calibrated speed (engine.speed), not the seed's bandwidth / weights ceiling (section 07), which is
-    # 1.5-10x above measured runs and would credit a layer split with every card's bandwidth.
+    # decode_tokens_per_s is seed 000 section 07's ceiling, bandwidth / weights read per token (its golden tests),
+    # with a set's bandwidth added only where its engine splits every matmul (vLLM's tensor parallelism, not
+    # llama.cpp's layer split); what a renter gets is `speed`, the calibrated estimate (engine.speed).
     speed = layout_speed(card, count, resolved, requirement)
     return Layout(
         card=card, count=count, vram_gb=vram, spare_gb=spare, fits=fits, tight=tight and fits,
         valid=fits and not problems, problems=tuple(problems), hourly_usd=hourly, monthly_usd=monthly,
-        decode_tokens_per_s=speed.decode_tok_s if speed is not None else None, per_gpu=per_gpu,
+        decode_tokens_per_s=speed.ceiling_decode_tok_s if speed is not None else None, per_gpu=per_gpu,
         fits_total_not_per_gpu=fits_total and not fits, speed=speed,
     )
 
@@ -354,7 +355,8 @@ def _ranked(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalo
 
     return Ranked(ranking.plan(catalog), requirement, resolved.shape.kv_heads, rules,
                   requirement.active_weights_gb if _decodes(resolved) else 0,
-                  catalog.selection.tight_single_gb, catalog.selection.tight_per_card_gb, speed)
+                  catalog.selection.tight_single_gb, catalog.selection.tight_per_card_gb, speed,
+                  default_engine(resolved) == "llama.cpp")
 
 
 def candidate_layouts(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog) -> list[Layout]:

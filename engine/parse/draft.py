@@ -47,7 +47,8 @@ class Draft:
                  "kv_precision", "context_tokens", "batch", "workload", "card", "gpu_count", "budget_gb", "region",
                  "assumed", "ignored", "intent", "billing", "coin", "cheapest", "count_implied", "second_card",
                  "compare_card", "card_vram_gb", "quant", "rope_scaling", "budget_usd", "billing_span",
-                 "flag_gpu_count", "gpu_memory_utilization")
+                 "flag_gpu_count", "gpu_memory_utilization", "target_tok_s", "speed_asked", "prompt_tokens",
+                 "train_tokens", "epochs")
 
     def __init__(self) -> None:
         self.model: ModelShape | None = None
@@ -82,6 +83,11 @@ class Draft:
         self.billing_span: int | None = None  # "for 2 weeks": how many billing periods (engine.parse.talk)
         self.flag_gpu_count: tuple[int, str] | None = None  # "-tp 2", until the cards pass has read its count
         self.gpu_memory_utilization: float | None = None  # "--gpu-memory-utilization 0.85" (engine.parse.flags)
+        self.target_tok_s: float | None = None  # "at ≥ 15 tok/s each" (engine.parse.speed)
+        self.speed_asked = False  # "how fast", "tokens/s", "time to first token" (engine.parse.speed)
+        self.prompt_tokens: int | None = None  # the prompt a TTFT is for (today: the context; set by front ends)
+        self.train_tokens: float | None = None  # "on 50M tokens" (engine.parse.speed)
+        self.epochs: float | None = None  # "3 epochs" (engine.parse.speed)
 
     # ---- model and card (the first one named wins; the passes list later ones)
 
@@ -258,7 +264,8 @@ class Draft:
                   self.workload, self.card, self.gpu_count, self.budget_gb, self.region, self.billing, self.coin,
                   self.budget_usd)
         return any(value is not None for value in values) or self.cheapest or self.rope_scaling is not None \
-            or self.gpu_memory_utilization is not None
+            or self.gpu_memory_utilization is not None or self.speed_asked or self.train_tokens is not None \
+            or self.epochs is not None
 
     def list_leftovers(self, leftovers: Collection[str]) -> None:
         """`ignored` without repeats, then the words no pass used (at most MAX_IGNORED entries, then a count)."""
@@ -291,5 +298,6 @@ class Draft:
             self.batch, self.workload, self.card, self.gpu_count, self.budget_gb, self.region, self.assumed,
             self.ignored, self.intent, self.billing, self.coin, self.cheapest, self.count_implied, self.compare_card,
             self.card_vram_gb, False, self.quant, self.rope_scaling, self.budget_usd, self.billing_span,
-            self.gpu_memory_utilization,
+            self.gpu_memory_utilization, self.target_tok_s, self.speed_asked, self.prompt_tokens, self.train_tokens,
+            self.epochs,
         )

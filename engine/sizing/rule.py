@@ -95,6 +95,14 @@ class SizeRequest:
     budget_usd: float | None = None  # money the user has for the billing span ("under $1000/mo"), in US dollars
     billing_span: int | None = None  # how many billing periods the user rents for ("for 2 weeks": 2 x week)
     gpu_memory_utilization: float | None = None  # "--gpu-memory-utilization 0.85": vLLM's share, for its check
+    # Speed (engine.speed): a decode speed each user needs ("at ≥ 15 tok/s each"), whether the question asks how
+    # fast, and the prompt its time to first token is for (default: the context).
+    target_tok_s: float | None = None
+    speed_asked: bool = False
+    prompt_tokens: int | None = None
+    # A training job's size ("on 50M tokens, 3 epochs"): its GPU-hours and price (engine.speed.training).
+    train_tokens: float | None = None
+    epochs: float | None = None
 
 
 @dataclass(slots=True)
