@@ -23,6 +23,8 @@ from engine.models.registry import ShapeSummary
 from engine.notes import Note
 from engine.sizing.rule import Component, Requirement, ResolvedRequest
 from engine.speed.layout import layout_speed
+from engine.speed.training import RANGE_HIGH as JOB_HIGH
+from engine.speed.training import RANGE_LOW as JOB_LOW
 
 TELEGRAM_LIMIT = 4096  # a message's text; both limits are UTF-16 code units after entity parsing
 CAPTION_LIMIT = 1024  # a photo's caption (core.telegram.org/bots/api#sendphoto)
@@ -174,6 +176,14 @@ def _fit_lines(answer: Answer, layout: Layout, lang: str, details: bool) -> list
     if layout.tight:
         line += t(lang, "answer.tight")
     lines = [line, _price_line(lang, layout, answer.catalog, answer.billing)]
+    job = answer.job
+    if job is not None and answer.fit is not None and same_layout(layout, answer.fit):
+        lines.append(t(lang, "answer.job", tokens=fmt_count(lang, job.tokens * job.epochs),
+                       epoch_tokens=fmt_count(lang, job.tokens), epochs=fmt_number(lang, job.epochs, None),
+                       tok_s=fmt_number(lang, job.tokens_per_s, 0), gpu_hours=fmt_number(lang, job.gpu_hours, 1),
+                       low=fmt_number(lang, job.gpu_hours * JOB_LOW, 1),
+                       high=fmt_number(lang, job.gpu_hours * JOB_HIGH, 1), hours=fmt_number(lang, job.hours, 1),
+                       price=fmt_usd(lang, job.price_usd)))
     asked = answer.request.speed_asked or answer.request.target_tok_s is not None
     lines.extend(speed_lines(lang, layout, details or asked))
     if asked:
@@ -233,6 +243,14 @@ def _instead_speed_lines(answer: Answer, layout: Layout, lang: str) -> list[str]
     if not answer.request.speed_asked and answer.request.target_tok_s is None:
         return []
     return [*speed_lines(lang, layout, True), *speed_cost_lines(answer, layout, lang)]
+
+
+def fmt_count(lang: str, value: float) -> str:
+    """150,000,000 -> '150M' (English) / '150 Mio.' (German); below a million as a plain number."""
+    for scale, en, de in ((1e9, "B", " Mrd."), (1e6, "M", " Mio.")):
+        if value >= scale:
+            return fmt_number(lang, value / scale, None) + (de if lang == "de" else en)
+    return fmt_number(lang, value, 0)
 
 
 def speed_cost_lines(answer: Answer, layout: Layout, lang: str) -> list[str]:

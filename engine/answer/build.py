@@ -3,6 +3,7 @@ comparison -> both cards' layouts), and its JSON form (DESIGN.md)."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 
 from catalog.schema import Card, Catalog
@@ -28,6 +29,7 @@ from engine.serving.review import ServingOptions, ServingReview
 from engine.sizing.rule import Requirement, ResolvedRequest, SizeRequest, SizingError, resolve, size
 from engine.speed.estimate import SpeedEstimate
 from engine.speed.layout import layout_speed
+from engine.speed.training import TrainingJob, billed_hours, training_job
 
 CARD_VRAM_TOLERANCE_GB = 1.0  # "A100 80GB" names an 80 GB card; "A100 40GB" does not
 
@@ -55,6 +57,7 @@ class Answer:
     capacity: Capacity | None = None  # a reverse question's answer (intents max_context, max_batch, biggest_model)
     capacity_layout: Layout | None = None  # max_context/max_batch: the layout answered, priced, when it runs
     target: TargetOutcome | None = None  # a speed target's outcome (engine.answer.target)
+    job: TrainingJob | None = None  # a training job's GPU-hours and price ("on 50M tokens, 3 epochs")
 
     @property
     def intent(self) -> str:
@@ -209,6 +212,8 @@ class Answer:
         data["speed"] = self.speed_json()
         if self.target is not None:
             data["target"] = self.target.to_json()
+        if self.job is not None:
+            data["job"] = self.job.to_json()
         money = self.money()
         if money is not None:
             data["money"] = money
@@ -281,6 +286,10 @@ def build_answer(
                 running = [layout for layout in valid if runs(layout, answer.review)]
                 if running:
                     answer.selection = _cheaper(running, answer.selection.notes)
+        if request.train_tokens and resolved.workload != "inference" and answer.selection.fit is not None:
+            fit = answer.selection.fit
+            answer.job = training_job(fit.card, fit.count, fit.hourly_usd, resolved.params_b, resolved.workload,
+                                      request.train_tokens, request.epochs or 1.0)
         _ = answer.serving  # checked now, so its notes are there for every reader of `assumed`
         if request.intent in ("max_context", "max_batch"):
             answer.capacity = _sequence_capacity(answer, resolved, requirement)
@@ -420,9 +429,15 @@ def _topup(answer: Answer, user_id: int | str | None, secret: str | None, coin: 
     if payable is None:
         return
     billing, span = answer.billing, answer.billing_span
-    amount = topup_amount_usd(catalog, payable.hourly_usd, payable.monthly_usd, billing, span)
+    if answer.job is not None and answer.fit is not None and same_layout(payable, answer.fit):
+        # A training job is paid for its own hours (whole hours, never below the minimum term), by the hour.
+        answer.topup_hours = billed_hours(answer.job.hours, catalog.minimum_term_hours)
+        amount = payable.hourly_usd * answer.topup_hours
+        answer.topup_minimum_applied = answer.topup_hours > max(1, math.ceil(answer.job.hours))
+    else:
+        amount = topup_amount_usd(catalog, payable.hourly_usd, payable.monthly_usd, billing, span)
+        answer.topup_hours = billing_hours(catalog, billing, span=span)
+        answer.topup_minimum_applied = answer.topup_hours > billing_hours(catalog, billing, minimum=False, span=span)
     answer.topup_amount_usd = amount
-    answer.topup_hours = billing_hours(catalog, billing, span=span)
-    answer.topup_minimum_applied = answer.topup_hours > billing_hours(catalog, billing, minimum=False, span=span)
     answer.coin = resolve_coin(catalog, asked or coin)
     answer.topup_url = topup_url(catalog, amount, answer.coin, user_id, secret)
