@@ -4,6 +4,8 @@ speed-up, tensor parallelism is sub-linear, context slows decode, per-user speed
 concurrency, prefill follows compute."""
 from __future__ import annotations
 
+import json
+
 import pytest
 import yaml
 
@@ -92,3 +94,14 @@ def test_a_card_without_a_tflops_source_gives_no_prefill_figure():
     speed = estimate(Hardware(1790, None, None, "pcie"), work)
     assert speed.prefill_tok_s is None and speed.ttft_s is None and speed.decode_tok_s > 0
     assert speed.to_json()["basis"] == "calibrated" and speed.low < speed.decode_tok_s < speed.high
+
+
+def test_a_published_run_of_the_model_on_the_card_is_quoted_as_measured(capsys):
+    """Llama 3 8B Q4_0 on one RTX 3090: 155 tok/s at 256 tokens (ggml-org/llama.cpp#15802), carried to 8k."""
+    from bot.cli.main import main
+    code = main(["size", "--model", "llama-3-8b", "--quant", "q4_0", "--card", "rtx-3090", "--json"])
+    speed = json.loads(capsys.readouterr().out)["speed"]
+    assert code == 0 and speed["basis"] == "measured" and speed["source"].endswith("/pull/15802")
+    assert 0.7 * 155.02 < speed["decode_tok_s"] <= 155.02  # slower at 8,192 tokens than at 256
+    code = main(["size", "--model", "llama-3-8b", "--quant", "q4_0", "--card", "rtx-4090", "--count", "2", "--json"])
+    assert json.loads(capsys.readouterr().out)["speed"]["basis"] == "calibrated"  # no run of that layout

@@ -205,8 +205,14 @@ def speed_lines(lang: str, layout: Layout, details: bool) -> list[str]:
     speed = layout.speed
     if speed is None:
         return []
-    line = t(lang, "answer.decode", tps=fmt_number(lang, speed.decode_tok_s, 0), low=fmt_number(lang, speed.low, 0),
-             high=fmt_number(lang, speed.high, 0), engine=ENGINE_LABELS.get(speed.engine, speed.engine))
+    engine = ENGINE_LABELS.get(speed.engine, speed.engine)
+    if speed.basis == "measured" and speed.measured_tok_s is not None and speed.measured_context_tokens is not None:
+        line = t(lang, "answer.decode_measured", tps=fmt_number(lang, speed.decode_tok_s, 0),
+                 run=fmt_number(lang, speed.measured_tok_s, 0), engine=engine,
+                 context=fmt_number(lang, speed.measured_context_tokens, 0), source=esc(speed.source or ""))
+    else:
+        line = t(lang, "answer.decode", tps=fmt_number(lang, speed.decode_tok_s, 0),
+                 low=fmt_number(lang, speed.low, 0), high=fmt_number(lang, speed.high, 0), engine=engine)
     if speed.users > 1:
         line += t(lang, "answer.decode_users", users=speed.users,
                   per_user=fmt_number(lang, speed.decode_tok_s_per_user, 0),

@@ -105,13 +105,17 @@ class SpeedEstimate:
     basis: str = "calibrated"  # "measured" when a published run of this model on this card is quoted
     low: float = 0.0
     high: float = 0.0
+    source: str | None = None  # the published run's URL when basis is "measured"
+    measured_context_tokens: int | None = None  # the context the run was measured at
+    measured_tok_s: float | None = None  # the run's own figure
 
     def to_json(self) -> dict[str, object]:
         return {"engine": self.engine, "decode_tok_s": self.decode_tok_s,
                 "decode_tok_s_per_user": self.decode_tok_s_per_user, "aggregate_tok_s": self.aggregate_tok_s,
                 "prefill_tok_s": self.prefill_tok_s, "ttft_s": self.ttft_s,
                 "ceiling_decode_tok_s": self.ceiling_decode_tok_s, "basis": self.basis,
-                "range": [self.low, self.high], "users": self.users, "prompt_tokens": self.prompt_tokens}
+                "range": [self.low, self.high], "users": self.users, "prompt_tokens": self.prompt_tokens,
+                "source": self.source}
 
 
 def _tensor_parallel(work: Workload) -> int:

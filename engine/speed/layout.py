@@ -3,9 +3,15 @@ llama.cpp, the rest on vLLM, as the serving check decides), the weights one toke
 adds, the request's context and concurrency."""
 from __future__ import annotations
 
+import dataclasses
+
 from catalog.schema import Card
 from engine.sizing.rule import KV_PRECISION_BYTES, Requirement, ResolvedRequest, kv_bytes_per_token
 from engine.speed.estimate import Hardware, SpeedEstimate, Workload, estimate
+from engine.speed.measured import find_run
+
+# A measured figure's range: run-to-run spread of llama-bench (± a few %) and of the context carried over.
+MEASURED_LOW, MEASURED_HIGH = 0.9, 1.1
 
 
 def default_engine(resolved: ResolvedRequest) -> str:
@@ -46,5 +52,17 @@ def layout_speed(card: Card, count: int, resolved: ResolvedRequest, requirement:
     """The calibrated speed of the request on `count` x `card`; None where nothing is decoded (training, FLUX)."""
     if not decodes(resolved) or requirement.active_weights_gb <= 0:
         return None
-    return estimate(hardware(card), workload(card, count, resolved, requirement, engine=engine, users=users,
-                                             prompt_tokens=prompt_tokens, context_tokens=context_tokens))
+    work = workload(card, count, resolved, requirement, engine=engine, users=users, prompt_tokens=prompt_tokens,
+                    context_tokens=context_tokens)
+    found = estimate(hardware(card), work)
+    weight_format = resolved.quant.name if resolved.quant is not None else resolved.precision
+    run = find_run(resolved.model, weight_format, card.id, count, work.engine)
+    if run is None or found.users != 1:
+        return found
+    # The run's figure, carried from its context to the request's by the estimate's own slowdown.
+    at_run = estimate(hardware(card), dataclasses.replace(work, context_tokens=run.context_tokens))
+    decode = run.decode_tok_s * found.decode_tok_s / at_run.decode_tok_s
+    return dataclasses.replace(found, decode_tok_s=decode, decode_tok_s_per_user=decode, aggregate_tok_s=decode,
+                               basis="measured", low=decode * MEASURED_LOW, high=decode * MEASURED_HIGH,
+                               source=run.url, measured_context_tokens=run.context_tokens,
+                               measured_tok_s=run.decode_tok_s)
