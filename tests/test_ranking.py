@@ -30,6 +30,7 @@ from engine.fit.selection import (
     _Rules,
     candidate_layouts,
     card_alias_notes,
+    expected_decode,
     same_layout,
     select,
     unknown_card_note,
@@ -62,7 +63,8 @@ def _ref_valid(requirement: Requirement, resolved: ResolvedRequest, catalog: Cat
             # layer split.
             speed = layout_speed(card, count, resolved, requirement) if decode_base > 0 else None
             decode = speed.ceiling_decode_tok_s if speed is not None else None
-            result.append(Candidate(card, count, catalog.set_price_usd(card, count)[1], spare, tight, decode))
+            result.append(Candidate(card, count, catalog.set_price_usd(card, count)[1], spare, tight, decode,
+                                    speed=speed))
     return result
 
 
@@ -84,7 +86,7 @@ def _ref_alternatives(fit: Layout | Candidate, ranked: list[Candidate],
         within = [(decode, o) for o in others
                   if o.monthly_usd <= 2 * fit.monthly_usd and (decode := o.decode_tokens_per_s)]
         fastest = max(within, key=lambda pair: (pair[0], -pair[1].monthly_usd), default=None)
-        if fastest is not None and fastest[0] > fit_decode:
+        if fastest is not None and fastest[0] > fit_decode and expected_decode(fastest[1]) > expected_decode(fit):
             add(fastest[1])
     if fit.count > 1:
         add(next((o for o in others if o.count == 1), None))

@@ -502,8 +502,10 @@ def _alternatives(fit: _Option, ranked: Ranked, exclude: list[Candidate] | None 
         add(min(firsts, key=lambda o: (o.monthly_usd, o.position), default=None))
     fit_decode = fit.decode_tokens_per_s
     if fit_decode is not None:
+        # The layout with the most bandwidth within twice the price, shown when it is faster: judged on the
+        # calibrated estimate, so a set whose all-reduces eat its bandwidth is not offered as the faster one.
         fastest = _fastest_within(fit, ranked, 2 * fit.monthly_usd)
-        if fastest is not None and fastest[0] > fit_decode:
+        if fastest is not None and fastest[0] > fit_decode and expected_decode(fastest[1]) > expected_decode(fit):
             add(fastest[1])
     if fit.count > 1:
         add(next((o for stream in streams if stream.count == 1 for o in stream), None))
@@ -511,6 +513,12 @@ def _alternatives(fit: _Option, ranked: Ranked, exclude: list[Candidate] | None 
         # Seed 000 section 05: a tight fit (13B FP8 on an L4) points at the cheapest card with room to spare.
         add(next((o for o in others() if not o.tight), None))
     return chosen[len(exclude or []):][:3]
+
+
+def expected_decode(option: _Option | Layout) -> float:
+    """One stream's calibrated decode (engine.speed), else the ceiling: what "faster" is judged on."""
+    speed = getattr(option, "speed", None)
+    return speed.decode_tok_s if speed is not None else (option.decode_tokens_per_s or 0.0)
 
 
 def _fastest_within(fit: _Option, ranked: Ranked, price: float) -> tuple[float, Candidate] | None:
