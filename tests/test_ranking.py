@@ -64,7 +64,7 @@ def _ref_valid(requirement: Requirement, resolved: ResolvedRequest, catalog: Cat
             speed = layout_speed(card, count, resolved, requirement) if decode_base > 0 else None
             decode = speed.ceiling_decode_tok_s if speed is not None else None
             result.append(Candidate(card, count, catalog.set_price_usd(card, count)[1], spare, tight, decode,
-                                    speed=speed))
+                                    estimate=lambda c, n: layout_speed(c, n, resolved, requirement)))
     return result
 
 

@@ -141,6 +141,10 @@ class Answer:
         where, serving = self.serving_layout, self.serving
         if where is None or self.resolved is None or self.requirement is None:
             return None
+        fit = self.fit
+        if fit is not None and fit.speed is not None and where == (fit.card, fit.count) \
+                and self.request.prompt_tokens is None and (serving is None or serving.engine == fit.speed.engine):
+            return fit.speed  # worked out with the layout
         return layout_speed(where[0], where[1], self.resolved, self.requirement,
                             engine=serving.engine if serving is not None else None,
                             prompt_tokens=self.request.prompt_tokens)

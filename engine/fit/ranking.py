@@ -14,7 +14,7 @@ from __future__ import annotations
 import heapq
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
 from catalog.schema import TRAINING_INTERCONNECTS, Card, Catalog
@@ -234,7 +234,12 @@ class Candidate:
     tight: bool
     decode_tokens_per_s: float | None
     position: int = 0  # in the catalog's ranking: the order of ties
-    speed: SpeedEstimate | None = None
+    # The calibrated speed, worked out only for the few candidates shown or compared (engine.speed)
+    estimate: Callable[[Card, int], SpeedEstimate | None] | None = field(default=None, compare=False)
+
+    @property
+    def speed(self) -> SpeedEstimate | None:
+        return self.estimate(self.card, self.count) if self.estimate is not None else None
 
 
 class Rules(Protocol):
@@ -357,6 +362,7 @@ class Ranked:
         """The entries (of one count) that hold the request per card and in total and meet the rules."""
         total, rules, found = self.total, self.rules, []
         needs_fp8, full, region, decode_base = rules.needs_fp8, rules.full, rules.region, self.decode_base
+        layer_split, estimate = self.layer_split, self.speed if decode_base > 0 else None
         for entry in entries:
             spare = entry.vram_total_gb - total
             if spare < 0 or entry.vram_gb < need:
@@ -367,10 +373,12 @@ class Ranked:
             if region and not rules.in_region(entry.card, count):
                 continue
             tight = (entry.vram_gb - need < self.tight_card) if count > 1 else spare < self.tight_single
-            speed = self.speed(entry.card, count) if decode_base > 0 and self.speed is not None else None
-            decode = speed.ceiling_decode_tok_s if speed is not None else None
+            # The ceiling (engine.speed.estimate.ceiling_decode): every card's bandwidth at once, or one card's
+            # under a layer split
+            decode = (entry.card.bandwidth_gbps if layer_split else entry.bandwidth_total) / decode_base \
+                if decode_base > 0 else None
             found.append(Candidate(entry.card, count, entry.monthly_usd, spare, tight, decode, entry.position,
-                                   speed))
+                                   estimate))
         return found
 
 

@@ -30,6 +30,7 @@ _SPEED_WORDS = frozenset({"fast", "faster", "speed", "schnell", "geschwindigkeit
 _PROMPT_WORDS = frozenset({"prompt", "prompts", "eingabe"})
 _TIME_TO = frozenset({"time", "to", "the", "zeit", "bis", "zum"})
 _FIRST = frozenset({"first", "ersten", "erstes", "erste"})
+_TRIGGERS = _RATE_UNITS | _TPS | _SPEED_WORDS | _FIRST
 _NUMBER = re.compile(r"^[0-9]+(?:[.,][0-9]+)?$")
 _MAX_TARGET = 100_000.0
 # Training-job size: "50M tokens", "1.5B tokens", "3 epochs", "3 Epochen"
@@ -71,6 +72,8 @@ def _rate_length(scan: Scan, i: int) -> int:
 
 def read_speed(scan: Scan, draft: Draft) -> None:
     """A per-user speed target and a speed question; the number of a target is used here."""
+    if _TRIGGERS.isdisjoint(scan.words):
+        return  # nothing of speed in the question (one set look, no loop)
     low = scan.low
     for i, token in enumerate(low):
         if not scan.free(i):

@@ -179,7 +179,7 @@ def estimate(hw: Hardware, work: Workload) -> SpeedEstimate:
     """The calibrated speed of one layout for the request (see the module docstring)."""
     users = max(work.users, 1)
     single = 1000 / step_ms(hw, work, 1)
-    per_user = 1000 / step_ms(hw, work, users)
+    per_user = single if users == 1 else 1000 / step_ms(hw, work, users)
     prompt = work.prompt_tokens if work.prompt_tokens is not None else work.context_tokens
     prefill = prefill_tok_s(hw, work, prompt)
     ttft = prompt / prefill if prefill else None

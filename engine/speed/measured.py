@@ -33,6 +33,7 @@ MEASURED: tuple[MeasuredRun, ...] = (
     MeasuredRun("llama-3-8b", "q4_0", ("rtx-3090",), 1, "llama.cpp", 256, 155.02, _LLAMA_CPP_15802),
     MeasuredRun("llama-3-8b", "q4_0", ("rtx-4090",), 1, "llama.cpp", 33024, 98.14, _LLAMA_CPP_17505),
 )
+MEASURED_MODELS = frozenset(run.model for run in MEASURED)
 
 
 def find_run(model: str | None, weight_format: str, card: str, count: int, engine: str) -> MeasuredRun | None:
