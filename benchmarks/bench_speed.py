@@ -59,7 +59,10 @@ def evaluate(raw: dict[str, Any], models: dict[str, Any], by_id: dict[str, Card]
                     kv_bytes_per_token=model["kv_bytes_per_token"], context_tokens=raw["context"],
                     users=raw.get("users", 1), prompt_tokens=raw.get("prompt"), weight_format=fmt or None,
                     quantized=fmt.startswith(QUANTIZED))
-    speed = estimate(hardware(by_id[raw["card"]]), work)
+    spec = raw.get("card_spec")  # a card no bundled catalog rents, with its figures' source in the data file
+    hw = Hardware(spec["bandwidth_gbps"], spec.get("fp16_tflops"), spec.get("fp8_tflops"), spec["interconnect"]) \
+        if spec else hardware(by_id[raw["card"]])
+    speed = estimate(hw, work)
     estimated = speed.prefill_tok_s if raw["kind"] == "prefill" else speed.aggregate_tok_s
     return Point(raw["id"], raw["kind"], raw["count"], float(raw["measured"]), float(estimated or 0.0),
                  raw["url"], raw.get("excluded"))

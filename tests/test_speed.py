@@ -17,8 +17,8 @@ def test_every_calibration_point_names_its_public_source():
     data = yaml.safe_load(POINTS.read_text(encoding="utf-8"))
     assert len(data["points"]) >= 15
     for raw in data["points"]:
-        assert raw["url"].startswith("https://github.com/"), raw["id"]
-        assert raw["card"] in cards(), raw["id"]
+        assert raw["url"].startswith("https://"), raw["id"]
+        assert raw["card"] in cards() or "card_spec" in raw, raw["id"]
 
 
 def test_single_card_decode_within_25_percent_on_most_points_and_no_set_above_one_and_a_half():
