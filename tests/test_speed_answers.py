@@ -132,3 +132,14 @@ async def test_the_speed_button_in_german(bot):
     await bot.press(75, speed["callback_data"], language_code="de")
     text = bot.request.sent("editMessageText")[-1].params["text"]
     assert "• 32 Nutzer: je ≈" in text and "erstes Token nach" in text
+
+
+async def test_speed_follow_ups_in_german(bot):
+    await bot.send(76, "Llama 3.1 8B für 8 Nutzer", language_code="de")
+    assert "💲" not in bot.last_text(76)
+    await bot.send(76, "und wie schnell?", language_code="de")
+    text = bot.last_text(76)
+    assert "8 Nutzer: je ≈" in text and "pro 1 Mio. Ausgabe-Tokens" in text and "erstes Token nach" in text
+    await bot.send(76, "mindestens 30 Token/s pro Nutzer", language_code="de")
+    text = bot.last_text(76)
+    assert "🎯 ≥ 30 Tok./s für jeden von 8 Nutzern: erreicht auf" in text and "USDT aufladen" in text
