@@ -143,3 +143,11 @@ async def test_speed_follow_ups_in_german(bot):
     await bot.send(76, "mindestens 30 Token/s pro Nutzer", language_code="de")
     text = bot.last_text(76)
     assert "🎯 ≥ 30 Tok./s für jeden von 8 Nutzern: erreicht auf" in text and "USDT aufladen" in text
+
+
+def test_a_target_on_a_named_layout_is_answered_for_that_layout():
+    answer = build_answer(_parse("Llama 3.1 70B AWQ on 2x H100 for 20 users at ≥ 60 tok/s each").request, CATALOG)
+    assert answer.target is not None and answer.target.named and not answer.target.met
+    assert answer.fit is not None and (answer.fit.card.id, answer.fit.count) == ("h100-sxm", 2)
+    from bot.texts.render import plain, render_answer
+    assert "🎯 ≥ 60 tok/s for each of 20 users: not on 2x H100 SXM" in plain(render_answer(answer, "en"))

@@ -272,7 +272,8 @@ def speed_cost_lines(answer: Answer, layout: Layout, lang: str) -> list[str]:
                            usd_full=fmt_usd(lang, usd_per_million(layout.hourly_usd, full.aggregate_tok_s))))
     target = answer.target
     if target is not None and target.layout is not None and target.per_user_tok_s is not None:
-        key = "answer.speed_target_met" if target.met else "answer.speed_target_missed"
+        key = "answer.speed_target_met" if target.met else \
+            "answer.speed_target_named_missed" if target.named else "answer.speed_target_missed"
         lines.append(t(lang, key, target=fmt_number(lang, target.target_tok_s, None), users=target.users,
                        layout=_layout_name(target.layout), tps=fmt_number(lang, target.per_user_tok_s, 0)))
     return lines

@@ -22,6 +22,7 @@ class TargetOutcome:
     met: bool  # the lead meets it
     layout: Layout | None  # the cheapest layout that meets it (the lead), else the fastest that runs
     per_user_tok_s: float | None  # that layout's calibrated per-user decode
+    named: bool = False  # the layout is the one the user named (answered as named, met or not)
 
     def to_json(self) -> dict[str, object]:
         return {"target_tok_s": self.target_tok_s, "users": self.users, "met": self.met,
@@ -43,7 +44,7 @@ def meet_target(selection: Selection, requirement: Requirement, resolved: Resolv
     users = resolved.batch
     if resolved.card:  # a layout the user named is answered as named: met or not
         speed = _per_user(lead, resolved, requirement, review) if lead is not None else None
-        return selection, TargetOutcome(target, users, speed is not None and speed >= target, lead, speed)
+        return selection, TargetOutcome(target, users, speed is not None and speed >= target, lead, speed, True)
     if lead is not None and lead.valid:
         speed = _per_user(lead, resolved, requirement, review)
         if speed is not None and speed >= target:
