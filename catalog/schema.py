@@ -44,6 +44,7 @@ LIMITS: dict[str, tuple[float, float]] = {
     "context_tokens": (1, 16_777_216),      # engine.sizing.sequence.MAX_CONTEXT_TOKENS
     "batch": (1, 4_096),                    # engine.sizing.sequence.MAX_BATCH
     "set_size": (1, 64),                    # engine.parse.errors.MAX_GPU_COUNT
+    "tflops": (1, 100_000),                 # dense tensor TFLOPS per card (about 20x a B200's FP8)
 }
 MAX_URL_TEMPLATE_CHARS = 512  # + amount (11), coin (10), 16-char ref: every link well under 600 characters
 MAX_CARDS = 200  # selection tries every card x set size per answer; the seeds have 15 and 7
@@ -191,6 +192,11 @@ class Card(_Plain):
     source: str = ""
     memory_mib: Annotated[int, Rule("Field", gt=0)] | None = None  # total memory as the runtime reports it, MiB
     memory_mib_source: str = ""
+    # Dense (no 2:4 sparsity) tensor-core TFLOPS, FP32 accumulate where the vendor tells the two apart: prefill
+    # and batched decode are compute bound (engine.speed). None: no source found, and no prefill figure is given.
+    fp16_tflops: Annotated[Number, within("tflops")] | None = None
+    fp8_tflops: Annotated[Number, within("tflops")] | None = None
+    tflops_source: Annotated[str, Rule("Field", max_length=500)] = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -30,6 +30,7 @@ from engine.fit.selection import (
     _Rules,
     candidate_layouts,
     card_alias_notes,
+    expected_decode,
     same_layout,
     select,
     unknown_card_note,
@@ -37,6 +38,7 @@ from engine.fit.selection import (
 from engine.notes import Note
 from engine.parse import Vocabulary, parse
 from engine.sizing.rule import Requirement, ResolvedRequest, SizingError, resolve, size
+from engine.speed.layout import layout_speed
 from tests.test_answer_path import _sized
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,8 +59,12 @@ def _ref_valid(requirement: Requirement, resolved: ResolvedRequest, catalog: Cat
             if spare < 0 or card.vram_gb < need or not rules.ok(card, count):
                 continue
             tight = (card.vram_gb - need < tight_card) if count > 1 else spare < tight_single
-            decode = card.bandwidth_gbps * count / decode_base if decode_base > 0 else None
-            result.append(Candidate(card, count, catalog.set_price_usd(card, count)[1], spare, tight, decode))
+            # The ceiling adds a set's bandwidth only under tensor parallelism (engine.speed), not llama.cpp's
+            # layer split.
+            speed = layout_speed(card, count, resolved, requirement) if decode_base > 0 else None
+            decode = speed.ceiling_decode_tok_s if speed is not None else None
+            result.append(Candidate(card, count, catalog.set_price_usd(card, count)[1], spare, tight, decode,
+                                    estimate=lambda c, n: layout_speed(c, n, resolved, requirement)))
     return result
 
 
@@ -80,7 +86,7 @@ def _ref_alternatives(fit: Layout | Candidate, ranked: list[Candidate],
         within = [(decode, o) for o in others
                   if o.monthly_usd <= 2 * fit.monthly_usd and (decode := o.decode_tokens_per_s)]
         fastest = max(within, key=lambda pair: (pair[0], -pair[1].monthly_usd), default=None)
-        if fastest is not None and fastest[0] > fit_decode:
+        if fastest is not None and fastest[0] > fit_decode and expected_decode(fastest[1]) > expected_decode(fit):
             add(fastest[1])
     if fit.count > 1:
         add(next((o for o in others if o.count == 1), None))
@@ -268,11 +274,12 @@ def test_first_below_is_first_when_cheaper(catalog_id: str) -> None:
 
 
 def _fastest_long_way(ranked: Ranked, price: float, other_than: tuple[str, int]) -> Candidate | None:
-    """Every valid layout at most `price` a month but the one left out: the most bandwidth, then the cheapest,
-    then the earliest ranked."""
+    """Every valid layout at most `price` a month but the one left out: the most bandwidth (one card's under
+    llama.cpp's layer split), then the cheapest, then the earliest ranked."""
     options = [option for option in ranked if option.monthly_usd <= price
                and (option.card.id, option.count) != other_than]
-    return min(options, key=lambda o: (-o.card.bandwidth_gbps * o.count, o.monthly_usd, o.position), default=None)
+    width = (lambda o: o.card.bandwidth_gbps) if ranked.layer_split else (lambda o: o.card.bandwidth_gbps * o.count)
+    return min(options, key=lambda o: (-width(o), o.monthly_usd, o.position), default=None)
 
 
 @pytest.mark.parametrize("catalog_id", CATALOG_IDS)

@@ -225,6 +225,9 @@ def _add_serving_flags(size: argparse.ArgumentParser) -> None:
     size.add_argument("--tp", type=_positive_int, help="serving check on N GPUs of the fit's card (no --card/--count)")
     size.add_argument("--max-num-batched-tokens", type=_positive_int, help="vLLM's --max-num-batched-tokens")
     size.add_argument("--gpu-memory-utilization", type=_number, help="vLLM's share of GPU memory, e.g. 0.9")
+    size.add_argument("--prompt-tokens", type=_positive_int,
+                      help="prompt length for prefill and time to first token (default: the context)")
+    size.add_argument("--target-tok-s", type=_number, help="decode speed each user needs, tokens/s")
     _add_vllm_version(size)
 
 
@@ -272,7 +275,7 @@ def cmd_size(args: argparse.Namespace) -> int:
         model=_model_id(args.model), params_b=args.params, precision=args.precision, kv_precision=args.kv_precision,
         context_tokens=args.context, batch=args.batch, workload=args.workload, card=args.card,
         gpu_count=args.count if args.card else None, region=args.region.upper() if args.region else None,
-        quant=quant,
+        quant=quant, target_tok_s=args.target_tok_s, prompt_tokens=args.prompt_tokens,
     )
     reading = _repo_reading(args.model)
     if reading is not None:

@@ -10,7 +10,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.features.ask import answer_for
-from bot.features.callbacks import AnswerButton, ChartButton, CoinButton, ExampleButton, LaunchButton, within_limit
+from bot.features.callbacks import (
+    AnswerButton,
+    ChartButton,
+    CoinButton,
+    ExampleButton,
+    LaunchButton,
+    SpeedButton,
+    within_limit,
+)
 from bot.features.caller import Caller
 from bot.features.core import Core
 from bot.features.demand import record_demand
@@ -18,7 +26,7 @@ from bot.features.feature import ButtonRoute, Feature, notice
 from bot.features.reply import Button, CallbackResult, Reply
 from bot.features.toggles import PRECISION_TOGGLES, context_toggles
 from bot.texts.i18n import fmt_usd, t
-from bot.texts.render import help_examples, render_answer
+from bot.texts.render import help_examples, render_answer, speed_detail
 from catalog.schema import Catalog
 from engine.answer.build import Answer
 from engine.sizing.payload import PayloadError, decode_request, encode_request
@@ -64,6 +72,8 @@ def answer_buttons(catalog: Catalog, answer: Answer, lang: str, payload: str | N
             tools.append(Button(t(lang, "chart.button"), data=within_limit(ChartButton(lang, payload).encode())))
         if answer.serving is not None:  # the launch command (bot/features/launch.py)
             tools.append(Button(t(lang, "button.launch"), data=within_limit(LaunchButton(lang, payload).encode())))
+        if answer.speed() is not None:  # per-user speed at 1 / 8 / 32 users, TTFT (press_speed)
+            tools.append(Button(t(lang, "button.speed"), data=within_limit(SpeedButton(lang, payload).encode())))
         rows.append([b for b in tools if b.data])
     return [row for row in rows if row]
 
@@ -162,4 +172,21 @@ async def press_coin(core: Core, caller: Caller, button: CoinButton, shared: boo
         return notice(caller, "error.stale")
 
 
-FEATURE = Feature("answers", buttons=(ButtonRoute(AnswerButton, press_answer), ButtonRoute(CoinButton, press_coin)))
+async def press_speed(core: Core, caller: Caller, button: SpeedButton, shared: bool = False) -> CallbackResult:
+    """The ⚡ Speed detail: the answer's layout at 1, 8 and 32 users, its prompt speed and first token, with a
+    button back to the answer."""
+    try:
+        request = decode_request(button.payload)
+    except PayloadError:
+        return notice(caller, "error.stale")
+    lang = caller.preferences.language or button.lang
+    answer = answer_for(request, core.catalog, core.asker(caller, anonymous=shared))
+    text = speed_detail(answer, lang) if answer.error is None else None
+    if text is None:
+        return notice(caller, "error.stale")
+    back = within_limit(AnswerButton(False, lang, button.payload).encode())
+    return CallbackResult(Reply(text, [[Button(t(lang, "serving.back"), data=back)]] if back else []))
+
+
+FEATURE = Feature("answers", buttons=(ButtonRoute(AnswerButton, press_answer), ButtonRoute(CoinButton, press_coin),
+                                      ButtonRoute(SpeedButton, press_speed)))

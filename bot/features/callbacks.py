@@ -143,6 +143,29 @@ class LaunchButton:
 
 
 @dataclass(frozen=True, slots=True)
+class SpeedButton:
+    """Show the speed of an encoded request's layout at 1, 8 and 32 users, with its time to first token."""
+
+    lang: str
+    payload: str
+    invalid_notice: ClassVar[str] = "error.stale"
+
+    def encode(self) -> str:
+        return f"s:{self.lang}:{self.payload}"
+
+    @staticmethod
+    def matches(data: object) -> bool:
+        return _answerable(data, ("s:",))
+
+    @classmethod
+    def decode(cls, data: object) -> SpeedButton | None:
+        if not isinstance(data, str) or not cls.matches(data):
+            return None
+        lang, _, payload = data[2:].partition(":")
+        return cls(lang, payload) if lang in LANGUAGES and payload else None
+
+
+@dataclass(frozen=True, slots=True)
 class ExampleButton:
     """Ask help example number `index` (1-based) in `lang` (None: the caller's language)."""
 

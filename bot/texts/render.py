@@ -25,6 +25,9 @@ from engine.formula import formula_number
 from engine.models.registry import ShapeSummary
 from engine.notes import Note
 from engine.sizing.rule import Component, Requirement, ResolvedRequest
+from engine.speed.layout import layout_speed
+from engine.speed.training import RANGE_HIGH as JOB_HIGH
+from engine.speed.training import RANGE_LOW as JOB_LOW
 
 TELEGRAM_LIMIT = 4096  # a message's text; both limits are UTF-16 code units after entity parsing
 CAPTION_LIMIT = 1024  # a photo's caption (core.telegram.org/bots/api#sendphoto)
@@ -176,8 +179,18 @@ def _fit_lines(answer: Answer, layout: Layout, lang: str, details: bool) -> list
     if layout.tight:
         line += t(lang, "answer.tight")
     lines = [line, _price_line(lang, layout, answer.catalog, answer.billing)]
-    if layout.decode_tokens_per_s is not None:
-        lines.append(t(lang, "answer.decode", tps=fmt_number(lang, layout.decode_tokens_per_s, 0)))
+    job = answer.job
+    if job is not None and answer.fit is not None and same_layout(layout, answer.fit):
+        lines.append(t(lang, "answer.job", tokens=fmt_count(lang, job.tokens * job.epochs),
+                       epoch_tokens=fmt_count(lang, job.tokens), epochs=fmt_number(lang, job.epochs, None),
+                       tok_s=fmt_number(lang, job.tokens_per_s, 0), gpu_hours=fmt_number(lang, job.gpu_hours, 1),
+                       low=fmt_number(lang, job.gpu_hours * JOB_LOW, 1),
+                       high=fmt_number(lang, job.gpu_hours * JOB_HIGH, 1), hours=fmt_number(lang, job.hours, 1),
+                       price=fmt_usd(lang, job.price_usd)))
+    asked = answer.request.speed_asked or answer.request.target_tok_s is not None
+    lines.extend(speed_lines(lang, layout, details or asked))
+    if asked:
+        lines.extend(speed_cost_lines(answer, layout, lang))
     if layout.per_gpu is not None and (details or layout.fits_total_not_per_gpu):
         per = layout.per_gpu
         lines.append(t(lang, "answer.per_gpu", weights=fmt_gb(lang, per.weights_gb), kv=fmt_gb(lang, per.kv_cache_gb),
@@ -186,10 +199,133 @@ def _fit_lines(answer: Answer, layout: Layout, lang: str, details: bool) -> list
     return lines
 
 
+ENGINE_LABELS = {"vllm": "vLLM", "llama.cpp": "llama.cpp"}
+
+
+def speed_lines(lang: str, layout: Layout, details: bool) -> list[str]:
+    """The calibrated speed (engine.speed): one stream, each of the request's users, prompt and first token; the
+    bandwidth ceiling only in Details."""
+    speed = layout.speed
+    if speed is None:
+        return []
+    engine = ENGINE_LABELS.get(speed.engine, speed.engine)
+    if speed.basis == "measured" and speed.measured_tok_s is not None and speed.measured_context_tokens is not None:
+        line = t(lang, "answer.decode_measured", tps=fmt_number(lang, speed.decode_tok_s, 0),
+                 run=fmt_number(lang, speed.measured_tok_s, 0), engine=engine,
+                 context=fmt_number(lang, speed.measured_context_tokens, 0), source=esc(speed.source or ""))
+    else:
+        line = t(lang, "answer.decode", tps=fmt_number(lang, speed.decode_tok_s, 0),
+                 low=fmt_number(lang, speed.low, 0), high=fmt_number(lang, speed.high, 0), engine=engine)
+    if speed.users > 1:
+        line += t(lang, "answer.decode_users", users=speed.users,
+                  per_user=fmt_number(lang, speed.decode_tok_s_per_user, 0),
+                  aggregate=fmt_number(lang, speed.aggregate_tok_s, 0))
+    lines = [line]
+    if details:
+        if speed.prefill_tok_s is not None and speed.ttft_s is not None:
+            lines.append(t(lang, "answer.decode_prefill", prefill=fmt_number(lang, speed.prefill_tok_s, 0),
+                           ttft=fmt_number(lang, speed.ttft_s, 1), prompt=fmt_number(lang, speed.prompt_tokens, 0)))
+        lines.append(t(lang, "answer.decode_ceiling", tps=fmt_number(lang, speed.ceiling_decode_tok_s, 0)))
+    return lines
+
+
+def _named_layout_lines(answer: Answer, fit: Layout, recommended: Layout | None, lang: str,
+                        details: bool) -> list[str]:
+    """After "✅ Yes"/"❌ No" on a named layout: its price and speed, then a cheaper layout or what to rent instead."""
+    lines = []
+    shown = fit if fit.valid else None
+    if shown is not None:
+        lines.extend(_fit_lines(answer, shown, lang, details)[1:])
+    if recommended is not None and (shown is None or recommended.monthly_usd < shown.monthly_usd):
+        # After "✅ Yes" a cheaper layout is no refusal: "Cheaper:" ("Günstiger:"), not "Instead:".
+        key = "answer.instead" if shown is None else "answer.cheaper"
+        lines.append(t(lang, key, layout=_layout_name(recommended), vram=_vram(lang, recommended),
+                       monthly=fmt_usd(lang, recommended.monthly_usd),
+                       hourly=fmt_usd(lang, recommended.hourly_usd)) + instead_mark(answer, recommended, lang))
+        if shown is None:
+            lines.extend(_instead_speed_lines(answer, recommended, lang))
+    return lines
+
+
+def _instead_speed_lines(answer: Answer, layout: Layout, lang: str) -> list[str]:
+    """"How fast is X on Y" where Y cannot run it: the speed of what to rent instead."""
+    if not answer.request.speed_asked and answer.request.target_tok_s is None:
+        return []
+    return [*speed_lines(lang, layout, True), *speed_cost_lines(answer, layout, lang)]
+
+
+def fmt_count(lang: str, value: float) -> str:
+    """150,000,000 -> '150M' (English) / '150 Mio.' (German); below a million as a plain number."""
+    for scale, en, de in ((1e9, "B", " Mrd."), (1e6, "M", " Mio.")):
+        if value >= scale:
+            return fmt_number(lang, value / scale, None) + (de if lang == "de" else en)
+    return fmt_number(lang, value, 0)
+
+
+def speed_cost_lines(answer: Answer, layout: Layout, lang: str) -> list[str]:
+    """$ per 1M output tokens at the request's users and at 32, and the speed target's outcome."""
+    lines = []
+    speed = layout.speed
+    if speed is not None and answer.resolved is not None and answer.requirement is not None:
+        full = layout_speed(layout.card, layout.count, answer.resolved, answer.requirement, engine=speed.engine,
+                            users=32)
+        if full is not None and speed.aggregate_tok_s > 0:
+            lines.append(t(lang, "answer.speed_cost" if speed.users > 1 else "answer.speed_cost_one", users=speed.users,
+                           usd=fmt_usd(lang, usd_per_million(layout.hourly_usd, speed.aggregate_tok_s)),
+                           usd_full=fmt_usd(lang, usd_per_million(layout.hourly_usd, full.aggregate_tok_s))))
+    target = answer.target
+    if target is not None and target.layout is not None and target.per_user_tok_s is not None:
+        key = "answer.speed_target_met" if target.met else \
+            "answer.speed_target_named_missed" if target.named else "answer.speed_target_missed"
+        lines.append(t(lang, key, target=fmt_number(lang, target.target_tok_s, None), users=target.users,
+                       layout=_layout_name(target.layout), tps=fmt_number(lang, target.per_user_tok_s, 0)))
+    return lines
+
+
+SPEED_USERS = (1, 8, 32)
+
+
+def speed_detail(answer: Answer, lang: str) -> str | None:
+    """The ⚡ Speed button's message: the answer's layout at 1, 8 and 32 users (per user, in all, $ per 1M output
+    tokens), prompt speed and time to first token at the request's context, and the ceiling."""
+    where = answer.serving_layout
+    resolved, requirement = answer.resolved, answer.requirement
+    speed = answer.speed()
+    if where is None or resolved is None or requirement is None or speed is None or answer.fit is None:
+        return None
+    card, count = where
+    hourly = answer.fit.hourly_usd
+    lines = [t(lang, "speed.title", layout=esc(f"{count}x {card.name}"),
+               engine=ENGINE_LABELS.get(speed.engine, speed.engine),
+               context=fmt_tokens(lang, resolved.context_tokens)), ""]
+    for users in SPEED_USERS:
+        at = layout_speed(card, count, resolved, requirement, engine=speed.engine, users=users)
+        if at is None:
+            continue
+        lines.append(t(lang, "speed.row", users=users, per_user=fmt_number(lang, at.decode_tok_s_per_user, 0),
+                       low=fmt_number(lang, at.decode_tok_s_per_user * at.low / at.decode_tok_s, 0),
+                       high=fmt_number(lang, at.decode_tok_s_per_user * at.high / at.decode_tok_s, 0),
+                       aggregate=fmt_number(lang, at.aggregate_tok_s, 0),
+                       usd=fmt_usd(lang, usd_per_million(hourly, at.aggregate_tok_s))))
+    if speed.prefill_tok_s is not None and speed.ttft_s is not None:
+        lines.append(t(lang, "answer.decode_prefill", prefill=fmt_number(lang, speed.prefill_tok_s, 0),
+                       ttft=fmt_number(lang, speed.ttft_s, 1), prompt=fmt_number(lang, speed.prompt_tokens, 0)))
+    else:
+        lines.append(t(lang, "speed.no_tflops", card=esc(card.name)))
+    lines.append(t(lang, "answer.decode_ceiling", tps=fmt_number(lang, speed.ceiling_decode_tok_s, 0)))
+    lines.append("<i>" + t(lang, "speed.basis") + "</i>")
+    return clip("\n".join(lines))
+
+
+def usd_per_million(hourly_usd: float, tok_s: float) -> float:
+    """The hourly price over an hour's output tokens, per million."""
+    return hourly_usd / (tok_s * 3600) * 1e6
+
+
 def _alternative_line(lang: str, layout: Layout) -> str:
     extra = ""
-    if layout.decode_tokens_per_s is not None:
-        extra = t(lang, "answer.alternative_decode", tps=fmt_number(lang, layout.decode_tokens_per_s, 0))
+    if layout.speed is not None:
+        extra = t(lang, "answer.alternative_decode", tps=fmt_number(lang, layout.speed.decode_tok_s, 0))
     if layout.tight:
         extra += t(lang, "answer.tight")
     return t(lang, "answer.alternative", layout=_layout_name(layout), vram=_vram(lang, layout),
@@ -271,15 +407,7 @@ def _render_size(answer: Answer, lang: str, details: bool, max_alternatives: int
     lines.append("")
     recommended = selection.recommended
     if answer.resolved.card and fit is not None:
-        shown = fit if fit.valid else None
-        if shown is not None:
-            lines.extend(_fit_lines(answer, shown, lang, details)[1:])
-        if recommended is not None and (shown is None or recommended.monthly_usd < shown.monthly_usd):
-            # After "✅ Yes" a cheaper layout is no refusal: "Cheaper:" ("Günstiger:"), not "Instead:".
-            key = "answer.instead" if shown is None else "answer.cheaper"
-            lines.append(t(lang, key, layout=_layout_name(recommended), vram=_vram(lang, recommended),
-                           monthly=fmt_usd(lang, recommended.monthly_usd),
-                           hourly=fmt_usd(lang, recommended.hourly_usd)) + instead_mark(answer, recommended, lang))
+        lines.extend(_named_layout_lines(answer, fit, recommended, lang, details))
     elif fit is not None:
         lines.extend(_fit_lines(answer, fit, lang, details))
         lines.extend(_serving_lines(answer, fit, lang, details))
@@ -382,8 +510,8 @@ def compare_cells(layout: Layout, lang: str) -> tuple[str, str]:
         verdict = t(lang, "compare.fits", spare=fmt_gb(lang, layout.spare_gb))
     else:
         verdict = t(lang, "compare.no", reason="; ".join(localize(lang, p) for p in layout.problems))
-    decode = (t(lang, "answer.alternative_decode", tps=fmt_number(lang, layout.decode_tokens_per_s, 0))
-              if layout.decode_tokens_per_s is not None and layout.valid else "")
+    decode = (t(lang, "answer.alternative_decode", tps=fmt_number(lang, layout.speed.decode_tok_s, 0))
+              if layout.speed is not None and layout.valid else "")
     return verdict, decode
 
 

@@ -16,6 +16,7 @@ from engine.formats.precision import precision_label
 from engine.notes import Note
 from engine.serving import ServingCheck
 from engine.sizing.sequence import k_label
+from engine.speed.layout import layout_speed
 
 esc = html.escape
 ENGINE_NAMES = {"vllm": "vLLM", "llama.cpp": "llama.cpp"}
@@ -133,6 +134,13 @@ def rule_pick_lines(answer: Answer, lang: str, note_text: Callable[[Note], str])
     if isinstance(reason, Note) and reason.code == "sharded_lead":
         return [t(lang, "answer.rule_pick_sharded", monthly=fmt_usd(lang, rule.monthly_usd),
                   lead=_layout_label(fit.count, fit.card.name), **values)]
+    target = answer.target
+    if target is not None and target.met and answer.resolved is not None and answer.requirement is not None:
+        # The lead moved for a speed target (engine.answer.target): the rule's pick runs, but slower.
+        speed = layout_speed(rule.card, rule.count, answer.resolved, answer.requirement)
+        if speed is not None:
+            return [t(lang, "answer.rule_pick_slow", target=fmt_number(lang, target.target_tok_s, None),
+                      tps=fmt_number(lang, speed.decode_tok_s_per_user, 0), **values)]
     check = answer.review.check_layout(rule) if answer.review is not None else None
     if check is None or check.starts:
         return [t(lang, "answer.rule_pick_room", room=fmt_gb(lang, ROOM_GB), **values)]

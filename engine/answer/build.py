@@ -3,6 +3,7 @@ comparison -> both cards' layouts), and its JSON form (DESIGN.md)."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,6 +12,7 @@ from engine.answer.advice import CardComparison, PrecisionHint, compare_cards, p
 from engine.answer.capacity import Capacity, biggest_model, budget_starts, sequence_capacity
 from engine.answer.lead import recommend, runs
 from engine.answer.open_question import cheapest_layout, family_ids, largest_models, layout_for_money
+from engine.answer.target import TargetOutcome, meet_target
 from engine.fit.selection import (
     ROOM_GB,
     Layout,
@@ -28,6 +30,9 @@ from engine.notes import Note
 from engine.serving import ServingCheck
 from engine.serving.review import ServingOptions, ServingReview
 from engine.sizing.rule import Requirement, ResolvedRequest, SizeRequest, SizingError, resolve, size
+from engine.speed.estimate import SpeedEstimate
+from engine.speed.layout import layout_speed
+from engine.speed.training import TrainingJob, billed_hours, training_job
 
 CARD_VRAM_TOLERANCE_GB = 1.0  # "A100 80GB" names an 80 GB card; "A100 40GB" does not
 
@@ -54,6 +59,8 @@ class Answer:
     review: ServingReview | None = None  # the serving check of the fit and of every layout shown
     capacity: Capacity | None = None  # a reverse question's answer (intents max_context, max_batch, biggest_model)
     capacity_layout: Layout | None = None  # max_context/max_batch: the layout answered, priced, when it runs
+    target: TargetOutcome | None = None  # a speed target's outcome (engine.answer.target)
+    job: TrainingJob | None = None  # a training job's GPU-hours and price ("on 50M tokens, 3 epochs")
 
     @property
     def intent(self) -> str:
@@ -132,6 +139,30 @@ class Answer:
             return lead  # no search for the cheapest passing layout: the answer has chosen one
         return self.review.passing(fit)
 
+    def speed(self) -> SpeedEstimate | None:
+        """The calibrated speed of the layout `serving` describes, under the engine the serving check runs."""
+        where, serving = self.serving_layout, self.serving
+        if where is None or self.resolved is None or self.requirement is None:
+            return None
+        fit = self.fit
+        if fit is not None and fit.speed is not None and where == (fit.card, fit.count) \
+                and self.request.prompt_tokens is None and (serving is None or serving.engine == fit.speed.engine):
+            return fit.speed  # worked out with the layout
+        return layout_speed(where[0], where[1], self.resolved, self.requirement,
+                            engine=serving.engine if serving is not None else None,
+                            prompt_tokens=self.request.prompt_tokens)
+
+    def speed_json(self) -> dict[str, object] | None:
+        speed = self.speed()
+        if speed is None:
+            return None
+        data = speed.to_json()
+        target = self.request.target_tok_s
+        if target is not None:
+            data["target_tok_s"] = target
+            data["meets_target"] = speed.decode_tok_s_per_user >= target
+        return data
+
     def budget(self) -> dict[str, Any] | None:
         if self.resolved is None or self.resolved.memory_budget_gb is None or self.requirement is None:
             return None
@@ -201,6 +232,11 @@ class Answer:
         data["serving"] = serving.to_json() if serving is not None else None
         data["serving_fallback"] = fallback.to_json(self.catalog) if fallback is not None else None
         data["capacity"] = self.capacity.to_json() if self.capacity is not None else None
+        data["speed"] = self.speed_json()
+        if self.target is not None:
+            data["target"] = self.target.to_json()
+        if self.job is not None:
+            data["job"] = self.job.to_json()
         money = self.money()
         if money is not None:
             data["money"] = money
@@ -261,6 +297,9 @@ def build_answer(
         answer.review = ServingReview.of(resolved, requirement, catalog, serving)
         answer.rule_selection = answer.selection
         answer.selection = recommend(answer.selection, requirement, resolved, catalog, answer.review)
+        if request.target_tok_s and resolved.workload == "inference" and request.intent in (None, "size"):
+            answer.selection, answer.target = meet_target(answer.selection, requirement, resolved, catalog,
+                                                          answer.review, request.target_tok_s)
         if request.intent == "compare":
             answer.compare = _compare(answer, resolved, requirement)
             answer.hint = None
@@ -272,6 +311,10 @@ def build_answer(
                 running = [layout for layout in valid if runs(layout, answer.review)]
                 if running:
                     answer.selection = _cheaper(running, answer.selection.notes)
+        if request.train_tokens and resolved.workload != "inference" and answer.selection.fit is not None:
+            fit = answer.selection.fit
+            answer.job = training_job(fit.card, fit.count, fit.hourly_usd, resolved.params_b, resolved.workload,
+                                      request.train_tokens, request.epochs or 1.0)
         _ = answer.serving  # checked now, so its notes are there for every reader of `assumed`
         if request.intent in ("max_context", "max_batch"):
             answer.capacity = _sequence_capacity(answer, resolved, requirement)
@@ -469,9 +512,15 @@ def _topup(answer: Answer, user_id: int | str | None, secret: str | None, coin: 
     if payable is None:
         return
     billing, span = answer.billing, answer.billing_span
-    amount = topup_amount_usd(catalog, payable.hourly_usd, payable.monthly_usd, billing, span)
+    if answer.job is not None and answer.fit is not None and same_layout(payable, answer.fit):
+        # A training job is paid for its own hours (whole hours, never below the minimum term), by the hour.
+        answer.topup_hours = billed_hours(answer.job.hours, catalog.minimum_term_hours)
+        amount = payable.hourly_usd * answer.topup_hours
+        answer.topup_minimum_applied = answer.topup_hours > max(1, math.ceil(answer.job.hours))
+    else:
+        amount = topup_amount_usd(catalog, payable.hourly_usd, payable.monthly_usd, billing, span)
+        answer.topup_hours = billing_hours(catalog, billing, span=span)
+        answer.topup_minimum_applied = answer.topup_hours > billing_hours(catalog, billing, minimum=False, span=span)
     answer.topup_amount_usd = amount
-    answer.topup_hours = billing_hours(catalog, billing, span=span)
-    answer.topup_minimum_applied = answer.topup_hours > billing_hours(catalog, billing, minimum=False, span=span)
     answer.coin = resolve_coin(catalog, asked or coin)
     answer.topup_url = topup_url(catalog, amount, answer.coin, user_id, secret)

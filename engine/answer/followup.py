@@ -141,6 +141,14 @@ def apply_followup(previous: SizeRequest, delta: SizeRequest, shown: Shown | Non
         merged.billing_span = delta.billing_span
     if delta.budget_usd is not None:
         merged.budget_usd = delta.budget_usd
+    # "and how fast?", "at ≥ 20 tok/s each": a speed question or target joins the kept question (engine.parse.speed)
+    merged.speed_asked = previous.speed_asked or delta.speed_asked
+    if delta.target_tok_s is not None:
+        merged.target_tok_s = delta.target_tok_s
+    if delta.train_tokens is not None:
+        merged.train_tokens = delta.train_tokens
+    if delta.epochs is not None:
+        merged.epochs = delta.epochs
     needs_card = _apply_card(previous, delta, merged, shown, changes, catalog)
     if delta.intent in SEQUENCE_INTENTS:  # "max context on an H100?", "how many users at 8k on an A100?"
         merged.intent = delta.intent
@@ -257,6 +265,7 @@ _KEPT: dict[str, type | tuple[type, ...]] = {
     "memory_budget_gb": (int, float), "region": str, "intent": str, "billing": str, "coin": str, "cheapest": bool,
     "count_implied": bool, "compare_card": str, "card_vram_gb": (int, float), "rope_scaling": str,
     "budget_usd": (int, float), "billing_span": int, "gpu_memory_utilization": (int, float), "checkpoint": str,
+    "target_tok_s": (int, float), "speed_asked": bool, "train_tokens": (int, float), "epochs": (int, float),
 }
 
 

@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
 from catalog.schema import TRAINING_INTERCONNECTS, Card, Catalog
 from engine.memo import by_identity
 from engine.notes import Note
 from engine.sizing.rule import Requirement
+from engine.speed.estimate import SpeedEstimate
 
 STANDARD_SET_SIZES = (1, 2, 4, 8)
 CHUNK = 8  # at most this many entries checked at once by an unbounded walk; its first check reads one (the
@@ -233,6 +234,12 @@ class Candidate:
     tight: bool
     decode_tokens_per_s: float | None
     position: int = 0  # in the catalog's ranking: the order of ties
+    # The calibrated speed, worked out only for the few candidates shown or compared (engine.speed)
+    estimate: Callable[[Card, int], SpeedEstimate | None] | None = field(default=None, compare=False)
+
+    @property
+    def speed(self) -> SpeedEstimate | None:
+        return self.estimate(self.card, self.count) if self.estimate is not None else None
 
 
 class Rules(Protocol):
@@ -251,10 +258,11 @@ class Ranked:
     fitting entry is what most answers need, not every card x count."""
 
     __slots__ = ("plan", "requirement", "kv_heads", "rules", "total", "decode_base", "tight_single", "tight_card",
-                 "_streams", "_counts", "_order")
+                 "speed", "layer_split", "_streams", "_counts", "_order")
 
     def __init__(self, plan: Plan, requirement: Requirement, kv_heads: int | None, rules: Rules,
-                 decode_base: float, tight_single: float, tight_card: float) -> None:
+                 decode_base: float, tight_single: float, tight_card: float,
+                 speed: Callable[[Card, int], SpeedEstimate | None] | None = None, layer_split: bool = False) -> None:
         self.plan = plan
         self.requirement = requirement
         self.kv_heads = kv_heads
@@ -263,6 +271,9 @@ class Ranked:
         self.decode_base = decode_base  # resident weights read per token; 0: no decode ceiling
         self.tight_single = tight_single
         self.tight_card = tight_card
+        self.speed = speed  # a layout's calibrated speed (engine.speed); None: no decode figure
+        # llama.cpp's layer split reads the weights one card after another: a set decodes no faster than its card
+        self.layer_split = layer_split
         self._streams: dict[int, Stream] = {}
         self._counts: list[Stream] | None = None
         self._order: tuple[list[Candidate], Iterator[Candidate]] | None = None
@@ -335,10 +346,14 @@ class Ranked:
                 if stairs.vram_total_gb - total < 0 or stairs.vram_gb < need:
                     continue
                 entry = stairs.fastest(price, other_than if other_than[1] == walk.count else None)
-                if entry is not None and (best is None or (-entry.bandwidth_total, entry.monthly_usd, entry.position)
-                                          < (-best.bandwidth_total, best.monthly_usd, best.position)):
+                if entry is not None and (best is None or (-self._bandwidth(entry), entry.monthly_usd, entry.position)
+                                          < (-self._bandwidth(best), best.monthly_usd, best.position)):
                     best, best_need = entry, need
         return next(iter(self.valid((best,), best_need)), None) if best is not None else None
+
+    def _bandwidth(self, entry: Entry) -> float:
+        """What one stream's decode reads at: every card's bandwidth at once, or one card's under a layer split."""
+        return entry.card.bandwidth_gbps if self.layer_split else entry.bandwidth_total
 
     def need_gb(self, count: int) -> float:
         return self.requirement.per_gpu_gb(count, self.kv_heads) if count > 1 else self.total
@@ -347,6 +362,7 @@ class Ranked:
         """The entries (of one count) that hold the request per card and in total and meet the rules."""
         total, rules, found = self.total, self.rules, []
         needs_fp8, full, region, decode_base = rules.needs_fp8, rules.full, rules.region, self.decode_base
+        layer_split, estimate = self.layer_split, self.speed if decode_base > 0 else None
         for entry in entries:
             spare = entry.vram_total_gb - total
             if spare < 0 or entry.vram_gb < need:
@@ -357,8 +373,12 @@ class Ranked:
             if region and not rules.in_region(entry.card, count):
                 continue
             tight = (entry.vram_gb - need < self.tight_card) if count > 1 else spare < self.tight_single
-            decode = entry.bandwidth_total / decode_base if decode_base > 0 else None
-            found.append(Candidate(entry.card, count, entry.monthly_usd, spare, tight, decode, entry.position))
+            # The ceiling (engine.speed.estimate.ceiling_decode): every card's bandwidth at once, or one card's
+            # under a layer split
+            decode = (entry.card.bandwidth_gbps if layer_split else entry.bandwidth_total) / decode_base \
+                if decode_base > 0 else None
+            found.append(Candidate(entry.card, count, entry.monthly_usd, spare, tight, decode, entry.position,
+                                   estimate))
         return found
 
 

@@ -15,6 +15,8 @@ from engine.formula import fmt_num
 from engine.models.registry import ModelShape
 from engine.notes import Note
 from engine.sizing.rule import Requirement, ResolvedRequest
+from engine.speed.estimate import SpeedEstimate
+from engine.speed.layout import default_engine, layout_speed
 
 STANDARD_SET_SIZES = ranking.STANDARD_SET_SIZES
 # The smallest spare memory that counts as room, on one card or on each card of a set. The rule's total already
@@ -59,6 +61,7 @@ class Layout:
     decode_tokens_per_s: float | None
     per_gpu: PerGpu | None
     fits_total_not_per_gpu: bool = False
+    speed: SpeedEstimate | None = None  # the calibrated estimate; decode_tokens_per_s is its one-stream decode
 
     @property
     def label(self) -> str:
@@ -268,15 +271,15 @@ def _layout(card: Card, count: int, requirement: Requirement, resolved: Resolved
                              f"{fmt_num(vram)} GB", "short", need_gb=requirement.total_gb, missing_gb=-spare))
     facts = set_facts(catalog, card, count)
     hourly, monthly = facts.hourly_usd, facts.monthly_usd
-    decode = None
-    if _decodes(resolved) and requirement.active_weights_gb > 0:
-        # Seed 000 section 07: bandwidth / resident weights read per token; a set adds bandwidth only under
-        # tensor parallelism, which is how we lay out every set.
-        decode = card.bandwidth_gbps * count / requirement.active_weights_gb
+    # decode_tokens_per_s is seed 000 section 07's ceiling, bandwidth / weights read per token (its golden tests),
+    # with a set's bandwidth added only where its engine splits every matmul (vLLM's tensor parallelism, not
+    # llama.cpp's layer split); what a renter gets is `speed`, the calibrated estimate (engine.speed).
+    speed = layout_speed(card, count, resolved, requirement)
     return Layout(
         card=card, count=count, vram_gb=vram, spare_gb=spare, fits=fits, tight=tight and fits,
         valid=fits and not problems, problems=tuple(problems), hourly_usd=hourly, monthly_usd=monthly,
-        decode_tokens_per_s=decode, per_gpu=per_gpu, fits_total_not_per_gpu=fits_total and not fits,
+        decode_tokens_per_s=speed.ceiling_decode_tok_s if speed is not None else None, per_gpu=per_gpu,
+        fits_total_not_per_gpu=fits_total and not fits, speed=speed,
     )
 
 
@@ -310,7 +313,7 @@ def valid_layout(candidate: Candidate, requirement: Requirement, kv_heads: int |
         per_gpu = PerGpu(weights, kv_share, need - weights - kv_share, need, card.vram_gb - need)
     return Layout(card, count, card.vram_gb * count, candidate.spare_gb, True, candidate.tight, True, (),
                   set_facts(catalog, card, count).hourly_usd, candidate.monthly_usd, candidate.decode_tokens_per_s,
-                  per_gpu)
+                  per_gpu, speed=candidate.speed)
 
 
 def _decodes(resolved: ResolvedRequest) -> bool:
@@ -347,9 +350,13 @@ class _Option(Protocol):
 
 
 def _ranked(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog, rules: _Rules) -> Ranked:
+    def speed(card: Card, count: int) -> SpeedEstimate | None:
+        return layout_speed(card, count, resolved, requirement)
+
     return Ranked(ranking.plan(catalog), requirement, resolved.shape.kv_heads, rules,
                   requirement.active_weights_gb if _decodes(resolved) else 0,
-                  catalog.selection.tight_single_gb, catalog.selection.tight_per_card_gb)
+                  catalog.selection.tight_single_gb, catalog.selection.tight_per_card_gb, speed,
+                  default_engine(resolved) == "llama.cpp")
 
 
 def candidate_layouts(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog) -> list[Layout]:
@@ -495,8 +502,10 @@ def _alternatives(fit: _Option, ranked: Ranked, exclude: list[Candidate] | None 
         add(min(firsts, key=lambda o: (o.monthly_usd, o.position), default=None))
     fit_decode = fit.decode_tokens_per_s
     if fit_decode is not None:
+        # The layout with the most bandwidth within twice the price, shown when it is faster: judged on the
+        # calibrated estimate, so a set whose all-reduces eat its bandwidth is not offered as the faster one.
         fastest = _fastest_within(fit, ranked, 2 * fit.monthly_usd)
-        if fastest is not None and fastest[0] > fit_decode:
+        if fastest is not None and fastest[0] > fit_decode and expected_decode(fastest[1]) > expected_decode(fit):
             add(fastest[1])
     if fit.count > 1:
         add(next((o for stream in streams if stream.count == 1 for o in stream), None))
@@ -504,6 +513,12 @@ def _alternatives(fit: _Option, ranked: Ranked, exclude: list[Candidate] | None 
         # Seed 000 section 05: a tight fit (13B FP8 on an L4) points at the cheapest card with room to spare.
         add(next((o for o in others() if not o.tight), None))
     return chosen[len(exclude or []):][:3]
+
+
+def expected_decode(option: _Option | Layout) -> float:
+    """One stream's calibrated decode (engine.speed), else the ceiling: what "faster" is judged on."""
+    speed = getattr(option, "speed", None)
+    return speed.decode_tok_s if speed is not None else (option.decode_tokens_per_s or 0.0)
 
 
 def _fastest_within(fit: _Option, ranked: Ranked, price: float) -> tuple[float, Candidate] | None:

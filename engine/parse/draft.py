@@ -48,7 +48,7 @@ class Draft:
                  "assumed", "ignored", "intent", "billing", "coin", "cheapest", "count_implied", "second_card",
                  "compare_card", "card_vram_gb", "quant", "rope_scaling", "budget_usd", "billing_span",
                  "flag_gpu_count", "gpu_memory_utilization", "checkpoint", "launch_engine", "family",
-                 "honoured_flags")
+                 "honoured_flags", "target_tok_s", "speed_asked", "prompt_tokens", "train_tokens", "epochs")
 
     def __init__(self) -> None:
         self.model: ModelShape | None = None
@@ -87,6 +87,11 @@ class Draft:
         self.family: str | None = None  # "largest qwen": the family word an open question is about (request.model)
         self.honoured_flags: list[str] = []  # the runtime flags read as what they set (engine.parse.flags)
         self.launch_engine: str | None = None  # "vllm serve ...", "llama-server ...": its engine (engine.parse.launch)
+        self.target_tok_s: float | None = None  # "at ≥ 15 tok/s each" (engine.parse.speed)
+        self.speed_asked = False  # "how fast", "tokens/s", "time to first token" (engine.parse.speed)
+        self.prompt_tokens: int | None = None  # the prompt a TTFT is for (today: the context; set by front ends)
+        self.train_tokens: float | None = None  # "on 50M tokens" (engine.parse.speed)
+        self.epochs: float | None = None  # "3 epochs" (engine.parse.speed)
 
     # ---- model and card (the first one named wins; the passes list later ones)
 
@@ -264,7 +269,8 @@ class Draft:
                   self.workload, self.card, self.gpu_count, self.budget_gb, self.region, self.billing, self.coin,
                   self.budget_usd, self.quant)  # a format with no seed precision ('UD-IQ1_S') is a change too
         return any(value is not None for value in values) or self.cheapest or self.rope_scaling is not None \
-            or self.gpu_memory_utilization is not None or self.intent in ("max_context", "max_batch")
+            or self.gpu_memory_utilization is not None or self.intent in ("max_context", "max_batch") \
+            or self.speed_asked or self.train_tokens is not None or self.epochs is not None
 
     def list_leftovers(self, leftovers: Collection[str]) -> None:
         """`ignored` without repeats, then the words no pass used (at most MAX_IGNORED entries, then a count)."""
@@ -297,5 +303,6 @@ class Draft:
             self.batch, self.workload, self.card, self.gpu_count, self.budget_gb, self.region, self.assumed,
             self.ignored, self.intent, self.billing, self.coin, self.cheapest, self.count_implied, self.compare_card,
             self.card_vram_gb, False, self.quant, self.rope_scaling, self.budget_usd, self.billing_span,
-            self.gpu_memory_utilization, self.checkpoint,
+            self.gpu_memory_utilization, self.checkpoint, self.target_tok_s, self.speed_asked, self.prompt_tokens,
+            self.train_tokens, self.epochs,
         )

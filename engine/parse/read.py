@@ -26,6 +26,7 @@ from engine.parse.open_question import find_open_question
 from engine.parse.regions import find_region_ids
 from engine.parse.runtime import assume_runtime_format, read_rope_scaling
 from engine.parse.scan import Scan
+from engine.parse.speed import read_speed, read_training_job
 from engine.parse.talk import decide_intent, find_billing_and_coin
 from engine.parse.vocabulary import Vocabulary
 from engine.parse.windows import window_as_context
@@ -84,6 +85,8 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
         apply_flag_count(draft)
         card_tokens = [now and not before for now, before in zip(scan.used, before_cards, strict=True)] \
             if before_cards is not None else None
+        read_speed(scan, draft)  # before the fields: "15 tok/s" is no 15-token context, "50M tokens" no window
+        read_training_job(scan, draft)
         read_fields(scan, draft, vocabulary)
         assume_runtime_format(scan, draft)
         read_bare_count(scan, draft)

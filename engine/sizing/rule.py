@@ -107,6 +107,14 @@ class SizeRequest:
     # A published quantized repo the question named ("Qwen/Qwen2.5-72B-Instruct-AWQ"): `model` is its base, `quant`
     # its format; the answer sizes that checkpoint and its launch command names it (engine.models.registry.named_repo)
     checkpoint: str | None = None
+    # Speed (engine.speed): a decode speed each user needs ("at ≥ 15 tok/s each"), whether the question asks how
+    # fast, and the prompt its time to first token is for (default: the context).
+    target_tok_s: float | None = None
+    speed_asked: bool = False
+    prompt_tokens: int | None = None
+    # A training job's size ("on 50M tokens, 3 epochs"): its GPU-hours and price (engine.speed.training).
+    train_tokens: float | None = None
+    epochs: float | None = None
 
 
 @dataclass(slots=True)

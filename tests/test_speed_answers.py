@@ -1,0 +1,153 @@
+"""Questions about speed and cost, through the parser, the CLI and the bot (EN and DE): how fast a model runs on a
+card, tokens/s for N users and the time to first token as follow-ups, a per-user speed target that moves the lead to
+the cheapest layout that runs it fast enough (with its price and top-up), $ per 1M output tokens, and the ⚡ Speed
+button (per-user speed at 1 / 8 / 32 users, TTFT)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bot.config import load_settings
+from catalog.loader import load_catalog
+from engine.answer.build import build_answer
+from engine.models.registry import default_registry
+from engine.parse import Vocabulary, parse
+from tests.support.botharness import TOKEN, Harness
+
+CATALOG = load_catalog("gpurenthub").catalog
+VOCABULARY = Vocabulary.build(default_registry(), CATALOG.cards, CATALOG.regions)
+
+
+def _parse(text: str):
+    return parse(text, VOCABULARY)
+
+
+@pytest.mark.parametrize(("text", "target", "batch"), [
+    ("70B for 20 users at ≥ 15 tok/s each", 15, 20),
+    ("70B int4 at 15 tok/s", 15, None),
+    ("llama 70b mind. 30 Token/s", 30, None),
+    ("70B, 20 Nutzer, mindestens 15 Tokens/s pro Nutzer", 15, 20),
+    ("Llama 3.1 8B at least 40 tokens per second per user for 8 users", 40, 8),
+    ("Llama 3.1 8B >= 25 t/s", 25, None),
+])
+def test_a_speed_target_is_read_and_is_no_context(text, target, batch):
+    request = _parse(text).request
+    assert request is not None and request.target_tok_s == target and request.speed_asked
+    assert request.context_tokens is None  # "15 tok/s" was read as a 15-token context
+    assert request.batch == batch and not request.ignored
+
+
+@pytest.mark.parametrize("text", ["how fast is llama 3.3 70b on an a100",
+                                  "Wie schnell ist Llama 3.1 8B auf einer RTX 4090?", "Llama 3.1 8B tokens/s",
+                                  "time to first token for Llama 3.1 8B at 32k",
+                                  "Llama 3.1 8B: Zeit bis zum ersten Token bei 32k"])
+def test_a_speed_question_is_understood(text):
+    request = _parse(text).request
+    assert request is not None and request.speed_asked and not request.ignored, request
+
+
+def test_the_cheapest_layout_that_meets_the_target_leads_with_its_price_and_top_up():
+    plain = build_answer(_parse("Llama 3.1 8B for 8 users").request, CATALOG)
+    fast = build_answer(_parse("Llama 3.1 8B for 8 users at ≥ 30 tok/s each").request, CATALOG)
+    assert plain.fit is not None and fast.fit is not None and fast.target is not None and fast.target.met
+    assert fast.speed().decode_tok_s_per_user >= 30  # type: ignore[union-attr]
+    assert plain.speed().decode_tok_s_per_user < 30  # type: ignore[union-attr]
+    assert fast.fit.monthly_usd > plain.fit.monthly_usd
+    assert fast.topup_amount_usd == pytest.approx(fast.fit.monthly_usd)
+    data = fast.to_json()
+    assert data["target"]["met"] and data["speed"]["meets_target"] and data["fit"]["card"] == fast.fit.card.id
+
+
+def test_a_target_no_layout_reaches_says_so_and_names_the_fastest():
+    answer = build_answer(_parse("70B for 20 users at ≥ 500 tok/s each").request, CATALOG)
+    assert answer.target is not None and not answer.target.met and answer.target.layout is not None
+
+
+def test_cardfit_size_target_flag(capsys):
+    from bot.cli.main import main
+    code = main(["size", "--model", "llama-3.1-8b", "--batch", "8", "--target-tok-s", "30", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["target"]["met"] and data["speed"]["decode_tok_s_per_user"] >= 30
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), topup_secret="topup-key-for-tests",
+                         rate_limit_messages=20, rate_limit_window_s=60)
+
+
+@pytest.fixture
+async def bot(settings):
+    async with Harness(settings) as harness:
+        yield harness
+
+
+def buttons(params: dict) -> list[dict]:
+    return [b for row in (params.get("reply_markup") or {}).get("inline_keyboard", []) for b in row]
+
+
+async def test_bot_answers_a_speed_target_in_english(bot):
+    await bot.send(71, "Llama 3.1 8B for 8 users at ≥ 30 tok/s each")
+    reply = bot.replies(71)[-1]
+    text = reply["text"]
+    assert "🎯 ≥ 30 tok/s for each of 8 users: met on" in text
+    lead = text.split("met on ", 1)[1].split(",", 1)[0]
+    assert "per 1M output tokens at 8 users" in text
+    assert f"Fits on <b>{lead}" in text or f"Fits on {lead}" in text
+    assert "Top up $" in text  # the lead is the layout that meets it, with its top-up
+
+
+async def test_bot_answers_a_speed_target_in_german(bot):
+    await bot.send(72, "Llama 3.1 8B für 8 Nutzer, mindestens 30 Token/s pro Nutzer", language_code="de")
+    text = bot.last_text(72)
+    assert "🎯 ≥ 30 Tok./s für jeden von 8 Nutzern: erreicht auf" in text and "pro 1 Mio. Ausgabe-Tokens" in text
+
+
+async def test_speed_follow_ups(bot):
+    await bot.send(73, "how fast is llama 3.1 8b on an rtx 4090")
+    assert "tokens/s for one stream" in bot.last_text(73) and "first token after" in bot.last_text(73)
+    await bot.send(73, "tokens/s for 20 users")
+    text = bot.last_text(73)
+    assert "changed: concurrent users 1 → 20" in text and "20 users: ≈" in text
+    await bot.send(73, "time to first token for a 32k prompt")
+    text = bot.last_text(73)
+    assert "changed: context 8k → 32k" in text and "for 32,768 tokens" in text and "Not understood" not in text
+
+
+async def test_the_speed_button_shows_1_8_32_users_and_ttft(bot):
+    await bot.send(74, "Llama 3.1 8B bf16 on an RTX 4090")  # a card whose TFLOPS have a source: TTFT
+    speed = next(b for b in buttons(bot.replies(74)[-1]) if b["text"] == "⚡ Speed")
+    await bot.press(74, speed["callback_data"])
+    edit = bot.request.sent("editMessageText")[-1].params
+    text = edit["text"]
+    assert "• 1 user(s):" in text and "• 8 user(s):" in text and "• 32 user(s):" in text
+    assert "first token after" in text and "Decode ceiling" in text and "per 1M output tokens" in text
+    assert any(b["text"] for b in buttons(edit))  # back to the answer
+
+
+async def test_the_speed_button_in_german(bot):
+    await bot.send(75, "Llama 3.1 8B auf einer RTX 4090", language_code="de")
+    speed = next(b for b in buttons(bot.replies(75)[-1]) if b["text"] == "⚡ Tempo")
+    await bot.press(75, speed["callback_data"], language_code="de")
+    text = bot.request.sent("editMessageText")[-1].params["text"]
+    assert "• 32 Nutzer: je ≈" in text and "erstes Token nach" in text
+
+
+async def test_speed_follow_ups_in_german(bot):
+    await bot.send(76, "Llama 3.1 8B für 8 Nutzer", language_code="de")
+    assert "💲" not in bot.last_text(76)
+    await bot.send(76, "und wie schnell?", language_code="de")
+    text = bot.last_text(76)
+    assert "8 Nutzer: je ≈" in text and "pro 1 Mio. Ausgabe-Tokens" in text and "erstes Token nach" in text
+    await bot.send(76, "mindestens 30 Token/s pro Nutzer", language_code="de")
+    text = bot.last_text(76)
+    assert "🎯 ≥ 30 Tok./s für jeden von 8 Nutzern: erreicht auf" in text and "USDT aufladen" in text
+
+
+def test_a_target_on_a_named_layout_is_answered_for_that_layout():
+    answer = build_answer(_parse("Llama 3.1 70B AWQ on 2x H100 for 20 users at ≥ 60 tok/s each").request, CATALOG)
+    assert answer.target is not None and answer.target.named and not answer.target.met
+    assert answer.fit is not None and (answer.fit.card.id, answer.fit.count) == ("h100-sxm", 2)
+    from bot.texts.render import plain, render_answer
+    assert "🎯 ≥ 60 tok/s for each of 20 users: not on 2x H100 SXM" in plain(render_answer(answer, "en"))
