@@ -2,13 +2,17 @@
 release whose window holds the asked context (engine/parse/windows.py), and a window the user extends with YaRN."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from bot.cli.main import main
 from bot.texts.render import plain, render_answer
+from engine.answer.build import build_answer
 from engine.answer.followup import apply_followup, delta_of
 from engine.models.registry import default_registry
 from engine.parse import default_vocabulary, parse
-from tests.support.seedmath import ask
+from tests.support.seedmath import ask, catalog
 
 
 def notes_of(answer) -> list[str]:
@@ -407,3 +411,87 @@ def test_a_yarn_follow_up_keeps_the_flag_and_a_later_one_keeps_it_too():
     assert merged.rope_scaling == "yarn" and merged.context_tokens == 131072
     again = apply_followup(merged, delta_of(parsed("and in fp8?"))).request
     assert again.rope_scaling == "yarn" and again.precision == "fp8"
+
+
+# -- YaRN in the serving check and the launch command ---------------------------------------------------------------
+
+def cli_answer(capsys, text: str, lang: str = "en") -> dict:
+    """`cardfit ask --json` as a user runs it."""
+    assert main(["ask", "--json", "--lang", lang, text]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def launch_commands(data: object) -> list[str]:
+    if isinstance(data, dict):
+        return [found for value in data.values() for found in launch_commands(value)]
+    if isinstance(data, list):
+        return [found for value in data for found in launch_commands(value)]
+    return [data] if isinstance(data, str) and data.startswith(("vllm serve", "llama-server")) else []
+
+
+def said(data: dict) -> str:
+    """Every note the JSON answer carries, as one text."""
+    return json.dumps(data, ensure_ascii=False)
+
+
+OVER_MAX = "exceed the model's maximum"
+YARN = "with YaRN: factor 4 over 32,768 tokens, a 131,072-token window"
+
+
+@pytest.mark.parametrize("text, lang", [("qwen3 8b 128k yarn", "en"), ("Qwen3 8B mit 128k Kontext und YaRN", "de")])
+def test_yarn_widens_the_window_the_engine_checks_and_the_launch_passes_it(capsys, text, lang):
+    """Qwen3's card: 32,768 native, 131,072 with YaRN factor 4; before, vLLM 'would not start: 131,072 tokens exceed
+    the model's maximum of 40,960' although the user said YaRN."""
+    data = cli_answer(capsys, text, lang)
+    assert YARN in said(data) and OVER_MAX not in said(data) and "context window; sized as asked" not in said(data)
+    assert data["serving"]["starts"] is True
+    vllm = [line for line in launch_commands(data) if line.startswith("vllm serve Qwen/Qwen3-8B ")]
+    assert vllm and all("--max-model-len 131072" in line for line in vllm)
+    overrides = json.loads(vllm[0].split("--hf-overrides '", 1)[1].split("'", 1)[0])
+    assert overrides == {"rope_parameters": {"rope_type": "yarn", "factor": 4.0,
+                                             "original_max_position_embeddings": 32768, "rope_theta": 1000000},
+                         "max_position_embeddings": 131072}
+
+
+@pytest.mark.parametrize("text, lang", [("qwen3 32b 128k with yarn on a 4090", "en"),
+                                        ("Qwen3 32B mit 128k Kontext und YaRN auf einer 4090", "de")])
+def test_yarn_on_a_small_card_is_refused_for_memory_not_for_the_window(capsys, text, lang):
+    data = cli_answer(capsys, text, lang)
+    assert OVER_MAX not in said(data) and YARN in said(data)
+    assert data["serving"]["starts"] is False  # 65.6 GB of BF16 weights on a 24 GB card
+
+
+def test_without_yarn_the_config_window_still_refuses(capsys):
+    data = cli_answer(capsys, "qwen3 8b 128k on an h100")
+    assert OVER_MAX in said(data)
+    assert not any("--hf-overrides" in line for line in launch_commands(data))
+
+
+def test_yarn_on_llama_cpp_passes_the_scale_and_the_original_window(capsys):
+    data = cli_answer(capsys, "qwen3 8b 128k yarn q4_k_m gguf")
+    llama = [line for line in launch_commands(data) if line.startswith("llama-server")]
+    assert llama and all("-c 131072" in line and "--rope-scaling yarn --rope-scale 4 --yarn-orig-ctx 32768" in line
+                         for line in llama)
+
+
+def test_yarn_where_the_card_publishes_none_keeps_the_window_and_says_so():
+    answer = build_answer(parsed("gemma 2 9b 32k yarn").request, catalog("gpurenthub"))
+    codes = [note.code for note in answer.resolved.notes]
+    assert "yarn_unpublished" in codes and answer.resolved.shape.context_max == 8192
+    assert "yarn_window" not in codes
+
+
+def test_a_yarn_follow_up_widens_the_window_in_the_answer():
+    first = parsed("qwen3 8b with 128k context on an a100")
+    assert first.request is not None
+    merged = apply_followup(first.request, delta_of(parsed("and with yarn?"))).request
+    answer = build_answer(merged, catalog("gpurenthub"))
+    assert answer.resolved.shape.context_max == 131072 and answer.serving is not None
+    assert "--hf-overrides" in (answer.serving.command or "")
+
+
+def test_the_yarn_window_notes_read_in_both_languages():
+    answer = build_answer(parsed("qwen3 8b 128k yarn").request, catalog("gpurenthub"))
+    assert f"Qwen3 8B {YARN}" in plain(render_answer(answer, "en"))
+    assert "Qwen3 8B mit YaRN: Faktor 4 über 32.768 Token, ein Fenster von 131.072 Token" in plain(
+        render_answer(answer, "de"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
@@ -57,6 +57,22 @@ class IndexerCache:
     topk: int | None = None
 
 
+
+
+@dataclass(frozen=True, slots=True)
+class RopeYarn:
+    """The YaRN setting a model's card publishes to extend its window (Qwen3: factor 4 over 32,768 = 131,072): what
+    the user turns on by saying "YaRN" / "rope scaling", and what the launch command passes to the engine."""
+
+    factor: float
+    original_max_position_embeddings: int
+    rope_theta: float
+    source: str = ""
+
+    @property
+    def window(self) -> int:
+        """The scaled window: original x factor (vLLM config/model.py _get_and_verify_max_len; the card's figure)."""
+        return int(self.original_max_position_embeddings * self.factor)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +138,8 @@ class ModelShape:
     note: str = ""  # what else a reader of this entry should know (the research's caveats)
     published_format: str | None = None  # natively quantized format even where its size was not read
     quantized: tuple[QuantizedRepo, ...] = ()
+    yarn: RopeYarn | None = None  # the card's YaRN window extension (None: none published)
+    yarn_applied: bool = False  # this shape's window is the YaRN one (yarn_extended): the launch passes the setting
 
     @property
     def typical(self) -> bool:
@@ -541,7 +559,7 @@ ENTRY_KEYS = frozenset({
     "hidden_size", "intermediate_size", "vocab_size", "tie_word_embeddings", "context_max", "context_note",
     "torch_dtype", "sliding_window", "sliding_layers", "layer_pattern", "attention_chunk_size", "no_kv_layers",
     "mla", "experts", "vision_params_b", "published_weights", "indexer_cache", "quantized", "note", "source",
-    "variants", "variants_source", "global_attention",
+    "variants", "variants_source", "global_attention", "yarn",
 })
 
 
@@ -577,6 +595,23 @@ def _global_attention(entry: dict[str, Any]) -> GlobalAttention | None:
     if not data:
         return None
     return GlobalAttention(int(data["layers"]), int(data["kv_heads"]), int(data["head_dim"]), bool(data["k_eq_v"]))
+
+
+def _yarn(entry: dict[str, Any]) -> RopeYarn | None:
+    data = entry.get("yarn")
+    if not data:
+        return None
+    return RopeYarn(float(data["factor"]), int(data["original_max_position_embeddings"]), float(data["rope_theta"]),
+                    str(data.get("source") or ""))
+
+
+@lru_cache(maxsize=256)
+def yarn_extended(shape: ModelShape) -> ModelShape:
+    """`shape` with its window widened by the card's YaRN setting (the user said "YaRN"); the shape itself where it
+    publishes none or its config window is already as wide."""
+    if shape.yarn is None or shape.yarn_applied or (shape.context_max or 0) >= shape.yarn.window:
+        return shape
+    return replace(shape, context_max=shape.yarn.window, yarn_applied=True)
 
 
 def _quantized(entry: dict[str, Any]) -> tuple[QuantizedRepo, ...]:
@@ -637,6 +672,7 @@ def _shape_from_entry(entry: dict[str, Any]) -> ModelShape:
         note=str(entry.get("note") or ""),
         published_format=published_format,
         quantized=_quantized(entry),
+        yarn=_yarn(entry),
     )
 
 

@@ -108,7 +108,8 @@ def llama_cpp_check(model: ServingModel, gpu: Gpu, context_tokens: int, *, batch
         command=command.llama_cpp_command(
             model.repo, quant=settings.quant, n_ctx=n_ctx if starts else launch_context(starts, n_ctx, best, notes),
             devices=devices, slots=batch if starts or not best else 1,
-            cache_type_k=settings.cache_type_k, cache_type_v=settings.cache_type_v, flash_attn=settings.flash_attn),
+            cache_type_k=settings.cache_type_k, cache_type_v=settings.cache_type_v, flash_attn=settings.flash_attn,
+            yarn=command.applied_yarn(model.shape)),
         notes=tuple(notes),
     )
 

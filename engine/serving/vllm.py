@@ -287,7 +287,8 @@ def vllm_check(model: ServingModel, gpu: Gpu, context_tokens: int, *, batch: int
             gpu_memory_utilization=settings.gpu_memory_utilization,
             kv_cache_dtype=settings.kv_cache_dtype, quantization=settings.quantization,
             max_num_seqs=settings.max_num_seqs, max_num_batched_tokens=settings.max_num_batched_tokens,
-            enforce_eager=settings.enforce_eager, dtype=settings.dtype),
+            enforce_eager=settings.enforce_eager, dtype=settings.dtype,
+            yarn=command.applied_yarn(model.shape)),
         notes=tuple(notes),
     )
 

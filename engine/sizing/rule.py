@@ -29,6 +29,7 @@ from engine.models.registry import (
     default_registry,
     hf_repo,
     typical_shape,
+    yarn_extended,
 )
 from engine.notes import Note
 from engine.sizing.sequence import MAX_BATCH, MAX_CONTEXT_TOKENS, resolve_sequence, sequence_matters, sequence_notes
@@ -334,6 +335,23 @@ def _resolve_workload(request: SizeRequest, notes: list[Note]) -> str:
     return workload
 
 
+def _with_yarn(shape: ModelShape, tokens: int | None, notes: list[Note]) -> ModelShape:
+    """The user said "YaRN": the window the card's YaRN setting gives (Qwen3 8B: 131,072), said in a note; where the
+    card publishes none, the config's window stays, said when the context asked for is beyond it."""
+    extended = yarn_extended(shape)
+    if extended.yarn_applied and extended.yarn is not None:
+        yarn = extended.yarn
+        original = yarn.original_max_position_embeddings
+        notes.append(Note(f"{shape.name} with YaRN: factor {yarn.factor:g} over {original:,} tokens, a "
+                          f"{yarn.window:,}-token window", "yarn_window", model=shape.name,
+                          factor=yarn.factor, original=yarn.original_max_position_embeddings, tokens=yarn.window))
+    elif shape.yarn is None and shape.context_max and (tokens is None or tokens > shape.context_max):
+        notes.append(Note(f"no published YaRN setting for {shape.name}: its window stays "
+                          f"{shape.context_max or 0:,} tokens", "yarn_unpublished", model=shape.name,
+                          tokens=shape.context_max or 0))
+    return extended
+
+
 def _resolve_model(request: SizeRequest, registry: Registry | None,
                    notes: list[Note]) -> tuple[ModelShape, float, str | None]:
     """The model's shape, its parameter count and registry id (None for a bare size)."""
@@ -343,6 +361,8 @@ def _resolve_model(request: SizeRequest, registry: Registry | None,
         if shape is None:
             raise SizingError(f"unknown model {request.model!r}")
         inference = request.workload in (None, "inference")  # training sizes no window (same shape either way)
+        if inference and request.rope_scaling == "yarn":
+            shape = _with_yarn(shape, request.context_tokens, notes)
         if inference and request.context_tokens is not None \
                 and (wider := registry.wider_release(shape, request.context_tokens)):
             # "phi-3 medium at 128k", "and at 128k?" after Phi-3 Medium: the release whose window holds it
