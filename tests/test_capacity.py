@@ -180,3 +180,27 @@ def test_biggest_model_skips_only_probes_that_cannot_start(catalog_id: str) -> N
                 assert quick == _biggest_long_way(gpu, bytes_per_param, context, engine, tp)
                 found += quick is not None
     assert found > 20
+
+
+# -- gpt-oss: the capacity questions read the weights the forward check loads on that card ---------------------------
+
+@pytest.mark.parametrize("card", ["H100", "H200", "A100 80GB"])
+def test_gpt_oss_max_context_is_the_forward_checks_on_the_same_card(card):
+    """Before: 'max context for gpt-oss-120b on an H100' answered 67,856 tokens from the published 65.3 GB while the
+    forward check, with the 64.38 GiB vLLM keeps on Hopper (Triton; issue 33155), refused 64k on that card."""
+    answer = ask(f"max context for gpt-oss-120b on an {card}")
+    capacity, review = answer.capacity, answer.review
+    assert capacity is not None and review is not None and capacity.kind == "max_context"
+    layout = next(layout for layout in [answer.fit, answer.rule_fit] if layout is not None)
+    on_card = review.model_on(layout.card)
+    assert on_card is not None and on_card.weights.body_bytes != review.model().weights.body_bytes
+    forward = ask(f"gpt-oss-120b at 131072 tokens on one {card}").review.check(layout.card, 1)
+    assert forward is not None
+    assert capacity.serving_value == (float(forward.max_context_tokens) if forward.max_context_tokens else None)
+
+
+def test_gpt_oss_users_at_a_context_and_context_for_users_agree_on_two_h100():
+    users = ask("how many users for gpt-oss-120b at 32k on 2 H100").capacity
+    assert users is not None and users.serving_value is not None and users.serving_value >= 4
+    per_user = ask(f"max context for {int(users.serving_value)} users of gpt-oss-120b on 2 H100").capacity
+    assert per_user is not None and per_user.serving_value is not None and per_user.serving_value >= 32768

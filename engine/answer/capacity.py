@@ -98,7 +98,7 @@ def sequence_capacity(kind: str, resolved: ResolvedRequest, requirement: Require
         per_token = kv / (context * batch) if kv > 0 else 0.0  # one token of one request
         if per_token > 0 and room > 0:
             rule = float(min(math.floor(room / per_token / batch), cap or MAX_TOKENS))
-        model = review.model() if review is not None else None
+        model = review.model_on(card) if review is not None else None
         if review is not None and model is not None and card.memory_mib is not None:
             vllm, llama_cpp = review.settings()
             try:
@@ -180,7 +180,7 @@ def biggest_model(request: SizeRequest, catalog: Catalog, card: Card | None, cou
 def users_context(review: ServingReview | None, card: Card, count: int, users: int) -> int | None:
     """The longest context each of `users` requests gets at once on `count` x `card` under the review's engine (what
     runs there when the context asked for does not): None when not one token each starts, or it cannot be read."""
-    model = review.model() if review is not None else None
+    model = review.model_on(card) if review is not None else None
     if review is None or model is None or card.memory_mib is None or users < 1:
         return None
     vllm, llama_cpp = review.settings()

@@ -254,6 +254,15 @@ class ServingReview:
                 return None
         return self._model
 
+    def model_on(self, card: Card) -> ServingModel | None:
+        """The model as the check reads it on `card`: `model()` with a published MXFP4 MoE's experts laid out as
+        vLLM loads them on the card's architecture (one source for the forward check and the reverse questions)."""
+        model = self.model()
+        if model is None or self.engine != "vllm":
+            return model
+        vllm = self.settings()[0]
+        return _mxfp4_on_card(self.resolved, model, card, vllm.version) if vllm is not None else model
+
     def check(self, card: Card, count: int) -> ServingCheck | None:
         """The check of `count` x `card`; None (and a note, once) when it cannot be made."""
         key = (card.id, count)
@@ -274,9 +283,7 @@ class ServingReview:
             if self._model is None:
                 self._model, self._checkpoint = serving_checkpoint(self.resolved, self.engine)
             vllm, llama_cpp = self.settings()
-            model = self._model
-            if self.engine == "vllm" and vllm is not None:
-                model = _mxfp4_on_card(self.resolved, model, card, vllm.version)
+            model = self.model_on(card) or self._model
             check = serving_check(model, Gpu.from_card(card), self.resolved.context_tokens,
                                   engine=self.engine, tp=count, batch=self.resolved.batch, vllm=vllm,
                                   llama_cpp=llama_cpp)
