@@ -1,11 +1,17 @@
 """engine/models/hub.py on real config.json files: the shape it reads is the registry's shape of the same model."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
+from catalog.loader import load_catalog
+from engine.answer.build import build_answer
 from engine.models.hub import shape_from_hub
 from engine.models.registry import default_registry
 from engine.parse import parse
+from engine.sizing.rule import SizeRequest
 from tests.support.hubserver import (
     DEEPSEEK_V3,
     LLAMA31_8B,
@@ -125,3 +131,45 @@ def test_parser_reports_repository_ids_the_registry_does_not_know(text, candidat
 
 def test_a_card_pair_is_no_repository(bundled_vocabulary):
     assert parse("70b on H100/H200", bundled_vocabulary).hub_candidate is None
+
+
+# -- a vision LLM: a config with vision_config ------------------------------------------------------------------------
+
+HUB_DRAFTS = Path(__file__).parent / "data" / "hub_drafts"
+
+
+def test_a_config_with_a_vision_config_is_a_vision_model_with_its_text_sizes():
+    """Qwen3.5-397B-A17B's config.json (a local copy): the vision tower under vision_config, the language model under
+    text_config. Before, a Hub lookup read it as kind 'llm' and the answer had no vision serving check."""
+    config = json.loads((HUB_DRAFTS / "qwen3.5-397b-a17b" / "config.json").read_text())
+    hub = shape_from_hub("Qwen/Qwen3.5-397B-A17B", config, {"BF16": 397_000_000_000})
+    shape = hub.shape
+    assert shape.kind == "vlm" and any("vision tower" in note for note in hub.notes)
+    text = config["text_config"]
+    assert (shape.hidden_size, shape.vocab_size) == (text["hidden_size"], text["vocab_size"])
+    assert shape.intermediate_size == text["moe_intermediate_size"]  # no dense width: the experts'
+    text_only = shape_from_hub("Qwen/Qwen3.5-397B-A17B", {k: v for k, v in config.items() if k != "vision_config"},
+                               {"BF16": 397_000_000_000}).shape
+    assert text_only.kind == "llm"
+
+
+def test_a_hub_vision_model_gets_the_vision_serving_check():
+    config = {"architectures": ["Qwen2_5_VLForConditionalGeneration"], "model_type": "qwen2_5_vl",
+              "text_config": QWEN25_05B, "vision_config": {"depth": 32, "hidden_size": 1280, "out_hidden_size": 896}}
+    counts = parameter_count(llama_tensors(QWEN25_05B))
+    vlm = shape_from_hub("acme/Tiny-VL", config, counts).shape
+    llm = shape_from_hub("acme/Tiny", QWEN25_05B, counts).shape
+    catalog = load_catalog("gpurenthub").catalog
+    checks = []
+    for shape in (vlm, llm):
+        registry = default_registry().with_models(shape)
+        request = SizeRequest(model=shape.id, context_tokens=8192)
+        answer = build_answer(request, catalog, registry=registry)
+        assert answer.error is None and answer.review is not None and answer.serving is not None
+        model = answer.review.model()
+        assert model is not None and model.dims is not None
+        checks.append((model.dims.multimodal, answer.serving))
+    (vision_dims, vision_check), (text_dims, text_check) = checks
+    assert vision_dims and not text_dims
+    # the encoder cache of the profile run: max_num_batched_tokens x hidden x 2 B more than the text twin
+    assert vision_check.runtime_overhead_gb_per_gpu > text_check.runtime_overhead_gb_per_gpu

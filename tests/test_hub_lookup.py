@@ -316,3 +316,16 @@ async def test_bot_answers_a_hub_model_while_the_store_cannot_keep_it(hub, setti
     assert "looked up on the Hugging Face Hub: HuggingFaceTB/SmolLM2-1.7B (1.7B params, BF16)" in first
     assert "SmolLM2-1.7B" in followup and "FP8" in followup
     assert hub.asked(SMOL) == 1
+
+
+def test_cli_a_hub_vision_model_is_checked_as_one(threaded_hub, capsys):
+    """A config with a vision_config (Qwen2.5-VL's layout, the 0.5B text model inside) on the local Hub stand-in."""
+    config = {"architectures": ["Qwen2_5_VLForConditionalGeneration"], "model_type": "qwen2_5_vl",
+              "text_config": QWEN25_05B, "vision_config": {"depth": 32, "hidden_size": 1280, "out_hidden_size": 896}}
+    threaded_hub.repos["acme/Tiny-VL"] = single_file_repo(config, llama_tensors(QWEN25_05B))
+    assert cli.main(["ask", "--json", "acme/Tiny-VL at 8k on an L40S"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert any("a vision model" in note for note in answer["request"]["assumed"])
+    assert answer["serving"] is not None and answer["serving"]["starts"] is True
+    assert cli.main(["ask", "acme/Tiny-VL at 8k on an L40S", "--lang", "de"]) == 0
+    assert "ein Vision-Modell" in capsys.readouterr().out

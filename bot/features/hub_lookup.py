@@ -224,6 +224,10 @@ def hub_note(hub: HubResult) -> Note | None:
     repo = hub.repo_id
     if hub.status == "found" and hub.hub is not None:
         shape = hub.hub.shape
+        if shape.kind == "vlm":  # a config with a vision_config: the answer checks it as a vision model
+            return Note(f"looked up on the Hugging Face Hub: {repo} ({shape.params_b:.3g}B params with its vision "
+                        f"tower, {hub.hub.format}): a vision model", "hub_found_vlm", repo=repo,
+                        params=round(shape.params_b, 3), format=hub.hub.format)
         return Note(f"looked up on the Hugging Face Hub: {repo} ({shape.params_b:.3g}B params, {hub.hub.format})",
                     "hub_found", repo=repo, params=round(shape.params_b, 3), format=hub.hub.format)
     if hub.status == "disabled":

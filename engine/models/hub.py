@@ -168,6 +168,14 @@ def shape_from_hub(repo_id: str, config: Mapping[str, Any], counts: Mapping[str,
         notes.append("context length not in config.json")
     name = repo_id.rsplit("/", 1)[-1]
     roles = layer_roles(text, layers)
+    # A vision LLM's config nests its vision tower under vision_config (Qwen2.5-VL, Gemma 3, Mistral 3, Llama 4,
+    # Qwen3.5): the answer gets the vision serving check (encoder cache profiling); the tower's parameters stay
+    # inside the safetensors count, at the checkpoint's bytes, as no tensor name is read here.
+    vision = isinstance(config.get("vision_config"), Mapping)
+    if vision:
+        notes.append("vision tower counted inside the parameters (its tensors not separated)")
+    dense, expert = _int(text, "intermediate_size"), _int(text, "moe_intermediate_size")
+    tie = text.get("tie_word_embeddings", config.get("tie_word_embeddings"))
     shape = ModelShape(
         id=repo_id, name=name, params_b=params / 1e9, active_params_b=active / 1e9, layers=layers,
         attention_heads=heads, kv_heads=None if kv_rank else kv_heads, head_dim=None if kv_rank else head_dim,
@@ -175,7 +183,10 @@ def shape_from_hub(repo_id: str, config: Mapping[str, Any], counts: Mapping[str,
         mla_kv_lora_rank=kv_rank, mla_qk_rope_head_dim=rope_dim, experts_total=experts,
         experts_active=active_experts, published_weights=published, context_max=context,
         source=f"Hugging Face Hub {repo_id}: config.json and safetensors headers",
-        no_kv_layers=roles.no_kv, layer_pattern=roles.pattern,
+        no_kv_layers=roles.no_kv, layer_pattern=roles.pattern, kind="vlm" if vision else "llm",
+        hidden_size=hidden, intermediate_size=dense if dense is not None else expert,
+        vocab_size=_int(text, "vocab_size"),
+        tie_word_embeddings=tie if isinstance(tie, bool) else None,
     )
     return HubShape(shape, tuple(notes))
 
