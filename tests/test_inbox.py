@@ -20,7 +20,9 @@ from bot.config import load_settings
 from bot.store import Store, StoredUpdate
 from bot.telegram.app import build_application
 from bot.telegram.inbox import Inbox, inbox_of, serve_polling
-from bot.telegram.ptb import Pacer
+from bot.telegram.ptb import Pacer, label_repeat
+from bot.texts.i18n import t
+from bot.texts.render import CAPTION_LIMIT, TELEGRAM_LIMIT, telegram_length
 from tests.support.botapi_emulator import BotApiEmulator
 from tests.test_webhook import SECRET, wait_healthy, webhook_bot  # noqa: F401 - the webhook fixture
 
@@ -127,6 +129,27 @@ async def test_pruning_forgets_old_finished_rows_only(store):
     assert await store.prune_inbox(time.time() - 3600) == 0  # all younger than an hour
     assert await store.prune_inbox(time.time() + 1) == 2  # done 1 and unknown 2; 3 and 4 are still open
     assert await store.inbox_states() == {3: "received", 4: "received"}
+
+
+def test_a_repeat_is_labeled_above_its_text_in_the_users_language_within_telegrams_limits():
+    label = t("de", "delivery.repeat")
+    assert label.startswith("🔁 <i>Nach einem Neustart erneut gesendet") and t("en", "delivery.repeat").startswith(
+        "🔁 <i>Sent again after a restart — ignore it if you already have it")
+    data = {"chat_id": 5, "text": "<b>70B</b> fits", "parse_mode": "HTML"}
+    label_repeat("sendMessage", data, label)
+    assert data["text"] == f"{label}\n\n<b>70B</b> fits"
+    plain = {"chat_id": 5, "text": "x"}
+    label_repeat("sendMessage", plain, label)  # no HTML parse mode: the label without its tags
+    assert plain["text"].startswith("🔁 Nach einem Neustart") and "<i>" not in plain["text"]
+    long = {"chat_id": 5, "text": "line\n" * 900, "parse_mode": "HTML"}  # 4,500 characters
+    label_repeat("sendMessage", long, label)
+    assert long["text"].startswith(label) and telegram_length(long["text"]) <= TELEGRAM_LIMIT
+    caption = {"chat_id": 5, "caption": "c" * 1020, "parse_mode": "HTML"}
+    label_repeat("sendPhoto", caption, label)
+    assert caption["caption"].startswith(label) and telegram_length(caption["caption"]) <= CAPTION_LIMIT
+    tap = {"callback_query_id": "1", "text": "ok"}
+    label_repeat("answerCallbackQuery", tap, label)  # a notice on a button: not a message, left alone
+    assert tap["text"] == "ok"
 
 
 # -- polling, in process ---------------------------------------------------------------------------------------------

@@ -269,7 +269,7 @@ class Inbox:
 
     async def before_send(self, handling: _Handling) -> None:
         """Committed before the first non-repeatable request of an update's handling: received -> sending. A
-        store that cannot take it does not stop the reply (it is logged; a crash now could repeat that reply)."""
+        store that cannot take it does not hold the reply back: the mark is kept in memory and written again."""
         while handling.mark is not None:
             if await asyncio.shield(handling.mark):  # another request of the same update wrote it (or tried)
                 crash_point("inbox-sending")
