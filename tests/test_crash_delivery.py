@@ -142,9 +142,12 @@ async def test_kill_while_an_alert_waits_for_the_rate_limiter_loses_nothing(emul
     bot = await make_bot(emulator, tmp_path, auto=True, subscribers=SUBSCRIBERS)
     bot.edit_price("a40", 230)
     await bot.start(wait_polling=False, rate="1")
-    await emulator.wait_for("sendMessage", lambda c: c.chat_id == SUBSCRIBERS[0] and "now costs" in (c.text or ""),
-                            timeout=60)
-    await asyncio.sleep(0.3)  # the next send waits for its slot, a second after this one
+    [first] = await emulator.wait_for("sendMessage", lambda c: c.chat_id == SUBSCRIBERS[0] and "now costs" in (
+        c.text or ""), timeout=60)
+    # After the first alert the admin's progress message goes out (a slot of its own); then 602's send waits.
+    await emulator.wait_for("sendMessage", lambda c: c.chat_id == ADMIN and "Alerts for announcement" in c.text,
+                            since=first.seq, timeout=30)
+    await asyncio.sleep(0.3)  # 602's send waits for its slot, a second after the progress message
     await bot.kill()
     assert [len(alerts_to(emulator, user)) for user in SUBSCRIBERS] == [1, 0, 0]
     assert dict(bot.rows("SELECT user_id, status FROM alerts"))[602] == "queued"

@@ -135,9 +135,9 @@ def assert_answered_once_or_repeated_labeled(emulator: BotApiEmulator, bot: Bot)
     found = texts(emulator)
     states = bot.states()
     assert set(states) == set(USERS), "every update of the burst is in the inbox"
-    assert set(states.values()) == {"done"}
     unanswered = [user for user, sent in found.items() if not sent]
-    assert not unanswered, unanswered[:10]
+    assert not unanswered, f"{len(unanswered)} users without an answer: {unanswered[:10]}"
+    assert set(states.values()) == {"done"}
     twice = {user: sent for user, sent in found.items() if len(sent) > 1}
     assert all(len(sent) == 2 and sent[1].startswith(LABELS) and not sent[0].startswith(LABELS)
                for sent in twice.values()), {user: [s[:40] for s in sent] for user, sent in twice.items()}
