@@ -118,6 +118,22 @@ def alerts_for(diff: CatalogDiff, catalog: Catalog, card_id: str, below_usd: flo
     return None
 
 
+def _delivery_ended(task: asyncio.Task[dict[int, AlertProgress]]) -> None:
+    """A delivery run that failed: a store that refuses writes (a full disk, PostgreSQL down) is one line, the
+    alerts stay queued for the next sweep or start; anything else is logged with its traceback. Either way its
+    exception is retrieved (no "Task exception was never retrieved" later)."""
+    if task.cancelled():
+        return
+    error = task.exception()
+    if error is None:
+        return
+    if isinstance(error, DATABASE_ERRORS):
+        log.warning("alert delivery stopped: the store failed (%s: %s); the queued alerts are sent by the next "
+                    "sweep or start", error.__class__.__name__, str(error).splitlines()[0][:200] if str(error) else "")
+    else:
+        log.error("alert delivery failed", exc_info=error)
+
+
 class AlertDelivery:
     def __init__(self, settings: Settings, store: Store, sender: Sender, lang: str = "en"):
         self.settings = settings
@@ -157,6 +173,7 @@ class AlertDelivery:
     def start_delivery(self) -> asyncio.Task[dict[int, AlertProgress]]:
         if self._delivery is None or self._delivery.done():
             self._delivery = asyncio.get_running_loop().create_task(self.deliver(), name="cardfit-alerts")
+            self._delivery.add_done_callback(_delivery_ended)
         return self._delivery
 
     async def deliver(self) -> dict[int, AlertProgress]:

@@ -328,11 +328,6 @@ class Inbox:
                     del self._kept[update_id]
         return not self._kept
 
-    @property
-    def kept(self) -> dict[int, str]:
-        """The marks the store refused and that wait to be written (update id -> state), for tests and health."""
-        return dict(self._kept)
-
     # -- lifecycle ----------------------------------------------------------------------------------------------
 
     @property
