@@ -6,7 +6,9 @@ message is claimed in the store, so replicas starting one fan-out send one."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
+import sqlite3
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -418,3 +420,28 @@ async def test_a_claim_whose_holder_died_is_taken_over_and_a_failed_send_frees_i
         assert await store.progress_message(other) is None  # a claim is not a message
     finally:
         await store.close()
+
+
+async def test_a_store_that_refuses_the_alerts_marks_stops_delivery_in_one_line_and_keeps_them_queued(store, caplog):
+    """A full disk during a fan-out: the alert's 'sending' mark is refused, so nothing is sent; the run ends with one
+    warning line (no traceback, no "Task exception was never retrieved"), the alerts stay queued for the next run."""
+    announcement_id = await store.begin_announcement("gpurenthub", "f" * 64, "-", "msg")
+    await store.enqueue_alerts(announcement_id, [(user_id, f"alert {user_id}") for user_id in range(1, 4)])
+    sender = Sender()
+    delivery = delivery_for(store, sender)
+    claim = store.claim_alert
+
+    async def full(*args, **kwargs):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    store.claim_alert = full
+    caplog.set_level(logging.WARNING)
+    with pytest.raises(sqlite3.OperationalError):
+        await delivery.start_delivery()
+    await asyncio.sleep(0)  # the task's done callback
+    assert sender.sent == []
+    [line] = [record for record in caplog.records if "alert delivery stopped" in record.getMessage()]
+    assert line.exc_info is None and "database or disk is full" in line.getMessage()
+    store.claim_alert = claim  # the disk has room again: the next run sends them, once each
+    await delivery.start_delivery()
+    assert sorted(chat for chat, _ in sender.sent) == [1, 2, 3]

@@ -147,7 +147,7 @@ async def test_release_dead_posting_claims_frees_a_dead_posters_announcement_onl
         await store.close()
 
 
-async def test_a_sending_alert_under_a_live_lease_is_left_and_an_expired_one_is_counted_never_resent(db_target):
+async def test_a_sending_alert_under_a_live_lease_is_left_and_an_expired_one_is_repeated_once(db_target):
     a, b = await Store.open(db_target), await Store.open(db_target)  # two replicas, on two hosts
     replica_a, replica_b = owner_of("host-a", 7, "a.1"), owner_of("host-b", 7, "b.1")
     try:
@@ -156,7 +156,10 @@ async def test_a_sending_alert_under_a_live_lease_is_left_and_an_expired_one_is_
         assert await a.claim_alert(first.id, replica_a)  # a's send in flight, under a live lease
         assert await a.claim_alert(second.id, replica_a, lease_s=-1.0)  # a died mid-send; its lease ran out
         assert await b.settle_interrupted_alerts(owner_alive) == {announcement_id: 1}
-        assert await b.claim_alerts(replica_b, 100) == []  # the third is still a's (a live lease)
+        # The cut-off second is b's to send once more, labeled; the third is still a's (a live lease).
+        assert [(alert.id, alert.resent) for alert in await b.claim_alerts(replica_b, 100)] == [(second.id, True)]
+        assert await b.claim_alert(second.id, replica_b, lease_s=-1.0)  # b died while the repeat went out
+        assert await a.settle_interrupted_alerts(owner_alive) == {announcement_id: 1}  # now unknown, for good
         assert not await b.claim_alert(first.id, replica_b) and not await b.claim_alert(second.id, replica_b)
         await a.mark_alert(first.id, "sent")  # a's outcome lands: the first outcome wins
         await b.mark_alert(second.id, "sent")  # a late outcome does not revive the counted one
@@ -166,10 +169,10 @@ async def test_a_sending_alert_under_a_live_lease_is_left_and_an_expired_one_is_
                         third.id: ("queued", None)}
         assert await a.alert_unknown(announcement_id) == 1
         assert await a.claim_alert(third.id, replica_a, lease_s=-1.0)  # taken up, then a died again
-        await b.settle_interrupted_alerts(owner_alive)
+        await b.settle_interrupted_alerts(owner_alive)  # its first cut: queued once more
         assert await a.alert_progress(announcement_id) == {"total": 3, "sent": 1, "failed": 0, "blocked": 0,
-                                                           "queued": 0}
-        assert await a.alert_unknown(announcement_id) == 2
+                                                           "queued": 1}
+        assert await a.alert_unknown(announcement_id) == 1
     finally:
         await a.close()
         await b.close()
@@ -223,7 +226,7 @@ class Sender:
         self.edits.append((chat_id, message_id, text))
 
 
-async def test_a_restarted_container_sends_its_predecessors_claims_at_once_and_counts_the_cut_off_one(db_target):
+async def test_a_restarted_container_sends_its_predecessors_claims_at_once_and_repeats_the_cut_off_one(db_target):
     """pid 1 again, the same host name: before boot tokens its predecessor's claims looked like its own and
     waited for the lease (ALERT_LEASE_S); now they are released at its start."""
     settings = load_settings(bot_token=TOKEN, db=db_target, admin_ids=f"{ADMIN}", send_rate_per_s=10_000)
@@ -239,12 +242,14 @@ async def test_a_restarted_container_sends_its_predecessors_claims_at_once_and_c
         assert delivery._delivery is not None
         await asyncio.wait_for(delivery._delivery, 10)
         alerts = [chat for chat, text in sender.sent if chat != ADMIN]
-        assert sorted(alerts) == list(range(102, 111))  # the cut-off one (101) is not sent again
-        assert await store.alert_progress(announcement_id) == {"total": 10, "sent": 9, "failed": 0, "blocked": 0,
+        assert sorted(alerts) == list(range(101, 111))  # the cut-off one (101) is sent once more, labeled
+        [repeat] = [text for chat, text in sender.sent if chat == 101]
+        assert repeat.startswith("🔁 <i>Sent again after a restart")
+        assert all("Sent again" not in text for chat, text in sender.sent if chat != 101)
+        assert await store.alert_progress(announcement_id) == {"total": 10, "sent": 10, "failed": 0, "blocked": 0,
                                                                "queued": 0}
-        assert await store.alert_unknown(announcement_id) == 1
+        assert await store.alert_unknown(announcement_id) == 0
         [progress] = [text for chat, text in sender.sent if chat == ADMIN]
-        assert sender.edits and "1 unknown" in sender.edits[-1][2]
-        assert "9 / 10" in sender.edits[-1][2] or "9 / 10" in progress
+        assert "10 / 10" in (sender.edits[-1][2] if sender.edits else progress)
     finally:
         await store.close()

@@ -90,7 +90,7 @@ async def store(tmp_path):
 
 # -- the store's intents ---------------------------------------------------------------------------------------
 
-async def test_a_claimed_alert_is_never_handed_out_again_and_becomes_unknown_at_a_start(store):
+async def test_a_claimed_alert_cut_off_at_a_start_is_queued_once_more_as_a_repeat_then_unknown(store):
     announcement_id = await store.begin_announcement("gpurenthub", "sha-1", "yaml", "msg")
     await store.enqueue_alerts(announcement_id, [(1, "a"), (2, "b"), (3, "c")])
     first, second, _ = await store.next_alerts()
@@ -100,6 +100,11 @@ async def test_a_claimed_alert_is_never_handed_out_again_and_becomes_unknown_at_
     assert [a.user_id for a in await store.next_alerts()] == [3]  # a 'sending' alert is not queued any more
     assert await store.settle_interrupted_alerts() == {announcement_id: 1}
     assert await store.settle_interrupted_alerts() == {}
+    # Cut off once: queued again, as a repeat (sent with the label), before the alerts queued after it.
+    assert [(a.user_id, a.resent) for a in await store.next_alerts()] == [(2, True), (3, False)]
+    assert await store.claim_alert(second.id)
+    assert await store.settle_interrupted_alerts() == {announcement_id: 1}  # cut off again: unknown
+    assert [a.user_id for a in await store.next_alerts()] == [3]
     await store.mark_alert(second.id, "sent")  # a late outcome cannot rewrite an unknown one
     assert await store.alert_unknown(announcement_id) == 1
     progress = await store.alert_progress(announcement_id)

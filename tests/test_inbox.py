@@ -20,7 +20,9 @@ from bot.config import load_settings
 from bot.store import Store, StoredUpdate
 from bot.telegram.app import build_application
 from bot.telegram.inbox import Inbox, inbox_of, serve_polling
-from bot.telegram.ptb import Pacer
+from bot.telegram.ptb import Pacer, label_repeat
+from bot.texts.i18n import t
+from bot.texts.render import CAPTION_LIMIT, TELEGRAM_LIMIT, telegram_length
 from tests.support.botapi_emulator import BotApiEmulator
 from tests.test_webhook import SECRET, wait_healthy, webhook_bot  # noqa: F401 - the webhook fixture
 
@@ -68,19 +70,33 @@ async def test_states_move_forward_only(store):
     assert await store.inbox_states() == {1: "sending", 2: "done", 3: "done"}
 
 
-async def test_a_live_owners_rows_are_left_alone_a_dead_ones_are_resumed_or_unknown(store):
+async def test_a_live_owners_rows_are_left_alone_a_dead_ones_are_resumed_or_repeated(store):
     await store.store_updates(stored(1, 2), OTHER)
     await store.store_updates(stored(3, 4, 5), DEAD)
     await store.store_updates(stored(6), ME)
     await store.mark_updates_sending([1, 4])
     found = await store.claim_open_updates(ME, alive_but(DEAD))
-    assert [row.update_id for row in found.handle] == [3, 5] and found.unknown == [4]
-    assert (await store.inbox_states())[4] == "unknown"
+    # 4 was cut off while its reply went out: handled once more, as a repeat.
+    assert [(row.update_id, row.repeat) for row in found.handle] == [(3, False), (4, True), (5, False)]
+    assert found.unknown == []
+    assert (await store.inbox_states())[4] == "received"
     # Claimed now by ME, alive: a second replica finds nothing (OTHER's rows are its own; ME's are held).
     assert await store.claim_open_updates(OTHER, alive_but(DEAD)) == ([], [])
-    # ME dies too: its claimed rows (3, 5, 6) go to the next one, and OTHER's 'sending' 1 stays OTHER's.
+    # ME dies too, 4's repeat cut off again: 4 is 'unknown', its claimed rows 3, 5, 6 go to the next one (4 not a
+    # third time), and OTHER's 'sending' 1 stays OTHER's.
+    await store.mark_updates_sending([4])
     found = await store.claim_open_updates(OTHER, alive_but(DEAD, ME))
-    assert [row.update_id for row in found.handle] == [3, 5, 6] and found.unknown == []
+    assert [row.update_id for row in found.handle] == [3, 5, 6] and found.unknown == [4]
+    assert (await store.inbox_states())[4] == "unknown"
+
+
+async def test_a_repeat_not_yet_sent_stays_a_repeat(store):
+    """A repeat claimed and then left (its process died before it sent anything) is still labeled next time."""
+    await store.store_updates(stored(1), DEAD)
+    await store.mark_updates_sending([1])
+    assert [row.repeat for row in (await store.claim_open_updates(OTHER, alive_but(DEAD))).handle] == [True]
+    found = await store.claim_open_updates(ME, alive_but(DEAD, OTHER))
+    assert [(row.update_id, row.repeat) for row in found.handle] == [(1, True)] and found.unknown == []
 
 
 async def test_a_lease_that_ran_out_frees_the_rows_and_a_renewal_keeps_them(store):
@@ -107,10 +123,33 @@ async def test_pruning_forgets_old_finished_rows_only(store):
     await store.mark_updates_done([1])
     await store.claim_open_updates(OTHER, alive_but(ME))  # claims 1..4 minus done
     await store.mark_updates_sending([2])
-    await store.claim_open_updates(ME, alive_but(OTHER))  # 2 -> unknown, 3 and 4 back to ME
+    await store.claim_open_updates(ME, alive_but(OTHER))  # 2 -> a repeat, 3 and 4 back to ME
+    await store.mark_updates_sending([2])
+    await store.claim_open_updates(OTHER, alive_but(ME))  # 2 cut off again -> unknown
     assert await store.prune_inbox(time.time() - 3600) == 0  # all younger than an hour
     assert await store.prune_inbox(time.time() + 1) == 2  # done 1 and unknown 2; 3 and 4 are still open
     assert await store.inbox_states() == {3: "received", 4: "received"}
+
+
+def test_a_repeat_is_labeled_above_its_text_in_the_users_language_within_telegrams_limits():
+    label = t("de", "delivery.repeat")
+    assert label.startswith("🔁 <i>Nach einem Neustart erneut gesendet") and t("en", "delivery.repeat").startswith(
+        "🔁 <i>Sent again after a restart — ignore it if you already have it")
+    data = {"chat_id": 5, "text": "<b>70B</b> fits", "parse_mode": "HTML"}
+    label_repeat("sendMessage", data, label)
+    assert data["text"] == f"{label}\n\n<b>70B</b> fits"
+    plain = {"chat_id": 5, "text": "x"}
+    label_repeat("sendMessage", plain, label)  # no HTML parse mode: the label without its tags
+    assert plain["text"].startswith("🔁 Nach einem Neustart") and "<i>" not in plain["text"]
+    long = {"chat_id": 5, "text": "line\n" * 900, "parse_mode": "HTML"}  # 4,500 characters
+    label_repeat("sendMessage", long, label)
+    assert long["text"].startswith(label) and telegram_length(long["text"]) <= TELEGRAM_LIMIT
+    caption = {"chat_id": 5, "caption": "c" * 1020, "parse_mode": "HTML"}
+    label_repeat("sendPhoto", caption, label)
+    assert caption["caption"].startswith(label) and telegram_length(caption["caption"]) <= CAPTION_LIMIT
+    tap = {"callback_query_id": "1", "text": "ok"}
+    label_repeat("answerCallbackQuery", tap, label)  # a notice on a button: not a message, left alone
+    assert tap["text"] == "ok"
 
 
 # -- polling, in process ---------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sqlite3
 
 import pytest
 from telegram.error import Conflict, NetworkError
@@ -107,6 +108,23 @@ async def test_every_reply_is_cut_to_telegrams_limit_with_balanced_html(bot, mon
     assert text.rstrip("\n…").endswith("</b>") and not text.rstrip("\n…</b>").endswith("&amp")
 
 
+async def test_a_store_that_refuses_a_write_is_one_line_in_the_log_and_a_notice_for_the_user(bot, caplog):
+    """A full disk (or PostgreSQL down): each update it fails is one warning line, no traceback, no message to
+    the admins per update; the user is told something went wrong (the setting was not saved)."""
+    store = bot.app.bot_data["services"].store
+
+    async def full(*args, **kwargs):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    store.set_preference = full
+    caplog.set_level(logging.WARNING)
+    await bot.send(127, "/set batch 8")
+    assert "went wrong" in bot.last_text(127)
+    [line] = [record for record in caplog.records if "the store failed" in record.getMessage()]
+    assert line.exc_info is None and "OperationalError: database or disk is full" in line.getMessage()
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
+
+
 # -- what is said in a group is nobody's -------------------------------------------------------------------------
 
 def urls(params: dict) -> list[str]:
@@ -160,6 +178,15 @@ async def test_a_members_private_settings_shape_no_answer_in_a_group(bot):
     assert not any(shows_a_setting(str(result)) for result in results)
     await bot.send(125, "/settings", **group)
     assert "private chat" in bot.last_text(-405)
+
+
+async def test_compare_in_a_group_does_not_read_a_members_last_question(bot):
+    await bot.send(126, "llama 3 405b fp8 128k context")  # asked in private
+    await bot.send(126, "/compare A40 H100")
+    assert "405" in bot.last_text(126)
+    await bot.send(126, f"/compare@{BOT_USERNAME} A40 H100", chat_type="supergroup", chat_id=-406)
+    text = bot.last_text(-406)
+    assert "private chat" in text and "405" not in text and "128" not in text
 
 
 async def test_subscriptions_are_not_shown_to_a_group(bot):

@@ -151,7 +151,7 @@ async def test_reopen_applies_nothing_new_and_a_restart_loses_nothing(db_target,
         assert (prefs.last_question, prefs.last_payload) == ("llama 70b 32k", "m=llama-70b;c=32768")
         assert await second.subscriptions(7) == [("h100-80gb", 2.5)]
         assert [a.id for a in await second.pending_announcements()] == [announcement_id]
-        assert await second.next_alerts() == [(1, announcement_id, 7, "H100 is cheaper")]
+        assert await second.next_alerts() == [(1, announcement_id, 7, "H100 is cheaper", False)]
     finally:
         await second.close()
     assert probe.schema() == schema_before
@@ -162,7 +162,9 @@ async def test_reopen_applies_only_the_missing_migrations(db_target, monkeypatch
     monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS[:2])
     old = await Store.open(path)
     assert old.schema_version == 2
-    await old.set_preference(1, "coin", "BTC")
+    # As that version's code wrote a setting (this code's writes name columns of later migrations).
+    await old._database.write_one("INSERT INTO users (user_id, coin, created_at, updated_at) VALUES (?, ?, ?, ?)",
+                                  (1, "BTC", 1.0, 1.0))
     await old.subscribe(1, "a100-80gb", None)
     await old.close()
 
@@ -227,6 +229,19 @@ async def test_set_overwrite_and_clear_each_preference(store, field):
     assert getattr(cleared, field) is None
     assert await store.get_preferences(5) == cleared
     assert await store.count_users() == 1
+
+
+async def test_a_setting_of_an_older_update_is_not_written_over_a_newer_one(store):
+    """An update handled again after a crash (its marks lost with the store) must not revert what a later update
+    set and acknowledged: settings compare the update ids that asked for them."""
+    assert (await store.set_preference(5, "batch", 8, order=100)).batch == 8
+    assert (await store.set_preference(5, "batch", 50, order=102)).batch == 50
+    assert (await store.set_preference(5, "batch", 8, order=100)).batch == 50  # the older one, handled again
+    assert (await store.set_preference(5, "coin", "XMR", order=101)).coin is None  # older than the last of any
+    assert (await store.set_preference(5, "batch", 50, order=102)).batch == 50  # the same update again: as it was
+    assert (await store.set_preference(5, "batch", 9)).batch == 9  # without an update (the terminal chat): written
+    assert (await store.set_preference(5, "batch", 7, order=101)).batch == 9  # ... and the order is kept
+    assert (await store.set_preference(5, "batch", 10, order=103)).batch == 10
 
 
 @pytest.mark.parametrize(
@@ -449,7 +464,7 @@ async def test_enqueue_is_idempotent_and_progress_counts(store):
     }
 
     queued = await store.next_alerts(limit=2)
-    assert [(user_id, text) for _, _, user_id, text in queued] == [(1, "alert for 1"), (2, "alert for 2")]
+    assert [(alert.user_id, alert.text) for alert in queued] == [(1, "alert for 1"), (2, "alert for 2")]
     assert all(row[1] == announcement_id for row in queued)
     await store.mark_alert(queued[0][0], "sent")
     await store.mark_alert(queued[1][0], "blocked", "Forbidden: bot was blocked by the user")

@@ -6,6 +6,7 @@ another view; a deep link (/start PAYLOAD) is answered the same way (bot/feature
 from __future__ import annotations
 
 import copy
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,12 +26,15 @@ from bot.features.demand import record_demand
 from bot.features.feature import ButtonRoute, Feature, notice
 from bot.features.reply import Button, CallbackResult, Reply
 from bot.features.toggles import PRECISION_TOGGLES, context_toggles
+from bot.store import DATABASE_ERRORS
 from bot.texts.i18n import fmt_usd, t
 from bot.texts.render import help_examples, render_answer, speed_detail
 from catalog.schema import Catalog
 from engine.answer.build import Answer
 from engine.sizing.payload import PayloadError, decode_request, encode_request
 from engine.sizing.rule import SizeRequest
+
+log = logging.getLogger(__name__)
 
 
 def answer_reply(catalog: Catalog, answer: Answer, lang: str, payload: str | None, *, details: bool = False,
@@ -126,10 +130,21 @@ async def answer_payload(core: Core, caller: Caller, payload: str, *, details: b
         # A payload we made always sizes; one that does not is forged or from an older registry.
         raise PayloadError(answer.error)
     reply = answer_reply(core.catalog, answer, lang, payload, details=details, coin_picker=coin_picker)
-    await core.store.remember_answer(caller.id, payload, payload, None,
-                                     None if chat_id is None else (chat_id, request, payload))
+    await remember_answer(core, caller.id, payload, payload, None,
+                          None if chat_id is None else (chat_id, request, payload))
     await record_demand(core, answer, lang)
     return reply
+
+
+async def remember_answer(core: Core, user_id: int, text: str, payload: str | None, telegram_language: str | None,
+                          kept: tuple[int, SizeRequest, str | None] | None) -> None:
+    """The store's remember_answer, but a store that refuses it (a full disk) does not cost the user the answer:
+    it goes out all the same, logged in one line; only a follow-up to it then finds the chat's earlier question."""
+    try:
+        await core.store.remember_answer(user_id, text, payload, telegram_language, kept)
+    except DATABASE_ERRORS as exc:
+        log.warning("store: could not remember the answer to user %s (%s); answered all the same", user_id,
+                    exc.__class__.__name__)
 
 
 def private_chat(caller: Caller, shared: bool) -> int | None:
@@ -156,7 +171,8 @@ async def press_coin(core: Core, caller: Caller, button: CoinButton, shared: boo
                                                        lang=button.lang, anonymous=shared))
         if button.coin not in core.catalog.coins:
             return notice(caller, "error.stale")
-        caller = caller.with_preferences(await core.store.set_preference(caller.id, "coin", button.coin))
+        caller = caller.with_preferences(await core.store.set_preference(caller.id, "coin", button.coin,
+                                                                                   caller.user.update_order))
         if caller.public:
             # Read by others, the answer shows no one's settings: the coin picked goes into the question itself.
             request = decode_request(button.payload)

@@ -18,6 +18,9 @@ class UserInfo:
     id: int
     language_code: str | None = None
     first_name: str = ""
+    # The Telegram update this comes from (ids grow with time): a setting is written only over one asked for by
+    # an older update (bot/store/users.py set_preference). None outside Telegram.
+    update_order: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from bot.features.caller import Caller
 from bot.features.core import Core
 from bot.features.feature import ButtonRoute, Command, CommandInput, Feature, Scope, notice
 from bot.features.reply import Button, CallbackResult, Reply, echo
-from bot.texts.i18n import fmt_gb, fmt_usd, t
+from bot.texts.i18n import fmt_gb, fmt_usd, normalize_language, t
 from bot.texts.render import card_pages, compare_cells, render_card, render_request
 from catalog.schema import Catalog
 from engine.answer.advice import compare_cards
@@ -70,7 +70,10 @@ async def show_card(core: Core, given: CommandInput) -> Reply:
 
 async def compare(core: Core, given: CommandInput) -> Reply:
     """Two cards side by side for the user's last question. It reads the preferences itself: the last question
-    is written after the caller was resolved."""
+    is written after the caller was resolved. In a group it compares nothing: the last question is the member's
+    own (asked in private, perhaps), not the group's."""
+    if given.shared:
+        return Reply(t(normalize_language(given.caller.user.language_code), "compare.private_only"))
     user = given.caller.user
     caller = given.caller.with_preferences(await core.store.get_preferences(user.id))
     prefs = caller.preferences

@@ -2,7 +2,7 @@
 question, so a follow-up ("and in fp8?") can change it."""
 from __future__ import annotations
 
-from bot.features.answers import answer_reply, example_buttons, private_chat, try_encode
+from bot.features.answers import answer_reply, example_buttons, private_chat, remember_answer, try_encode
 from bot.features.ask import ask
 from bot.features.callbacks import ExampleButton
 from bot.features.caller import Caller
@@ -47,8 +47,8 @@ async def answer_question(core: Core, caller: Caller, text: str, *, shared: bool
         # The chat keeps the question as the user set it: their settings are filled in again next time.
         kept = asked.request
         kept_payload = try_encode(kept) if asked.from_settings else payload
-        await core.store.remember_answer(caller.id, text[:500], payload, caller.telegram_language,
-                                         None if chat_id is None else (chat_id, kept, kept_payload))
+        await remember_answer(core, caller.id, text[:500], payload, caller.telegram_language,
+                              None if chat_id is None else (chat_id, kept, kept_payload))
     await record_demand(core, answer, lang)  # after the user's own state: a follow-up must not wait on it
     return reply
 

@@ -49,13 +49,14 @@ async def set_setting(core: Core, given: CommandInput) -> Reply:
     if spec is None:
         return Reply(t(lang, "settings.bad_key", key=echo(key)))
     if raw.lower() in RESET_WORDS:
-        cleared = caller.with_preferences(await core.store.set_preference(caller.id, spec.field, None))
+        cleared = caller.with_preferences(await core.store.set_preference(caller.id, spec.field, None,
+                                                                          caller.user.update_order))
         return Reply(t(cleared.language, "settings.cleared", key=html.escape(key)))
     value = spec.parse(raw, core.catalog)
     if value is None:
         hint = t(lang, spec.hint_key, **spec.hint_values(core.catalog))
         return Reply(t(lang, "settings.bad_value", value=echo(raw), key=html.escape(key), hint=html.escape(hint)))
-    await core.store.set_preference(caller.id, spec.field, value)
+    await core.store.set_preference(caller.id, spec.field, value, caller.user.update_order)
     new_lang = str(value) if spec.field == "language" else lang
     if isinstance(value, int):
         shown = f"{value:,}"

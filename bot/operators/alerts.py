@@ -1,9 +1,11 @@
 """Price-alert delivery: which subscribers an announced change reaches (and in which words), the queue, the sends
 one after another under the rate limiter, and the progress message for the admin.
 
-Delivery rule (docs/operations.md): at most once. An alert is claimed ('sending', committed) before its send
-and gets its outcome after; one found 'sending' at a start was cut off between the two and becomes 'unknown':
-counted in the progress message, never resent, since Telegram has no idempotency key to make a resend safe.
+Delivery rule (docs/operations.md): once, or at worst twice with the second labeled. An alert is claimed
+('sending', committed) right before its request goes out, inside the bot's rate limiter after its wait (SEND_CLAIM),
+so a kill during the wait leaves it queued; it gets its outcome after. One found 'sending' at a start was cut off
+between the two and may or may not have arrived (Telegram has no idempotency key): it is sent once more with the
+label "sent again after a restart"; cut off again, it becomes 'unknown', counted in the progress message.
 """
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ import os
 import signal
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from typing import Any, Protocol
 
 from telegram import InlineKeyboardMarkup
@@ -22,7 +26,7 @@ from telegram.error import Forbidden, NetworkError, RetryAfter, TelegramError, T
 from bot import metrics
 from bot.config import Settings
 from bot.operators.send_errors import never_reached_telegram
-from bot.store import DATABASE_ERRORS, AlertProgress, Store
+from bot.store import DATABASE_ERRORS, AlertProgress, QueuedAlert, Store
 from bot.store.owners import new_owner, owner_alive
 from bot.texts.i18n import fmt_number, fmt_usd, t
 from catalog.diff import CatalogDiff
@@ -40,6 +44,14 @@ BATCH = 200
 # preview. Unset in production, where crash_point is one dictionary lookup.
 CRASH_ENV = "CARDFIT_TEST_CRASH_AT"
 _crash_passes: Counter[str] = Counter()
+# Set around one alert's send: the bot's rate limiter (bot/telegram/ptb.py ResilientRateLimiter, which says so with
+# `runs_send_claim`) awaits it after its wait, right before the request goes out, so the alert's 'sending' claim is
+# committed there and not before the wait (a kill then would leave it 'sending' although nothing went out).
+SEND_CLAIM: ContextVar[Callable[[], Awaitable[None]] | None] = ContextVar("cardfit_send_claim", default=None)
+
+
+class AlertTaken(Exception):  # noqa: N818 - not an error: the alert is no longer this sender's to send
+    """Raised by an alert's claim inside the rate limiter when another sender took it meanwhile: nothing is sent."""
 
 
 def crash_point(name: str) -> None:
@@ -107,6 +119,22 @@ def alerts_for(diff: CatalogDiff, catalog: Catalog, card_id: str, below_usd: flo
     return None
 
 
+def _delivery_ended(task: asyncio.Task[dict[int, AlertProgress]]) -> None:
+    """A delivery run that failed: a store that refuses writes (a full disk, PostgreSQL down) is one line, the
+    alerts stay queued for the next sweep or start; anything else is logged with its traceback. Either way its
+    exception is retrieved (no "Task exception was never retrieved" later)."""
+    if task.cancelled():
+        return
+    error = task.exception()
+    if error is None:
+        return
+    if isinstance(error, DATABASE_ERRORS):
+        log.warning("alert delivery stopped: the store failed (%s: %s); the queued alerts are sent by the next "
+                    "sweep or start", error.__class__.__name__, str(error).splitlines()[0][:200] if str(error) else "")
+    else:
+        log.error("alert delivery failed", exc_info=error)
+
+
 class AlertDelivery:
     def __init__(self, settings: Settings, store: Store, sender: Sender, lang: str = "en"):
         self.settings = settings
@@ -118,6 +146,9 @@ class AlertDelivery:
         self.owner = new_owner()
         self._delivery: asyncio.Task[dict[int, AlertProgress]] | None = None
         self._stopping = False
+        # Whether the sender's rate limiter runs SEND_CLAIM after its wait (PTB's bot); else (a fake sender in
+        # tests) the claim is written before the send.
+        self.claims_in_limiter = bool(getattr(getattr(sender, "rate_limiter", None), "runs_send_claim", False))
 
     async def queue(self, announcement_id: int, diff: CatalogDiff, catalog: Catalog) -> int:
         """Queue the alerts one posted announcement triggers; returns how many were newly queued. The subscribers
@@ -143,6 +174,7 @@ class AlertDelivery:
     def start_delivery(self) -> asyncio.Task[dict[int, AlertProgress]]:
         if self._delivery is None or self._delivery.done():
             self._delivery = asyncio.get_running_loop().create_task(self.deliver(), name="cardfit-alerts")
+            self._delivery.add_done_callback(_delivery_ended)
         return self._delivery
 
     async def deliver(self) -> dict[int, AlertProgress]:
@@ -153,7 +185,7 @@ class AlertDelivery:
                 return await self._deliver_claimed()
             finally:
                 # A stopping sender hands its queued claims back at once; a killed one's claims expire
-                # (ALERT_LEASE_S). Its 'sending' alerts stay: they become 'unknown', never resent.
+                # (ALERT_LEASE_S). Its 'sending' alerts stay: they are sent once more, labeled, when settled.
                 try:
                     await self.store.release_alerts(self.owner)
                 except DATABASE_ERRORS as exc:
@@ -162,7 +194,7 @@ class AlertDelivery:
     async def _deliver_claimed(self) -> dict[int, AlertProgress]:
         last_edit: dict[int, float] = {}
         touched: set[int] = set()
-        # A dead replica's cut-off sends, once its lease ran out: counted as unknown, not resent.
+        # A dead replica's cut-off sends, once its lease ran out: queued again as labeled repeats.
         for announcement_id in await self.store.settle_interrupted_alerts(self.owner_alive):
             touched.add(announcement_id)
         while True:
@@ -172,10 +204,12 @@ class AlertDelivery:
             for alert in batch:
                 if self._stopping:
                     return {aid: await self.store.alert_progress(aid) for aid in touched}
-                if not await self.store.claim_alert(alert.id, self.owner):
+                if not self.claims_in_limiter and not await self.store.claim_alert(alert.id, self.owner):
                     continue  # taken by another sender meanwhile
                 try:
-                    status, error = await self._send_alert(alert.user_id, alert.text)
+                    status, error = await self._send_claimed(alert)
+                except AlertTaken:
+                    continue  # taken by another sender meanwhile: nothing was sent
                 except (asyncio.CancelledError, Exception):
                     # Cancelled without an answer (a forced stop after stop()'s grace period; a graceful one
                     # lets the send finish) or not a Telegram answer at all (the HTTP client already shut
@@ -197,6 +231,39 @@ class AlertDelivery:
         for announcement_id in touched:
             await self._progress(announcement_id)
         return {aid: await self.store.alert_progress(aid) for aid in touched}
+
+    async def _send_claimed(self, alert: QueuedAlert) -> tuple[str | None, str | None]:
+        """The alert's send, claimed ('sending', committed) inside the rate limiter right before its request
+        (once, however often the limiter retries it); a repeat after a crash carries the label saying so."""
+        text = alert.text
+        if alert.resent:
+            text = f"{await self._repeat_label(alert.user_id)}\n\n{text}"
+        if not self.claims_in_limiter:
+            return await self._send_alert(alert.user_id, text)
+        claimed = False
+
+        async def claim() -> None:
+            nonlocal claimed
+            if claimed:
+                return
+            if not await self.store.claim_alert(alert.id, self.owner):
+                raise AlertTaken(alert.id)
+            claimed = True
+            crash_point("alert-claimed")
+
+        token = SEND_CLAIM.set(claim)
+        try:
+            return await self._send_alert(alert.user_id, text)
+        finally:
+            SEND_CLAIM.reset(token)
+
+    async def _repeat_label(self, user_id: int) -> str:
+        try:
+            prefs = await self.store.get_preferences(user_id)
+            lang = prefs.language or prefs.telegram_language or "en"
+        except DATABASE_ERRORS:
+            lang = "en"
+        return t(lang if lang in ("en", "de") else "en", "delivery.repeat")
 
     def owner_alive(self, owner: str) -> bool:
         """Whether the sender that holds a claim may still be running (bot/store/owners.py)."""
@@ -278,11 +345,12 @@ class AlertDelivery:
         return None
 
     async def resume(self) -> None:
-        """After a restart: count the alerts cut off between send and record as unknown (never resent), show
-        that in their progress messages, and deliver what is still queued."""
+        """After a restart: queue the alerts cut off between send and record once more, as labeled repeats (one
+        cut off as a repeat already is counted unknown), show that in their progress messages, and deliver what is
+        still queued."""
         for announcement_id, count in (await self.store.settle_interrupted_alerts(self.owner_alive)).items():
-            log.warning("%d alert(s) of announcement %s were interrupted between send and record: counted as "
-                        "unknown, not resent", count, announcement_id)
+            log.warning("%d alert(s) of announcement %s were interrupted between send and record: sent once more, "
+                        "labeled as a repeat (counted unknown when already a repeat)", count, announcement_id)
             await self._progress(announcement_id)
         await self.store.release_dead_claims(self.owner_alive)
         if await self.store.next_alerts(1):

@@ -1,19 +1,21 @@
 """The alert queue: queued idempotently per announcement and user, in short chunks; a batch is claimed by one sender
-at a time (a lease, for several replicas), each alert is marked 'sending' in its own committed statement before its
-send, the first outcome wins; an interrupted send becomes 'unknown', never a resend. How many are in each state is
-read from alert_counts, which migration 13's triggers keep equal to counting the alerts."""
+at a time (a lease, for several replicas), each alert is marked 'sending' in its own committed statement right
+before its send, the first outcome wins; an interrupted send is queued once more as a labeled repeat (migration 15's
+`resent`), and one interrupted again becomes 'unknown'. How many are in each state is read from alert_counts, which
+migration 13's triggers keep equal to counting the alerts."""
 from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import NamedTuple, TypedDict
 
-from bot.store.database import Repository, fetch_rows
+from bot.store.database import Repository, Row, fetch_rows
 from bot.store.users import set_blocked
 
 ALERT_OUTCOMES = ("sent", "failed", "blocked", "unknown")
-# Written on an alert whose send was interrupted (the process died between the send and its record).
-INTERRUPTED = "interrupted between send and record; not resent"
+# Written on an alert whose send was interrupted twice (the process died between the send and its record, then
+# again while its labeled repeat went out).
+INTERRUPTED = "interrupted between send and record, twice; not resent again"
 # How long a claim keeps other replicas off an alert. Longer than one claimed batch takes to send (BATCH alerts at
 # the send rate, with Telegram's 429 back-offs); a replica that dies holding a claim delays those alerts this long,
 # and its 'sending' alerts become 'unknown' once it has run out.
@@ -48,6 +50,13 @@ class QueuedAlert(NamedTuple):
     announcement_id: int
     user_id: int
     text: str
+    resent: bool = False  # a repeat of a send a crash cut off: sent with a label saying so
+
+
+def _queued(row: Row) -> QueuedAlert:
+    """A queued alert, from every column of its row read by name (a database one migration behind reads too)."""
+    return QueuedAlert(int(row["id"]), int(row["announcement_id"]), int(row["user_id"]), row["text"],
+                       "resent" in row.keys() and bool(row["resent"]))
 
 
 class AlertRecipient(NamedTuple):
@@ -133,7 +142,7 @@ class AlertRepository(Repository):
         """Queued alerts, oldest first."""
         rows = await self._database.fetch(
             """
-            SELECT id, announcement_id, user_id, text
+            SELECT *
             FROM alerts
             WHERE status = 'queued'
             ORDER BY id
@@ -141,8 +150,7 @@ class AlertRepository(Repository):
             """,
             (limit,),
         )
-        return [QueuedAlert(int(row["id"]), int(row["announcement_id"]), int(row["user_id"]), row["text"])
-                for row in rows]
+        return [_queued(row) for row in rows]
 
     async def claim_alerts(self, owner: str, limit: int = 100, lease_s: float = ALERT_LEASE_S) -> list[QueuedAlert]:
         """Queued alerts for `owner` to send, oldest first: those nobody holds, those whose lease ran out (a dead
@@ -164,12 +172,11 @@ class AlertRepository(Repository):
             UPDATE alerts SET claimed_by = ?, claimed_until = ?
             FROM picked
             WHERE alerts.id = picked.id
-            RETURNING alerts.id, alerts.announcement_id, alerts.user_id, alerts.text
+            RETURNING alerts.id, alerts.announcement_id, alerts.user_id, alerts.text, alerts.resent
             """,
             (now, owner, limit, owner, now + lease_s),
         )
-        return sorted(QueuedAlert(int(row["id"]), int(row["announcement_id"]), int(row["user_id"]), row["text"])
-                      for row in rows)
+        return sorted(_queued(row) for row in rows)
 
     async def release_alerts(self, owner: str) -> int:
         """Give back `owner`'s claims on alerts still queued (a stopping replica), so another sends them now."""
@@ -245,13 +252,14 @@ class AlertRepository(Repository):
                                        (alert_id,))
 
     async def settle_interrupted_alerts(self, alive: Callable[[str], bool] | None = None) -> dict[int, int]:
-        """Before sends: 'sending' alerts cut off by a dead process, whose reaching the user is unknown, become
-        'unknown' (counted, never resent). Returns announcement id -> how many. Without `alive` (one process
+        """Before sends: 'sending' alerts cut off by a dead process, whose reaching the user is unknown, are queued
+        again once, as a repeat (`resent`: sent with a label saying so), and become 'unknown' when they were that
+        repeat already. Returns announcement id -> how many were settled either way. Without `alive` (one process
         on the database, at its start) every 'sending' alert was cut off; with it (replicas) only those whose
         lease ran out, that no sender holds, or whose holder `alive` says is dead."""
         now = time.time()
         async with self._database.transaction() as db:
-            rows = await fetch_rows(db, "SELECT id, announcement_id, claimed_by, claimed_until FROM alerts "
+            rows = await fetch_rows(db, "SELECT id, announcement_id, claimed_by, claimed_until, resent FROM alerts "
                                         "WHERE status = 'sending'")
             # By announcement, then id: the counts rows are then locked in one order by every settler (PostgreSQL).
             cut = [row for row in sorted(rows, key=lambda row: (int(row["announcement_id"]), int(row["id"])))
@@ -259,8 +267,13 @@ class AlertRepository(Repository):
                    or float(row["claimed_until"]) < now or not alive(str(row["claimed_by"]))]
             counts: dict[int, int] = {}
             for row in cut:
-                cursor = await db.execute("UPDATE alerts SET status = 'unknown', error = ? "
-                                          "WHERE id = ? AND status = 'sending'", (INTERRUPTED, int(row["id"])))
+                if row["resent"]:
+                    cursor = await db.execute("UPDATE alerts SET status = 'unknown', error = ? "
+                                              "WHERE id = ? AND status = 'sending'", (INTERRUPTED, int(row["id"])))
+                else:
+                    cursor = await db.execute("UPDATE alerts SET status = 'queued', resent = 1, claimed_by = NULL, "
+                                              "claimed_until = NULL WHERE id = ? AND status = 'sending'",
+                                              (int(row["id"]),))
                 if cursor.rowcount == 1:
                     counts[int(row["announcement_id"])] = counts.get(int(row["announcement_id"]), 0) + 1
                 await cursor.close()

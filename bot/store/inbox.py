@@ -1,5 +1,7 @@
 """The inbox table (migration 12): Telegram's updates as stored before they are confirmed, their handling state
-(received -> sending -> done, or unknown) and which replica holds them, for how long."""
+(received -> sending -> done, or unknown) and which replica holds them, for how long. An update cut off while its
+reply was going out is handled once more, its replies labeled as a repeat (migration 15's `resent`); cut off
+again, it is 'unknown'."""
 from __future__ import annotations
 
 import time
@@ -22,11 +24,13 @@ INSERT_CHUNK = 100
 class StoredUpdate(NamedTuple):
     update_id: int
     payload: str
+    repeat: bool = False  # its reply may have gone out before a crash: it is sent again, labeled as a repeat
 
 
 class Resumed(NamedTuple):
     """What a claim of other replicas' (or a dead process's) open updates found: those to handle now, in update id
-    order, and those cut off while their reply was going out, now 'unknown'."""
+    order (`repeat` set on those whose reply may have gone out: handled once more, labeled), and those cut off
+    while their repeated reply was going out, now 'unknown'."""
 
     handle: list[StoredUpdate]
     unknown: list[int]
@@ -92,8 +96,10 @@ class InboxRepository(Repository):
                                  limit: int = 1000) -> Resumed:
         """Open updates (received or sending) no live replica holds, for `owner`: nobody's, a lease run out, or a
         holder `alive` says is dead; `owner`'s own are left alone (it has them in hand). The received ones are
-        claimed for `owner` to handle; the sending ones become 'unknown'. Two replicas claiming at once get
-        disjoint rows (PostgreSQL: FOR UPDATE SKIP LOCKED; SQLite: BEGIN IMMEDIATE serializes them)."""
+        claimed for `owner` to handle; a sending one (its reply may have gone out) is claimed too, back to
+        'received' with `resent` set, to be handled once more with its replies labeled as a repeat; a sending one
+        that was already a repeat becomes 'unknown'. Two replicas claiming at once get disjoint rows (PostgreSQL:
+        FOR UPDATE SKIP LOCKED; SQLite: BEGIN IMMEDIATE serializes them)."""
         now = time.time()
         async with self._database.transaction() as db:
             holders = await fetch_rows(db, "SELECT DISTINCT claimed_by FROM inbox "
@@ -104,7 +110,7 @@ class InboxRepository(Repository):
             rows = await fetch_rows(
                 db,
                 f"""
-                SELECT update_id, payload, state FROM inbox
+                SELECT update_id, payload, state, resent FROM inbox
                 WHERE state IN ('received', 'sending')
                       AND (claimed_by IS NULL OR claimed_until IS NULL
                            OR (claimed_until < ? AND claimed_by <> ?){dead_clause})
@@ -114,14 +120,18 @@ class InboxRepository(Repository):
                 """,
                 (now, owner, *dead, limit),
             )
-            handle = [StoredUpdate(int(row["update_id"]), str(row["payload"])) for row in rows
-                      if row["state"] == "received"]
-            unknown = [int(row["update_id"]) for row in rows if row["state"] == "sending"]
+            handle = [StoredUpdate(int(row["update_id"]), str(row["payload"]), bool(row["resent"])) for row in rows
+                      if row["state"] == "received" or not row["resent"]]
+            unknown = [int(row["update_id"]) for row in rows if row["state"] == "sending" and row["resent"]]
+            cut = {int(row["update_id"]) for row in rows if row["state"] == "sending" and not row["resent"]}
             if handle:
                 await db.execute(
-                    f"UPDATE inbox SET claimed_by = ?, claimed_until = ? "
-                    f"WHERE update_id IN ({_marks(len(handle))}) AND state = 'received'",
+                    f"UPDATE inbox SET claimed_by = ?, claimed_until = ?, "
+                    f"resent = CASE WHEN state = 'sending' THEN 1 ELSE resent END, state = 'received' "
+                    f"WHERE update_id IN ({_marks(len(handle))}) AND state IN ('received', 'sending')",
                     (owner, now + lease_s, *(update.update_id for update in handle)))
+                handle = [update._replace(repeat=True) if update.update_id in cut else update
+                          for update in handle]
             if unknown:
                 await db.execute(
                     f"UPDATE inbox SET state = 'unknown' WHERE update_id IN ({_marks(len(unknown))}) "

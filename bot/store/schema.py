@@ -409,6 +409,18 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE INDEX demand_by_day ON demand (day);
         """,
     ),
+    (
+        16,
+        # A reply or an alert cut off by a crash while it was going out is sent again once, labeled as a repeat:
+        # inbox.resent and alerts.resent say that this row's second attempt has begun (a second crash then leaves
+        # it 'unknown'). users.settings_order: the update id of the last setting written, so that an older update
+        # handled again never writes its setting over a newer acknowledged one.
+        """
+        ALTER TABLE inbox ADD COLUMN resent INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE alerts ADD COLUMN resent INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE users ADD COLUMN settings_order INTEGER;
+        """,
+    ),
 ]
 
 # The PostgreSQL form of a migration whose SQLite script has no portable form: 6 and 13. 6: SQLite changes a UNIQUE

@@ -129,22 +129,32 @@ class UserRepository(Repository):
         rows = await self._database.fetch(_SELECT_PREFERENCES, (user_id,))
         return _preferences_from_row(rows[0]) if rows else Preferences(user_id=user_id)
 
-    async def set_preference(self, user_id: int, field: str, value: object) -> Preferences:
+    async def set_preference(self, user_id: int, field: str, value: object, order: int | None = None) -> Preferences:
         """Set (or with None, clear) one preference; only that column is written, so concurrent updates of
-        other fields are never lost. Returns the preferences as stored after the write."""
+        other fields are never lost. `order`: the id of the Telegram update that asks for it. A setting asked
+        for by an older update than the last one written is not written (an update handled again after a crash
+        never reverts a newer acknowledged setting); None (the terminal chat) always writes. Returns the
+        preferences as stored after the write."""
         value = _checked_preference(field, value)
         now = time.time()
         # `field` is one of PREFERENCE_FIELDS (checked above), so formatting it into the SQL is safe.
         sql = f"""
-            INSERT INTO users (user_id, {field}, created_at, updated_at)
-            VALUES (?, ?, ?, ?)
+            INSERT INTO users (user_id, {field}, settings_order, created_at, updated_at)
+            VALUES (?, ?, ?, ?, ?)
             ON CONFLICT (user_id) DO UPDATE SET
                 {field} = excluded.{field},
+                settings_order = coalesce(excluded.settings_order, users.settings_order),
                 updated_at = excluded.updated_at
+            WHERE excluded.settings_order IS NULL OR users.settings_order IS NULL
+                  OR users.settings_order <= excluded.settings_order
         """
         async with self._database.transaction() as db:
-            await db.execute(sql, (user_id, value, now, now))
+            await db.execute(sql, (user_id, value, order, now, now))
             rows = await fetch_rows(db, _SELECT_PREFERENCES, (user_id,))
+        if order is not None and rows and rows[0]["settings_order"] is not None \
+                and int(rows[0]["settings_order"]) > order:
+            log.warning("store: /set of update %s not written: user %s has a newer setting (update %s)", order,
+                        user_id, rows[0]["settings_order"])
         return _preferences_from_row(rows[0])
 
     async def touch_user(self, user_id: int, telegram_language: str | None) -> Preferences:

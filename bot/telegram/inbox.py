@@ -7,11 +7,17 @@ Why not PTB's Updater: it advances its getUpdates offset right after a fetch (te
 Here the offset only passes updates the store has (one INSERT per getUpdates batch), and webhook mode answers 200
 only after the INSERT committed (bot/telegram/webhook.py).
 
-Delivery rule (docs/operations.md, "the durable inbox"): an update is handled at most once to
-completion. Its row is 'received' until the first non-repeatable request of its handling (a send, an answer; not
-an edit or a read) is about to go out: then 'sending', committed before that request (InboxRateLimiter). A row
-found 'received' after a crash is handled (nothing reached the user yet); one found 'sending' may have been
-answered, so it becomes 'unknown': logged and counted, never handled again (Telegram has no idempotency key).
+Delivery rule (docs/operations.md, "the durable inbox"): no user is left without an answer, and none gets one
+twice unlabeled. A row is 'received' until the first non-repeatable request of its handling (a send, an answer;
+not an edit or a read) is about to go out: then 'sending', committed before that request, inside the rate limiter
+after its wait (InboxRateLimiter). A row found 'received' after a crash is handled (nothing reached the user yet);
+one found 'sending' may have been answered or not (Telegram has no idempotency key), so it is handled once more
+and its messages carry the label "sent again after a restart"; cut off again, it becomes 'unknown'.
+
+When the store refuses a mark (a full disk), the reply still goes out and the mark is kept in memory and written
+again until the store takes it (Inbox.keep): the update is never handled again by this process, and a graceful
+stop tries once more. Only a crash before the store takes it leaves the row 'received' (handled again, unlabeled);
+a setting it writes then never reverts a newer one (bot/store/users.py set_preference compares update ids).
 """
 from __future__ import annotations
 
@@ -33,10 +39,11 @@ from telegram.error import InvalidToken, RetryAfter, TelegramError, TimedOut
 from telegram.request import BaseRequest, HTTPXRequest
 
 from bot import metrics
-from bot.operators.alerts import crash_point
+from bot.operators.alerts import SEND_CLAIM, crash_point
 from bot.store import DATABASE_ERRORS, INBOX_LEASE_S, Store, StoredUpdate
 from bot.telegram.context import CardfitApplication
-from bot.telegram.ptb import ResilientRateLimiter, repeatable
+from bot.telegram.ptb import ResilientRateLimiter, label_repeat, repeatable, user_language
+from bot.texts.i18n import t
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -50,6 +57,10 @@ MAX_IN_HAND = 1000  # polling pauses while this many stored updates wait for the
 POLL_TIMEOUT = dtm.timedelta(seconds=10)  # PTB's run_polling default long-poll
 INBOX_KEY = "inbox"  # its place in application.bot_data
 RAW_UPDATES_KEY = "raw_updates_request"  # the RawUpdatesRequest of getUpdates, when build_application made one
+# A mark the store refused is written again after this many seconds, growing to the second figure.
+KEPT_RETRY_S = (0.5, 5.0)
+# A graceful stop with marks still kept tries to write them for this long before it gives up (and says so).
+KEPT_CLOSE_S = 5.0
 
 
 class _GroupWrite:
@@ -98,6 +109,7 @@ class _Handling:
     update_id: int
     finished: bool = False
     mark: asyncio.Future[bool] | None = field(default=None)  # True: the mark was written (or failed for good)
+    repeat_label: str | None = None  # handled again after a crash cut its reply off: its messages carry this label
 
 
 _handling: ContextVar[_Handling | None] = ContextVar("cardfit_inbox_handling", default=None)
@@ -117,9 +129,12 @@ class InboxRateLimiter(ResilientRateLimiter):
         rate_limit_args: int | None,
     ) -> bool | JSONDict | list[JSONDict]:
         handling = _handling.get()
-        if handling is None or repeatable(endpoint):
+        # An alert's send (its own claim, SEND_CLAIM) in a task started from an update's handler: not that update's.
+        if handling is None or repeatable(endpoint) or SEND_CLAIM.get() is not None:
             return await super().process_request(callback, args, kwargs, endpoint, data, rate_limit_args)
         current = handling
+        if current.repeat_label is not None:
+            label_repeat(endpoint, data, current.repeat_label)
 
         async def marked(*call_args: Any, **call_kwargs: Any) -> bool | JSONDict | list[JSONDict]:
             # Inside the limiter, after its wait: the window between the mark and the request is the write alone.
@@ -166,7 +181,7 @@ class Inbox:
         self.alive = alive
         self.lease_s = lease_s
         self.sweep_s = sweep_s
-        self.counts: Counter[str] = Counter()  # stored, duplicate, resumed, unknown, done, left
+        self.counts: Counter[str] = Counter()  # stored, duplicate, resumed, repeated, unknown, done, left, kept
         self._in_hand: set[int] = set()
         metrics.INBOX_BACKLOG.set_function(lambda: len(self._in_hand))
         self._early: list[Update] = []  # accepted before start(): dispatched after the resumed ones
@@ -177,6 +192,11 @@ class Inbox:
         self._sweeper: asyncio.Task[None] | None = None
         self._pruned = float("-inf")
         self._chat_tails: dict[int, asyncio.Future[None]] = {}  # a chat's last dispatched update: done when handled
+        # Marks the store refused (update id -> 'sending' or 'done'), written again by _write_kept until it takes
+        # them: this process never handles those updates again meanwhile (its own rows are never claimed).
+        self._kept: dict[int, str] = {}
+        self._kept_writer: asyncio.Task[None] | None = None
+        self._repeats: dict[int, str] = {}  # update id -> its repeat label, for updates resumed as repeats
 
     # -- taking updates in ------------------------------------------------------------------------------------
 
@@ -206,7 +226,7 @@ class Inbox:
         self.application.create_task(self._handle(update), name=f"cardfit-update-{update.update_id}")
 
     async def _handle(self, update: Update) -> None:
-        handling = _Handling(self, update.update_id)
+        handling = _Handling(self, update.update_id, repeat_label=self._repeats.pop(update.update_id, None))
         started = time.monotonic()
         # A chat's updates are handled one after another, in the order they came: a follow-up in the same batch
         # reads the chat context its question's answer committed. Other chats' updates run meanwhile.
@@ -238,8 +258,9 @@ class Inbox:
             await self._done.add(update.update_id)
             self.counts["done"] += 1
         except DATABASE_ERRORS as exc:
-            # Stays open: handled again at the next start if nothing was sent, else counted as unknown.
-            log.warning("inbox: could not mark update %s done: %s", update.update_id, exc.__class__.__name__)
+            log.warning("inbox: could not mark update %s done (%s); kept in memory and written again",
+                        update.update_id, exc.__class__.__name__)
+            self.keep(update.update_id, "done")
 
     async def _process(self, update: Update, handling: _Handling) -> None:
         if self._stopping:
@@ -253,7 +274,7 @@ class Inbox:
 
     async def before_send(self, handling: _Handling) -> None:
         """Committed before the first non-repeatable request of an update's handling: received -> sending. A
-        store that cannot take it does not stop the reply (it is logged; a crash now could repeat that reply)."""
+        store that cannot take it does not hold the reply back: the mark is kept in memory and written again."""
         while handling.mark is not None:
             if await asyncio.shield(handling.mark):  # another request of the same update wrote it (or tried)
                 crash_point("inbox-sending")
@@ -268,13 +289,49 @@ class Inbox:
             await self.store.mark_updates_sending([handling.update_id])
             written = True
         except DATABASE_ERRORS as exc:
-            written = True  # tried: the reply goes out unmarked, logged (a crash now could repeat it)
-            log.warning("inbox: could not mark update %s sending: %s", handling.update_id, exc.__class__.__name__)
+            written = True  # tried: the reply goes out; the mark is kept in memory and written again
+            log.warning("inbox: could not mark update %s sending (%s); kept in memory and written again",
+                        handling.update_id, exc.__class__.__name__)
+            self.keep(handling.update_id, "sending")
         finally:
             if not written:
                 handling.mark = None  # cancelled: the next request of this update writes it
             mark.set_result(written)
         crash_point("inbox-sending")
+
+    def keep(self, update_id: int, state: str) -> None:
+        """A mark the store refused: kept in memory ('done' wins over 'sending') and written again until the
+        store takes it, so the update is never handled again as if nothing had been sent."""
+        if self._kept.get(update_id) != "done":
+            self._kept[update_id] = state
+        self.counts["kept"] += 1
+        if self._kept_writer is None or self._kept_writer.done():
+            self._kept_writer = asyncio.get_running_loop().create_task(self._write_kept(),
+                                                                        name="cardfit-inbox-kept")
+
+    async def _write_kept(self) -> None:
+        delay, longest = KEPT_RETRY_S
+        while self._kept:
+            await asyncio.sleep(delay)
+            if await self._flush_kept():
+                log.info("inbox: the store took the kept marks again")
+                return
+            delay = min(longest, delay * 2)
+
+    async def _flush_kept(self) -> bool:
+        """Write the kept marks once; True when none is left."""
+        for state, write in (("done", self.store.mark_updates_done), ("sending", self.store.mark_updates_sending)):
+            ids = [update_id for update_id, kept in self._kept.items() if kept == state]
+            if not ids:
+                continue
+            try:
+                await write(ids)
+            except DATABASE_ERRORS:
+                return False
+            for update_id in ids:
+                if self._kept.get(update_id) == state:  # not raised from 'sending' to 'done' meanwhile
+                    del self._kept[update_id]
+        return not self._kept
 
     # -- lifecycle ----------------------------------------------------------------------------------------------
 
@@ -301,9 +358,14 @@ class Inbox:
             if found.unknown:
                 self.counts["unknown"] += len(found.unknown)
                 metrics.INBOX_UNKNOWN.inc(len(found.unknown))
-                log.warning("inbox: %d update(s) were cut off while their reply was going out: fate unknown, not "
-                            "handled again (update ids %s)", len(found.unknown),
+                log.warning("inbox: %d update(s) were cut off again while their repeated reply was going out: fate "
+                            "unknown, not handled a third time (update ids %s)", len(found.unknown),
                             ", ".join(map(str, found.unknown[:20])))
+            repeats = [row.update_id for row in found.handle if row.repeat]
+            if repeats:
+                self.counts["repeated"] += len(repeats)
+                log.warning("inbox: %d update(s) were cut off while their reply was going out: handled once more, "
+                            "labeled as a repeat (update ids %s)", len(repeats), ", ".join(map(str, repeats[:20])))
             for row in found.handle:
                 try:
                     update = Update.de_json(json.loads(row.payload), self.application.bot)
@@ -311,6 +373,8 @@ class Inbox:
                     log.error("inbox: stored update %s is unreadable (%s); marked done", row.update_id, exc)
                     await self.store.mark_updates_done([row.update_id])
                     continue
+                if row.repeat:
+                    self._repeats[update.update_id] = await self._repeat_label(update)
                 self._in_hand.add(update.update_id)
                 resumed.append(update)
             if not found.handle and not found.unknown:
@@ -320,6 +384,17 @@ class Inbox:
             log.warning("inbox: handling %d stored update(s) a stopped or dead process had not handled",
                         len(resumed))
         return resumed
+
+    async def _repeat_label(self, update: Update) -> str:
+        """The repeat label in the language the user reads: their /set lang, else their client's."""
+        language = user_language(update)
+        user = update.effective_user
+        if user is not None:
+            try:
+                language = (await self.store.get_preferences(user.id)).language or language
+            except DATABASE_ERRORS:
+                pass
+        return t(language, "delivery.repeat")
 
     async def _sweep(self) -> None:
         while True:
@@ -354,6 +429,7 @@ class Inbox:
             self._sweeper.cancel()
             await asyncio.gather(self._sweeper, return_exceptions=True)
         await self._done.flush()
+        await self._close_kept()
         try:
             released = await self.store.release_inbox_claims(self.owner)
         except DATABASE_ERRORS as exc:
@@ -361,6 +437,17 @@ class Inbox:
             return
         if released:
             log.info("inbox: %d stored update(s) left for the next start", released)
+
+    async def _close_kept(self) -> None:
+        if self._kept_writer is not None:
+            self._kept_writer.cancel()
+            await asyncio.gather(self._kept_writer, return_exceptions=True)
+        deadline = time.monotonic() + KEPT_CLOSE_S
+        while self._kept and not await self._flush_kept() and time.monotonic() < deadline:
+            await asyncio.sleep(KEPT_RETRY_S[0])
+        if self._kept:
+            log.error("inbox: the store refused the marks of %d answered update(s) until the end; the next start "
+                      "handles them again (update ids %s)", len(self._kept), ", ".join(map(str, list(self._kept)[:20])))
 
     # -- polling ------------------------------------------------------------------------------------------------
 

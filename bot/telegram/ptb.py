@@ -5,6 +5,7 @@ import asyncio
 import contextvars
 import logging
 import math
+import re
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
@@ -21,9 +22,10 @@ from telegram.ext import AIORateLimiter
 from bot import metrics
 from bot.features.caller import UserInfo
 from bot.features.reply import Button, CallbackResult, Reply
+from bot.operators.alerts import SEND_CLAIM
 from bot.operators.send_errors import never_reached_telegram
 from bot.texts.i18n import normalize_language
-from bot.texts.render import clip
+from bot.texts.render import CAPTION_LIMIT, TELEGRAM_LIMIT, clip
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +34,7 @@ def user_info(update: Update) -> UserInfo:
     user = update.effective_user
     if user is None:
         return UserInfo(0)
-    return UserInfo(user.id, user.language_code, user.first_name or "")
+    return UserInfo(user.id, user.language_code, user.first_name or "", update.update_id)
 
 
 def user_language(update: Update) -> str:
@@ -117,6 +119,24 @@ REPEATABLE_PREFIXES = ("get", "set", "edit", "deleteMyCommands", "deleteWebhook"
 
 def repeatable(endpoint: str) -> bool:
     return endpoint.startswith(REPEATABLE_PREFIXES)
+
+
+# Where a message's words are, per method that sends one: a repeat after a crash is labeled there.
+_LABELED_FIELDS = {"sendMessage": "text", "sendPhoto": "caption", "sendDocument": "caption"}
+
+
+def label_repeat(endpoint: str, data: dict[str, Any], label: str) -> None:
+    """Put `label` (HTML) above the message a request sends: it may be the second copy the user gets (sent again
+    after a crash cut the first off). In place: `data` is the request's own parameters (ExtBot._do_post passes the
+    same dict to the rate limiter and to the request). Kept within Telegram's limit (clip); without HTML parse mode
+    the label goes as plain text."""
+    key = _LABELED_FIELDS.get(endpoint)
+    text = data.get(key) if key is not None else None
+    if key is None or not isinstance(text, str):
+        return
+    html_mode = str(data.get("parse_mode") or "").upper() == "HTML"
+    head = label if html_mode else re.sub(r"<[^>]+>", "", label)
+    data[key] = clip(f"{head}\n\n{text}", CAPTION_LIMIT if key == "caption" else TELEGRAM_LIMIT)
 
 
 def failed_request(error: BaseException) -> tuple[str, object] | None:
@@ -235,7 +255,12 @@ class ResilientRateLimiter(AIORateLimiter):
     A BadRequest is a NetworkError subclass in PTB but is final, so it is never retried; getUpdates has its own
     retry loop in the updater and never comes through a rate limiter. A call that fails for good carries its
     method and chat (failed_request) to the error handler.
+
+    An alert's send sets SEND_CLAIM (bot/operators/alerts.py): it is awaited here after the wait, right before
+    the request, so the alert's 'sending' claim is committed with no wait between it and the request.
     """
+
+    runs_send_claim = True  # AlertDelivery leaves its claim to SEND_CLAIM
 
     def __init__(self, *, messages_per_s: float = 30.0, network_retries: int = 4, backoff_s: float = 0.5,
                  retry_after_bound_s: float = RETRY_AFTER_BOUND_S, **kwargs: Any) -> None:
@@ -258,6 +283,15 @@ class ResilientRateLimiter(AIORateLimiter):
         data: dict[str, Any],
         rate_limit_args: int | None,
     ) -> bool | JSONDict | list[JSONDict]:
+        claim = SEND_CLAIM.get()
+        if claim is not None and not repeatable(endpoint):
+            send = callback
+
+            async def claimed(*call_args: Any, **call_kwargs: Any) -> bool | JSONDict | list[JSONDict]:
+                await claim()  # once: it does nothing when a retry calls it again
+                return await send(*call_args, **call_kwargs)
+
+            callback = claimed
         try:
             result = await self._with_retries(callback, args, kwargs, endpoint, data, rate_limit_args)
         except TelegramError as exc:

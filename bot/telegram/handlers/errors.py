@@ -13,6 +13,7 @@ from telegram.constants import ChatType
 from telegram.error import BadRequest, Conflict, Forbidden, NetworkError, RetryAfter, TelegramError
 
 from bot.operators.send_errors import never_reached_telegram
+from bot.store import DATABASE_ERRORS
 from bot.telegram.context import CardfitApplication, CustomContext
 from bot.telegram.ptb import failed_request, is_not_modified, user_language
 from bot.texts.i18n import t
@@ -64,6 +65,12 @@ async def on_error(update: object, context: CustomContext) -> None:
     if weather:
         # Network weather, after the rate limiter's retries: logged, not a traceback for the admin.
         log.warning("gave up on a request while handling %s: %s: %s", summary, error.__class__.__name__, error)
+    elif isinstance(error, DATABASE_ERRORS):
+        # The store refusing (a full disk, PostgreSQL down or read-only): one line per update, not a traceback
+        # each; the user is told, the admin learns of it from the log and the health check (not per update).
+        weather = True
+        log.warning("the store failed while handling %s: %s: %s", summary, error.__class__.__name__,
+                    str(error).splitlines()[0][:200] if str(error) else "")
     else:
         log.error("error while handling %s", summary, exc_info=error)
     await _tell_the_user(update, error, failed, context)
