@@ -1,6 +1,6 @@
 """The alert queue: queued idempotently per announcement and user, in short chunks; a batch is claimed by one sender
 at a time (a lease, for several replicas), each alert is marked 'sending' in its own committed statement right
-before its send, the first outcome wins; an interrupted send is queued once more as a labeled repeat (migration 15's
+before its send, the first outcome wins; an interrupted send is queued once more as a labeled repeat (migration 16's
 `resent`), and one interrupted again becomes 'unknown'. How many are in each state is read from alert_counts, which
 migration 13's triggers keep equal to counting the alerts."""
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The inbox table (migration 12): Telegram's updates as stored before they are confirmed, their handling state
 (received -> sending -> done, or unknown) and which replica holds them, for how long. An update cut off while its
-reply was going out is handled once more, its replies labeled as a repeat (migration 15's `resent`); cut off
+reply was going out is handled once more, its replies labeled as a repeat (migration 16's `resent`); cut off
 again, it is 'unknown'."""
 from __future__ import annotations
 
