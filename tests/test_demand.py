@@ -119,6 +119,22 @@ async def test_a_store_that_fails_to_record_never_breaks_the_answer(tmp_path, mo
     assert metrics.DEMAND_RECORDS.labels("failed")._value.get() == failed + 1
 
 
+async def test_a_speed_target_no_layout_meets_is_kept_as_unmet_speed(tmp_path):
+    db = str(tmp_path / "cardfit.sqlite3")
+    async with Harness(settings_for(db)) as bot:
+        await bot.send(CUSTOMER, "llama 3.1 70b bf16 at least 500 tok/s")
+        await bot.send(CUSTOMER, "Llama 3.1 70B BF16 mindestens 500 Token/s", language_code="de")
+    kept = await rows(db)
+    assert [(row["unmet"], row["unmet_card"], row["language"]) for row in kept] == \
+        [("speed", "b200", "en"), ("speed", "b200", "de")]
+    store = await Store.open(db)
+    try:
+        report = await demand_report(store, dt.datetime.now(dt.UTC).date())
+    finally:
+        await store.close()
+    assert ("speed", "b200", 2) in report.now.unmet
+
+
 # -- classification --------------------------------------------------------------------------------------------
 
 def _answer(question: str, catalog: str = "gpurenthub"):
@@ -133,6 +149,9 @@ def _answer(question: str, catalog: str = "gpurenthub"):
     ("1000B bf16", "memory", "mi300x"),  # more than one host: the biggest node is named
     ("llama 3.1 70b fp8 on A100", "fp8", "a100-sxm"),  # the named card lacks FP8 hardware
     ("70B int4 under $100/month", "budget", "a40"),
+    ("llama 3.1 70b bf16 at least 500 tok/s", "speed", "b200"),  # no layout reaches it: the fastest one's card
+    ("70B int4 for 20 users at 15 tok/s each", None, None),  # met: served
+    ("llama 3.1 8b at 80 tok/s on rtx 3090", None, None),  # the user's own card, too slow: the user's choice
 ])
 def test_why_a_question_went_unserved(question, unmet, card):
     assert unmet_of(_answer(question)) == (unmet, card)

@@ -18,6 +18,7 @@ from catalog.validation import validate_catalog
 from engine.fit import ranking
 from engine.fit.ranking import Candidate, Ranked
 from engine.fit.selection import (
+    FASTER_MARGIN,
     Layout,
     Selection,
     _decodes,
@@ -86,7 +87,8 @@ def _ref_alternatives(fit: Layout | Candidate, ranked: list[Candidate],
         within = [(decode, o) for o in others
                   if o.monthly_usd <= 2 * fit.monthly_usd and (decode := o.decode_tokens_per_s)]
         fastest = max(within, key=lambda pair: (pair[0], -pair[1].monthly_usd), default=None)
-        if fastest is not None and fastest[0] > fit_decode and expected_decode(fastest[1]) > expected_decode(fit):
+        if fastest is not None and fastest[0] > fit_decode \
+                and expected_decode(fastest[1]) > FASTER_MARGIN * expected_decode(fit):
             add(fastest[1])
     if fit.count > 1:
         add(next((o for o in others if o.count == 1), None))

@@ -151,3 +151,53 @@ def test_a_target_on_a_named_layout_is_answered_for_that_layout():
     assert answer.fit is not None and (answer.fit.card.id, answer.fit.count) == ("h100-sxm", 2)
     from bot.texts.render import plain, render_answer
     assert "🎯 ≥ 60 tok/s for each of 20 users: not on 2x H100 SXM" in plain(render_answer(answer, "en"))
+
+
+def test_a_payload_keeps_the_speed_target_and_the_training_job():
+    from engine.sizing.payload import PayloadError, decode_request, encode_request
+
+    for text in ("Llama 3.1 8B for 8 users at ≥ 30 tok/s each", "QLoRA llama 3.1 70b on 50M tokens, 3 epochs",
+                 "QLoRA Llama 3.1 70B auf 1,5B Tokens, 0.5 Epochen", "llama 70b mind. 2.5 Token/s"):
+        request = _parse(text).request
+        payload = encode_request(request)
+        assert len(payload) <= 64
+        again = decode_request(payload)
+        assert (again.target_tok_s, again.train_tokens, again.epochs) == \
+            (request.target_tok_s, request.train_tokens, request.epochs), text
+    assert "Z30" in encode_request(_parse("Llama 3.1 8B at ≥ 30 tok/s").request)
+    for forged in ("Mllama-3_1-8bZ0", "Mllama-3_1-8bZ100001", "Mllama-3_1-8bJ5x", "Mllama-3_1-8bJ5mm",
+                   "Mllama-3_1-8bO0", "Mllama-3_1-8bO1001", "Mllama-3_1-8bZ1Z2"):
+        with pytest.raises(PayloadError):
+            decode_request(forged)
+
+
+def _toggles(reply: dict) -> list[dict]:
+    """The answer's precision/context toggles: buttons that answer another variant of the question."""
+    return [b for b in buttons(reply) if b.get("callback_data", "").startswith(("f:", "d:")) and "✓" not in b["text"]]
+
+
+async def test_a_tapped_toggle_keeps_the_speed_target(bot):
+    await bot.send(77, "Llama 3.1 8B for 8 users at ≥ 30 tok/s each")
+    toggles = _toggles(bot.replies(77)[-1])
+    assert toggles and all("Z30" in b["callback_data"] for b in toggles)
+    await bot.press(77, toggles[0]["callback_data"])
+    text = bot.request.sent("editMessageText")[-1].params["text"]
+    assert "🎯 ≥ 30 tok/s for each of 8 users:" in text
+
+
+async def test_a_tapped_toggle_keeps_the_training_job_in_german(bot):
+    await bot.send(78, "QLoRA Llama 3.1 70B auf 50M Tokens, 3 Epochen", language_code="de")
+    assert "🏋" in bot.last_text(78)
+    toggles = _toggles(bot.replies(78)[-1])
+    assert toggles and all("J50mO3" in b["callback_data"] for b in toggles)
+    await bot.press(78, toggles[0]["callback_data"], language_code="de")
+    text = bot.request.sent("editMessageText")[-1].params["text"]
+    assert "🏋 Job:" in text and "× 3 Epochen" in text
+
+
+async def test_a_deep_link_carries_the_target_and_the_job(bot):
+    await bot.send(79, "/start Mllama-3_1-8bB8Z30")
+    assert "🎯 ≥ 30 tok/s for each of 8 users:" in bot.last_text(79)
+    await bot.send(79, "/start Mllama-3_1-70bFnf4WqJ50mO3")
+    text = bot.last_text(79)
+    assert "🏋" in text and "150M tokens (50M × 3 epochs)" in text

@@ -75,7 +75,9 @@ def unmet_of(answer: Answer) -> tuple[str | None, str | None]:
     """Why the question as asked was not served, and the card that would have served it: (reason, card id), or
     (None, None). Nothing holds it: the card a rule (FP8 hardware, stock, region) ruled out, else the biggest
     (memory). A named layout that fails for its card's FP8 hardware, stock or region: that card (one too small is the
-    user's mistake, not demand). Over the user's budget: the card recommended."""
+    user's mistake, not demand). A speed target no layout meets: the fastest layout's card, the one that came
+    closest (a layout the user named and found too slow is the user's choice). Over the user's budget: the card
+    recommended."""
     selection = answer.selection
     if selection is None:
         return None, None  # a capacity question: it names no layout to be served on
@@ -102,6 +104,9 @@ def unmet_of(answer: Answer) -> tuple[str | None, str | None]:
         for problem_code, unmet in _PROBLEM_REASONS:
             if any(problem.code == problem_code for problem in named.problems):
                 return unmet, named.card.id
+    target = answer.target
+    if target is not None and not target.met and not target.named:  # no layout reaches the speed asked for
+        return "speed", target.layout.card.id if target.layout is not None else None
     money = answer.money()
     payable = answer.payable
     if money is not None and not money["within"]:

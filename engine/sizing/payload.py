@@ -9,6 +9,9 @@ memory as written, GB), `F` (the named weight format, its normalized name: `Fq4k
 so older payloads decode as before, and a price payload needs no model. A precision's code (`P`, `K`) is its row's
 `payload` in engine/formats/formats.yaml. `H` is the published quantized repo the question named, as its place in
 the model's registry `quantized` list (`H0`: the first); a repo the registry does not list is not carried.
+Speed and training (engine.speed): `Z` the decode speed each user needs (tok/s: `Z15`, `Z2_5`), `J` a training
+job's tokens (`J50m`, `J1_5b`, `J300k`), `O` its epochs (`O3`); a toggle or deep link keeps them, so a tapped
+button answers the same target and the same job.
 """
 from __future__ import annotations
 
@@ -87,6 +90,7 @@ def encode_request(request: SizeRequest) -> str:
     if place is not None:
         parts.append(f"H{place}")
     parts.extend(_talk_parts(request))
+    parts.extend(_speed_parts(request))
     payload = "".join(parts)
     if not _VALID.match(payload):
         raise PayloadError(f"request does not fit a {MAX_PAYLOAD}-character payload")
@@ -144,6 +148,47 @@ def _talk_parts(request: SizeRequest) -> list[str]:
     return parts
 
 
+MAX_TARGET_TOK_S = 100_000.0  # engine.parse.speed's bound on a speed target
+MAX_TRAIN_TOKENS = 1e14
+MAX_EPOCHS = 1000.0
+_TOKEN_SCALES = (("b", 10**9), ("m", 10**6), ("k", 10**3))
+_TOKEN_COUNT = re.compile(r"([0-9]+(?:_[0-9]+)?)([kmb]?)")
+
+
+def _token_count(tokens: float) -> str:
+    """50,000,000 -> '50m', 1,500,000,000 -> '1_5b': the largest scale that says it in at most three decimals."""
+    whole = round(tokens)
+    for suffix, scale in _TOKEN_SCALES:
+        if whole >= scale and whole % (scale // 1000) == 0:
+            return _value(f"{whole / scale:.3f}".rstrip("0").rstrip(".")) + suffix
+    return str(whole)
+
+
+def _speed_parts(request: SizeRequest) -> list[str]:
+    """A speed target, a training job's tokens and epochs."""
+    parts: list[str] = []
+    if request.target_tok_s is not None:
+        parts.append("Z" + _value(f"{request.target_tok_s:g}"))
+    if request.train_tokens is not None:
+        parts.append("J" + _token_count(request.train_tokens))
+    if request.epochs is not None:
+        parts.append("O" + _value(f"{request.epochs:g}"))
+    return parts
+
+
+def _decode_speed(fields: dict[str, str], request: SizeRequest) -> None:
+    if "Z" in fields:
+        request.target_tok_s = _bounded_float(fields["Z"].replace("_", "."), MAX_TARGET_TOK_S)
+    if "J" in fields:
+        match = _TOKEN_COUNT.fullmatch(fields["J"])
+        if match is None:
+            raise PayloadError("bad token count")
+        scale = dict(_TOKEN_SCALES).get(match.group(2), 1)
+        request.train_tokens = _bounded_float(str(float(match.group(1).replace("_", ".")) * scale), MAX_TRAIN_TOKENS)
+    if "O" in fields:
+        request.epochs = _bounded_float(fields["O"].replace("_", "."), MAX_EPOCHS)
+
+
 def decode_request(payload: str) -> SizeRequest:
     """Parse a payload back into a request; every value is checked, nothing is trusted."""
     fields = _fields(payload)
@@ -154,6 +199,7 @@ def decode_request(payload: str) -> SizeRequest:
         _decode_sizing(fields, request)
         _decode_layout(fields, request)
         _decode_checkpoint(fields, request)
+        _decode_speed(fields, request)
     except ValueError as exc:
         if isinstance(exc, PayloadError):
             raise
@@ -178,7 +224,7 @@ def _fields(payload: str) -> dict[str, str]:
         position = match.end()
     if position != len(payload):
         raise PayloadError("malformed payload")
-    unknown = set(fields) - set("MSPCBWKRNGLIXTYQAEFUDVH")
+    unknown = set(fields) - set("MSPCBWKRNGLIXTYQAEFUDVHZJO")
     if unknown:
         raise PayloadError(f"unknown field(s) {sorted(unknown)}")
     if "M" in fields and "S" in fields:  # "N" alone is a count with no card ("on 4 GPUs")

@@ -29,9 +29,13 @@ LAYER_MS = {"llama.cpp": 0.05, "vllm": 0.05}
 # 90 tok/s under vLLM (vllm-project/vllm#22331) where its ~3 GB of active weights would allow 600.
 MOE_LAYER_MS = {"llama.cpp": 0.08, "vllm": 0.25}
 # vLLM tensor parallelism: two all-reduces per layer per step; cost per layer by interconnect, milliseconds
-# (gpt-oss-120b on 2 A100 NVLink: 90 -> 77 tok/s, vllm-project/vllm#22331).
-ALLREDUCE_LAYER_MS = {"nvswitch": 0.05, "nvlink": 0.06, "infinity-fabric": 0.07, "nvlink-bridge": 0.09,
-                      "pcie": 0.15}
+# (gpt-oss-120b on 2 A100 NVLink: 90 -> 77 tok/s, vllm-project/vllm#22331). At batch 1 an all-reduce moves a few
+# kilobytes, so latency, not link bandwidth, sets it, and PCIe costs little more than NVLink: Llama 3.1 70B AWQ on
+# 2 and 4 RTX 3090 Ti over PCIe 4.0 decodes at 30 and 46 tok/s (vllm-project/vllm#6955), 4.8 and 5.5 ms per step
+# above the weight read and the layers' fixed cost, 0.06 ms per layer at TP2 (0.15 put both runs 20-40 % low). A
+# bridge joins only pairs, so a set of four talks over PCIe: priced as PCIe.
+ALLREDUCE_LAYER_MS = {"nvswitch": 0.05, "nvlink": 0.06, "infinity-fabric": 0.07, "nvlink-bridge": 0.065,
+                      "pcie": 0.065}
 # llama.cpp layer split: one token passes every card in turn, so a set reads the same bytes per token as one card
 # and adds a hand-over per boundary, milliseconds.
 HOP_MS = 0.2
