@@ -131,6 +131,9 @@ def rule_pick_lines(answer: Answer, lang: str, note_text: Callable[[Note], str])
     if isinstance(reason, Note) and reason.code == "count_lead":
         return [t(lang, "answer.rule_pick_count", monthly=fmt_usd(lang, rule.monthly_usd),
                   count=fit.count, **values)]
+    if isinstance(reason, Note) and reason.code == "budget_lead":
+        return [t(lang, "answer.rule_pick_budget", monthly=fmt_usd(lang, rule.monthly_usd),
+                  budget=fmt_usd(lang, float(reason.values["budget_usd"])), **values)]  # type: ignore[arg-type]
     if isinstance(reason, Note) and reason.code == "sharded_lead":
         return [t(lang, "answer.rule_pick_sharded", monthly=fmt_usd(lang, rule.monthly_usd),
                   lead=_layout_label(fit.count, fit.card.name), **values)]

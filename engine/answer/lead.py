@@ -6,6 +6,7 @@ ZeRO-3 / FSDP shard parameters, so the tensor-parallel head rule does not apply 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 from catalog.schema import Catalog
 from engine.fit.ranking import plan
@@ -179,3 +180,22 @@ def _sharded(rule: Selection, lead: Layout | None, requirement: Requirement, res
                   "no tensor-parallel head rule applies", "sharded_lead")
     return Selection(fit=sharded, reason=reason, alternatives=alternatives[:3], recommended=sharded,
                      notes=rule.notes)
+
+
+def within_budget(selection: Selection, requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog,
+                  review: ServingReview | None, budget_usd: float, price: Callable[[Layout], float]) -> Selection:
+    """A money budget with no layout named ("Budget 500 $ im Monat"): when the lead costs more than the budget
+    (`price`: a layout's price over the billing span), the cheapest layout that runs leads instead where it is
+    within the budget -- never "nothing within $500 runs it" above an alternative at $456 that does."""
+    lead = selection.fit
+    if resolved.card or lead is None or not lead.valid or price(lead) <= budget_usd + 0.005:
+        return selection
+    cheapest = cheapest_running(requirement, resolved, catalog, review)
+    if cheapest is None or same_layout(cheapest, lead) or price(cheapest) > budget_usd + 0.005:
+        return selection
+    alternatives = [lead, *(a for a in selection.alternatives if not same_layout(a, lead)
+                            and not same_layout(a, cheapest))]
+    reason = Note(f"cheapest layout on which it runs, within the budget of ${budget_usd:,.0f}", "budget_lead",
+                  budget_usd=budget_usd)
+    return Selection(fit=cheapest, reason=reason, alternatives=alternatives[:3], recommended=cheapest,
+                     notes=selection.notes)

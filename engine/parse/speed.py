@@ -70,8 +70,33 @@ def _rate_length(scan: Scan, i: int) -> int:
     return 0
 
 
+# "cost per 1M tokens", "Kosten pro 1 Mio. Tokens", "$ per million tokens": the unit of a price, never a context
+_PER_MILLION = re.compile(r"^(?:1m|1mio|million|mio)$")
+_COST_PER = frozenset({"per", "pro", "je", "a"})
+
+
+def _cost_unit(scan: Scan, draft: Draft) -> None:
+    """'per 1M tokens' (also '1 million', '1 Mio.'): the unit of the price per token the answer gives (with the
+    speed), so it is used here and never read as a 1,048,576-token context."""
+    low = scan.low
+    for i, token in enumerate(low):
+        if token not in _COST_PER or not scan.free(i):
+            continue
+        j = i + 1
+        if j < len(low) and low[j] == "1" and j + 1 < len(low) and low[j + 1] in ("m", "million", "mio"):
+            j += 1  # "per 1 million tokens"
+        if j < len(low) and scan.free(j) and _PER_MILLION.match(low[j]) \
+                and scan.next_free(j + 1) in ("tokens", "token", "tok", "output"):
+            length = j + 2 - i
+            if scan.next_free(j + 1) == "output" and scan.next_free(j + 2) in ("tokens", "token"):
+                length += 1
+            scan.use(i, length)
+            draft.speed_asked = True
+
+
 def read_speed(scan: Scan, draft: Draft) -> None:
     """A per-user speed target and a speed question; the number of a target is used here."""
+    _cost_unit(scan, draft)
     if _TRIGGERS.isdisjoint(scan.words):
         return  # nothing of speed in the question (one set look, no loop)
     low = scan.low
