@@ -293,7 +293,7 @@ def build_answer(
             return answer
         answer.resolved, answer.requirement = resolved, requirement
         answer.selection = select(requirement, resolved, catalog, cheapest=request.cheapest and not resolved.card)
-        answer.hint = precision_hint(resolved, answer.selection.fit, catalog)
+        answer.hint = precision_hint(resolved, answer.selection.fit, catalog, serving)
         answer.review = ServingReview.of(resolved, requirement, catalog, serving)
         answer.rule_selection = answer.selection
         answer.selection = recommend(answer.selection, requirement, resolved, catalog, answer.review)

@@ -93,6 +93,7 @@ def recommend(rule: Selection, requirement: Requirement, resolved: ResolvedReque
         for option in rule.alternatives:
             shown = lead if recommended is not None and same_layout(option, recommended) else option
             if shown is None or named is not None and same_layout(shown, named) \
+                    or shown.valid and not has_room(shown) \
                     or any(same_layout(shown, other) for other in alternatives):
                 continue
             alternatives.append(shown)
@@ -104,7 +105,8 @@ def recommend(rule: Selection, requirement: Requirement, resolved: ResolvedReque
         return Selection(fit=None, reason=Note(f"no layout on which it runs: {problem}", "nothing_runs",
                                                problem=problem),
                          recommended=None, notes=rule.notes)
-    alternatives = [a for a in rule.alternatives if not same_layout(a, lead) and not same_layout(a, fit)]
+    alternatives = [a for a in rule.alternatives if not same_layout(a, lead) and not same_layout(a, fit)
+                    and not (a.valid and not has_room(a))]  # 0.0 GB spare: as little an option as the lead's
     engine = review.engine if review is not None else None
     reason = Note(f"cheapest layout on which {engine or 'it'} runs with room to spare", "runs_lead",
                   engine={"vllm": "vLLM"}.get(engine or "", engine or ""))
