@@ -111,3 +111,19 @@ async def test_the_chat_reads_the_card_and_the_budget(settings):  # noqa: F811
         await bot.send(2, "Budget 500 $ im Monat für Qwen3 32B", language_code="de")
         text = bot.last_text(2)
         assert "2x A40" in text and "amount=456.00" in text and "💸" not in text
+
+
+def test_max_num_seqs_in_a_launch_line_is_the_requests_at_once():
+    answer = _ask("vllm serve mistralai/Mistral-Small-3.2-24B-Instruct-2506 --max-model-len 32768 --max-num-seqs 16")
+    assert answer.resolved.batch == 16 and answer.resolved.context_tokens == 32768
+    assert "--max-num-seqs 16" not in answer.request.ignored
+
+
+@pytest.mark.parametrize(("text", "tokens"), [
+    ("full finetune llama 3.1 70b bf16, 1B tokens, how many GPU hours?", 1e9),
+    ("pretrain a 1b model on 20B tokens on 8x h100", 20e9),
+])
+def test_a_billion_tokens_in_a_training_question_is_the_dataset_not_a_model_size(text, tokens):
+    answer = _ask(text)
+    assert answer.request.train_tokens == tokens and answer.job is not None
+    assert not answer.request.ignored

@@ -37,7 +37,9 @@ _MAX_TARGET = 100_000.0
 _TOKEN_SCALE = {"k": 1e3, "m": 1e6, "b": 1e9, "bn": 1e9, "mio": 1e6, "mrd": 1e9}
 _TOKEN_COUNT = re.compile(r"^([0-9]+(?:[.,][0-9]+)?)(k|m|b|bn|mio|mrd)$")
 _TRAINING_WORDS = frozenset({"lora", "qlora", "train", "training", "trainieren", "finetune", "finetuning", "fine",
-                             "feintunen", "feintuning", "epoch", "epochs", "epoche", "epochen", "sft"})
+                             "feintunen", "feintuning", "epoch", "epochs", "epoche", "epochen", "sft", "pretrain",
+                             "pretraining", "vortrainieren", "tune", "tuning"})
+_BILLIONS = frozenset({"b", "bn", "mrd"})  # "1B tokens": no context is a billion tokens long
 _DATASET_BEFORE = frozenset({"on", "auf", "mit", "with", "over", "über"})
 _EPOCH_WORDS = frozenset({"epoch", "epochs", "epoche", "epochen"})
 
@@ -169,7 +171,7 @@ def read_training_job(scan: Scan, draft: Draft) -> None:
         match = _TOKEN_COUNT.match(token)
         # "on 50M tokens" or with epochs named: a dataset; "LoRA ... 1M tokens" alone stays a context length
         if match and scan.next_free(i + 1) in ("tokens", "token", "tok") \
-                and (epochs_named or i > 0 and low[i - 1] in _DATASET_BEFORE):
+                and (epochs_named or i > 0 and low[i - 1] in _DATASET_BEFORE or match.group(2) in _BILLIONS):
             tokens = float(match.group(1).replace(",", ".")) * _TOKEN_SCALE[match.group(2)]
             if tokens >= 1e5 and draft.train_tokens is None:  # a dataset, not a context window
                 draft.train_tokens = tokens
