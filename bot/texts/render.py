@@ -326,7 +326,11 @@ def usd_per_million(hourly_usd: float, tok_s: float) -> float:
 
 def _alternative_line(lang: str, layout: Layout) -> str:
     extra = ""
-    if layout.speed is not None:
+    if layout.speed is not None and layout.speed.users > 1:
+        # several users asked for: each one's speed, the figure the 🎯 and 📏 lines compare with the target
+        extra = t(lang, "answer.alternative_decode_each",
+                  tps=fmt_number(lang, layout.speed.decode_tok_s_per_user, 0))
+    elif layout.speed is not None:
         extra = t(lang, "answer.alternative_decode", tps=fmt_number(lang, layout.speed.decode_tok_s, 0))
     if layout.tight:
         extra += t(lang, "answer.tight")
