@@ -42,6 +42,9 @@ _TRAINING_WORDS = frozenset({"lora", "qlora", "train", "training", "trainieren",
 _BILLIONS = frozenset({"b", "bn", "mrd"})  # "1B tokens": no context is a billion tokens long
 _DATASET_BEFORE = frozenset({"on", "auf", "mit", "with", "over", "über"})
 _EPOCH_WORDS = frozenset({"epoch", "epochs", "epoche", "epochen"})
+# The trainer named ("w/ deepspeed zero3", "mit DeepSpeed ZeRO-3", "with FSDP"): how a full fine-tune shards, which
+# the answer already assumes (engine.answer.lead.cheapest_sharded), so the words are understood, not "not understood"
+_TRAINER_WORDS = frozenset({"deepspeed", "fsdp", "fsdp2", "zero3", "zero2", "zero-3", "zero-2"})
 
 
 def _number(token: str) -> float | None:
@@ -167,6 +170,15 @@ def read_training_job(scan: Scan, draft: Draft) -> None:
     epochs_named = not _EPOCH_WORDS.isdisjoint(scan.words)
     for i, token in enumerate(low):
         if not scan.free(i):
+            continue
+        if token in _TRAINER_WORDS:
+            scan.use(i, 1)
+            continue
+        if token == "zero" and i + 1 < len(low) and low[i + 1] in ("2", "3") and scan.free(i + 1):
+            scan.use(i, 2)  # "ZeRO-3"
+            continue
+        if token == "w" and i + 1 < len(low) and low[i + 1] in _TRAINER_WORDS:
+            scan.use(i, 1)  # "w/ deepspeed"
             continue
         match = _TOKEN_COUNT.match(token)
         # "on 50M tokens" or with epochs named: a dataset; "LoRA ... 1M tokens" alone stays a context length
