@@ -68,7 +68,7 @@ async def test_a_launch_line_leads_with_its_tensor_parallel_size(bot):
                          "--max-model-len 65536 --kv-cache-dtype fp8 --gpu-memory-utilization 0.9")
     text = plain(bot)
     assert "✅ Fits on 4x" in text and "the layout above uses the 4 GPUs you gave" in text
-    assert "By the sizing rule 1x MI300X" in text and "KV cache FP16" not in text
+    assert "The sizing rule alone picks 1x MI300X" in text and "KV cache FP16" not in text
     assert ("launch line read: vLLM with --tensor-parallel-size 4, --max-model-len 65536, --kv-cache-dtype fp8, "
             "--gpu-memory-utilization 0.9") in text
     await bot.send(USER, "llama-server -m Qwen3-32B-Q4_K_M.gguf -c 32768 -ngl 99 auf einer A40", language_code="de")

@@ -128,7 +128,7 @@ def test_details_show_the_launch_command_as_code_and_the_checks_notes():
 
 
 def test_alternatives_carry_their_engine_mark():
-    text = plain(render_answer(ask("70B at 4-bit, 32k", "0.33"), "en", max_alternatives=3))
+    text = plain(render_answer(ask("DeepSeek-R1-0528-Qwen3-8B with 32k context"), "en", max_alternatives=3))
     alternatives = text.split("Alternatives")[1]
     assert "vLLM ✓" in alternatives and "vLLM ✗" in alternatives
 

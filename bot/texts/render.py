@@ -127,8 +127,10 @@ def render_request(answer: Answer, lang: str) -> list[str]:
         parts.append("NF4")
     elif resolved.workload != "full":
         parts.append(esc(_precision_label(resolved)))
+    asks_context = answer.capacity is not None and answer.capacity.kind == "max_context"
     if resolved.sequence_matters:
-        parts.append(esc(t(lang, "request.context", tokens=fmt_tokens(lang, resolved.context_tokens))))
+        if not asks_context:  # "max context on an H200": the context is the answer, not an input
+            parts.append(esc(t(lang, "request.context", tokens=fmt_tokens(lang, resolved.context_tokens))))
         parts.append(esc(t(lang, "request.batch", batch=resolved.batch)))
     if resolved.region:
         parts.append(esc(resolved.region))
@@ -324,7 +326,11 @@ def usd_per_million(hourly_usd: float, tok_s: float) -> float:
 
 def _alternative_line(lang: str, layout: Layout) -> str:
     extra = ""
-    if layout.speed is not None:
+    if layout.speed is not None and layout.speed.users > 1:
+        # several users asked for: each one's speed, the figure the 🎯 and 📏 lines compare with the target
+        extra = t(lang, "answer.alternative_decode_each",
+                  tps=fmt_number(lang, layout.speed.decode_tok_s_per_user, 0))
+    elif layout.speed is not None:
         extra = t(lang, "answer.alternative_decode", tps=fmt_number(lang, layout.speed.decode_tok_s, 0))
     if layout.tight:
         extra += t(lang, "answer.tight")
@@ -466,7 +472,10 @@ def _serving_lines(answer: Answer, layout: Layout, lang: str, details: bool) -> 
 def _notes_lines(answer: Answer, lang: str, resolved: ResolvedRequest | None = None) -> list[str]:
     """What was assumed and what was not understood (under the request line, or alone for answers without one)."""
     lines = []
-    assumed = [localize(lang, note, resolved=resolved) for note in answer.assumed]
+    # "max context on an H200" is answered with the context: the default it would otherwise assume is no assumption
+    asks_context = answer.capacity is not None and answer.capacity.kind == "max_context"
+    assumed = [localize(lang, note, resolved=resolved) for note in answer.assumed
+               if not (asks_context and getattr(note, "code", None) == "default_context")]
     if assumed:
         lines.append("<i>" + t(lang, "request.assumed", items="; ".join(assumed)) + "</i>")
     ignored = answer.request.ignored

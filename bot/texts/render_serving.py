@@ -67,9 +67,10 @@ def serving_line(answer: Answer, check: ServingCheck | None, label: str, lang: s
         weight_only = _weight_only(check)
         if weight_only is not None:  # the rule's "no FP8/FP4 hardware" stays true: vLLM runs them weight-only
             key += "_weight_only_" + WEIGHT_ONLY[weight_only.code]
-        return t(lang, key, engine=engine, layout=label,
+        line = t(lang, key, engine=engine, layout=label,
                  tokens=fmt_tokens(lang, int(concurrency * context)), users=users,
                  context=short_context(lang, context), weights=_weights(weight_only))
+        return line + _refused_named(answer, where, users, lang)
     refusal = next((note for note in check.notes if note.code in REFUSALS), None)
     if refusal is not None:
         line = t(lang, "serving.refused", engine=engine, layout=label, reason=note_text(refusal))
@@ -91,6 +92,18 @@ def serving_line(answer: Answer, check: ServingCheck | None, label: str, lang: s
         if each:
             line += t(lang, "serving.or_users", users=resolved.batch, tokens=fmt_tokens(lang, each))
     return line
+
+
+def _refused_named(answer: Answer, where: tuple[Card, int] | None, users: int, lang: str) -> str:
+    """After "starts" on the layout the user named and the answer refuses (❌): why both hold -- the engine starts
+    with fewer users than asked, or the provider's sizing rule refuses the layout the engine would start on."""
+    named, resolved = answer.fit, answer.resolved
+    if where is None or named is None or named.valid or resolved is None or not resolved.card \
+            or (where[0].id, where[1]) != (named.card.id, named.count):
+        return ""
+    if resolved.batch > users:
+        return t(lang, "serving.not_all_users", users=resolved.batch)
+    return t(lang, "serving.but_rule")
 
 
 def fit_serving_lines(answer: Answer, layout: Layout, lang: str, details: bool,
@@ -131,6 +144,9 @@ def rule_pick_lines(answer: Answer, lang: str, note_text: Callable[[Note], str])
     if isinstance(reason, Note) and reason.code == "count_lead":
         return [t(lang, "answer.rule_pick_count", monthly=fmt_usd(lang, rule.monthly_usd),
                   count=fit.count, **values)]
+    if isinstance(reason, Note) and reason.code == "budget_lead":
+        return [t(lang, "answer.rule_pick_budget", monthly=fmt_usd(lang, rule.monthly_usd),
+                  budget=fmt_usd(lang, float(reason.values["budget_usd"])), **values)]  # type: ignore[arg-type]
     if isinstance(reason, Note) and reason.code == "sharded_lead":
         return [t(lang, "answer.rule_pick_sharded", monthly=fmt_usd(lang, rule.monthly_usd),
                   lead=_layout_label(fit.count, fit.card.name), **values)]

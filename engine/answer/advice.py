@@ -6,7 +6,8 @@ import dataclasses
 from dataclasses import dataclass
 
 from catalog.schema import Card, Catalog
-from engine.fit.selection import Layout, evaluate_layout
+from engine.fit.selection import Layout, evaluate_layout, has_room
+from engine.serving.review import ServingOptions, ServingReview
 from engine.sizing.rule import PRECISION_BYTES, Requirement, ResolvedRequest, size
 
 NARROWER_PRECISIONS = ("fp8", "int8", "int4")  # the order we suggest them in: least quality lost first
@@ -21,8 +22,11 @@ class PrecisionHint:
     layout: Layout
 
 
-def precision_hint(resolved: ResolvedRequest, fit: Layout | None, catalog: Catalog) -> PrecisionHint | None:
-    """For a named layout that fails an inference request: the widest narrower precision that fits it.
+def precision_hint(resolved: ResolvedRequest, fit: Layout | None, catalog: Catalog,
+                   serving: ServingOptions | None = None) -> PrecisionHint | None:
+    """For a named layout that fails an inference request: the widest narrower precision that runs on it -- the
+    rule with room to spare, and the engine that would serve that precision starts there (a tip to tap INT4 on
+    2x RTX 3090 where vLLM would not start at 16k is a second answer contradicting the first).
 
     Only the same card and count are tried (no catalog-wide search: this runs for every such reply); a request
     sized by its published weights has no precision to narrow.
@@ -37,7 +41,11 @@ def precision_hint(resolved: ResolvedRequest, fit: Layout | None, catalog: Catal
                                       quant=None)
         requirement = size(variant, catalog.sizing)
         layout = evaluate_layout(fit.card, fit.count, requirement, variant, catalog)
-        if layout.valid:
+        if not layout.valid or not has_room(layout):
+            continue
+        review = ServingReview.of(variant, requirement, catalog, serving)
+        check = review.check(fit.card, fit.count) if review is not None else None
+        if check is None or check.starts:
             return PrecisionHint(precision, requirement, layout)
     return None
 

@@ -10,7 +10,7 @@ from typing import Any
 from catalog.schema import Card, Catalog
 from engine.answer.advice import CardComparison, PrecisionHint, compare_cards, precision_hint
 from engine.answer.capacity import Capacity, biggest_model, budget_starts, sequence_capacity
-from engine.answer.lead import recommend, runs
+from engine.answer.lead import recommend, runs, within_budget
 from engine.answer.open_question import cheapest_layout, family_ids, largest_models, layout_for_money
 from engine.answer.target import TargetOutcome, meet_target
 from engine.fit.selection import (
@@ -293,13 +293,18 @@ def build_answer(
             return answer
         answer.resolved, answer.requirement = resolved, requirement
         answer.selection = select(requirement, resolved, catalog, cheapest=request.cheapest and not resolved.card)
-        answer.hint = precision_hint(resolved, answer.selection.fit, catalog)
+        answer.hint = precision_hint(resolved, answer.selection.fit, catalog, serving)
         answer.review = ServingReview.of(resolved, requirement, catalog, serving)
         answer.rule_selection = answer.selection
         answer.selection = recommend(answer.selection, requirement, resolved, catalog, answer.review)
         if request.target_tok_s and resolved.workload == "inference" and request.intent in (None, "size"):
             answer.selection, answer.target = meet_target(answer.selection, requirement, resolved, catalog,
                                                           answer.review, request.target_tok_s)
+        if request.budget_usd is not None and answer.target is None and request.intent in (None, "size"):
+            billing, span = answer.billing, answer.billing_span
+            answer.selection = within_budget(
+                answer.selection, requirement, resolved, catalog, answer.review, request.budget_usd,
+                lambda layout: topup_amount_usd(catalog, layout.hourly_usd, layout.monthly_usd, billing, span))
         if request.intent == "compare":
             answer.compare = _compare(answer, resolved, requirement)
             answer.hint = None

@@ -6,6 +6,7 @@ ZeRO-3 / FSDP shard parameters, so the tensor-parallel head rule does not apply 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 from catalog.schema import Catalog
 from engine.fit.ranking import plan
@@ -92,6 +93,7 @@ def recommend(rule: Selection, requirement: Requirement, resolved: ResolvedReque
         for option in rule.alternatives:
             shown = lead if recommended is not None and same_layout(option, recommended) else option
             if shown is None or named is not None and same_layout(shown, named) \
+                    or shown.valid and not has_room(shown) \
                     or any(same_layout(shown, other) for other in alternatives):
                 continue
             alternatives.append(shown)
@@ -103,7 +105,8 @@ def recommend(rule: Selection, requirement: Requirement, resolved: ResolvedReque
         return Selection(fit=None, reason=Note(f"no layout on which it runs: {problem}", "nothing_runs",
                                                problem=problem),
                          recommended=None, notes=rule.notes)
-    alternatives = [a for a in rule.alternatives if not same_layout(a, lead) and not same_layout(a, fit)]
+    alternatives = [a for a in rule.alternatives if not same_layout(a, lead) and not same_layout(a, fit)
+                    and not (a.valid and not has_room(a))]  # 0.0 GB spare: as little an option as the lead's
     engine = review.engine if review is not None else None
     reason = Note(f"cheapest layout on which {engine or 'it'} runs with room to spare", "runs_lead",
                   engine={"vllm": "vLLM"}.get(engine or "", engine or ""))
@@ -179,3 +182,22 @@ def _sharded(rule: Selection, lead: Layout | None, requirement: Requirement, res
                   "no tensor-parallel head rule applies", "sharded_lead")
     return Selection(fit=sharded, reason=reason, alternatives=alternatives[:3], recommended=sharded,
                      notes=rule.notes)
+
+
+def within_budget(selection: Selection, requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog,
+                  review: ServingReview | None, budget_usd: float, price: Callable[[Layout], float]) -> Selection:
+    """A money budget with no layout named ("Budget 500 $ im Monat"): when the lead costs more than the budget
+    (`price`: a layout's price over the billing span), the cheapest layout that runs leads instead where it is
+    within the budget -- never "nothing within $500 runs it" above an alternative at $456 that does."""
+    lead = selection.fit
+    if resolved.card or lead is None or not lead.valid or price(lead) <= budget_usd + 0.005:
+        return selection
+    cheapest = cheapest_running(requirement, resolved, catalog, review)
+    if cheapest is None or same_layout(cheapest, lead) or price(cheapest) > budget_usd + 0.005:
+        return selection
+    alternatives = [lead, *(a for a in selection.alternatives if not same_layout(a, lead)
+                            and not same_layout(a, cheapest))]
+    reason = Note(f"cheapest layout on which it runs, within the budget of ${budget_usd:,.0f}", "budget_lead",
+                  budget_usd=budget_usd)
+    return Selection(fit=cheapest, reason=reason, alternatives=alternatives[:3], recommended=cheapest,
+                     notes=selection.notes)

@@ -156,7 +156,11 @@ def _number_not_card(scan: Scan, i: int, length: int) -> bool:
     last = i + length - 1
     if not digits(low[last]) or not (length == 1 or len(low[i]) == 1):
         return False
+    if length == 1 and i > 0 and MULT_RE.fullmatch(low[i - 1]):
+        return False  # "6x 3090, tokens per second?": a count names the card, whatever follows
     nxt = low[last + 1] if last + 1 < scan.n else ""
+    if nxt and "," in scan.text[scan.tokens.end[last]:scan.tokens.start[last + 1]]:
+        nxt = ""  # "on a 3090, tokens per second?": a unit after a comma is not the number's
     if length > 1 and len(nxt) == 3 and digits(nxt) and digits(low[i]):
         return True  # "3 090 001 tokens": the groups of a space-grouped number, not an RTX 3090
     if nxt in GB_UNITS or nxt in SIZE_UNITS or nxt in CONTEXT_UNIT_WORDS or nxt in BIT_WORDS \

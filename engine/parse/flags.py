@@ -5,6 +5,7 @@
   and the flag listed as not honoured);
 - `--kv-cache-dtype fp8` (also `fp8_e4m3`, `fp8_e5m2`), `-ctk q8_0` / `--cache-type-k q8_0`: the KV cache
   precision; `auto` is the default;
+- `--max-num-seqs 16`: vLLM's requests at once, read as the batch (the users the answer sizes for);
 - `--gpu-memory-utilization 0.85`: the share of each card vLLM takes (`gpu_memory_utilization`, the serving
   check's);
 - `-ngl 99` (every layer on the GPU) is what Cardfit sizes; fewer layers offload the rest to the CPU, which it
@@ -28,10 +29,11 @@ _TP = frozenset({"--tensor-parallel-size", "-tp"})
 _KV = frozenset({"--kv-cache-dtype", "-ctk", "-ctv", "--cache-type-k", "--cache-type-v"})
 _UTILIZATION = frozenset({"--gpu-memory-utilization"})
 _LAYERS = frozenset({"-ngl", "--n-gpu-layers", "--gpu-layers"})
+_SEQS = frozenset({"--max-num-seqs"})
 _ALL_LAYERS = 99  # llama.cpp's usual "every layer" (-ngl 99, 999)
 _KV_NAMES = {"fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "fp8_inc": "fp8", "q8_0": "int8", "f16": "fp16",
              "bf16": "bf16", "f32": "fp32"}
-_KNOWN = _CONTEXT | _TP | _KV | _UTILIZATION | _LAYERS
+_KNOWN = _CONTEXT | _TP | _KV | _UTILIZATION | _LAYERS | _SEQS
 _VALUE_RE = re.compile(r"[0-9][\w.:]*|auto|true|false", re.IGNORECASE)  # a value of a flag Cardfit does not know
 _COUNT_RE = re.compile(r"[0-9]{1,8}k?")
 
@@ -93,6 +95,11 @@ def _apply(draft: Draft, flag: str, value: str, written: str) -> bool:
         if kv not in KV_PRECISION_BYTES:
             return False
         draft.set_kv_precision(kv, written)
+        return True
+    if flag in _SEQS:
+        if not value.isdigit() or not 0 < int(value) <= 100_000:
+            return False
+        draft.set_batch(int(value), written)
         return True
     if flag in _UTILIZATION:
         try:

@@ -37,9 +37,14 @@ _MAX_TARGET = 100_000.0
 _TOKEN_SCALE = {"k": 1e3, "m": 1e6, "b": 1e9, "bn": 1e9, "mio": 1e6, "mrd": 1e9}
 _TOKEN_COUNT = re.compile(r"^([0-9]+(?:[.,][0-9]+)?)(k|m|b|bn|mio|mrd)$")
 _TRAINING_WORDS = frozenset({"lora", "qlora", "train", "training", "trainieren", "finetune", "finetuning", "fine",
-                             "feintunen", "feintuning", "epoch", "epochs", "epoche", "epochen", "sft"})
+                             "feintunen", "feintuning", "epoch", "epochs", "epoche", "epochen", "sft", "pretrain",
+                             "pretraining", "vortrainieren", "tune", "tuning"})
+_BILLIONS = frozenset({"b", "bn", "mrd"})  # "1B tokens": no context is a billion tokens long
 _DATASET_BEFORE = frozenset({"on", "auf", "mit", "with", "over", "über"})
 _EPOCH_WORDS = frozenset({"epoch", "epochs", "epoche", "epochen"})
+# The trainer named ("w/ deepspeed zero3", "mit DeepSpeed ZeRO-3", "with FSDP"): how a full fine-tune shards, which
+# the answer already assumes (engine.answer.lead.cheapest_sharded), so the words are understood, not "not understood"
+_TRAINER_WORDS = frozenset({"deepspeed", "fsdp", "fsdp2", "zero3", "zero2", "zero-3", "zero-2"})
 
 
 def _number(token: str) -> float | None:
@@ -70,8 +75,33 @@ def _rate_length(scan: Scan, i: int) -> int:
     return 0
 
 
+# "cost per 1M tokens", "Kosten pro 1 Mio. Tokens", "$ per million tokens": the unit of a price, never a context
+_PER_MILLION = re.compile(r"^(?:1m|1mio|million|mio)$")
+_COST_PER = frozenset({"per", "pro", "je", "a"})
+
+
+def _cost_unit(scan: Scan, draft: Draft) -> None:
+    """'per 1M tokens' (also '1 million', '1 Mio.'): the unit of the price per token the answer gives (with the
+    speed), so it is used here and never read as a 1,048,576-token context."""
+    low = scan.low
+    for i, token in enumerate(low):
+        if token not in _COST_PER or not scan.free(i):
+            continue
+        j = i + 1
+        if j < len(low) and low[j] == "1" and j + 1 < len(low) and low[j + 1] in ("m", "million", "mio"):
+            j += 1  # "per 1 million tokens"
+        if j < len(low) and scan.free(j) and _PER_MILLION.match(low[j]) \
+                and scan.next_free(j + 1) in ("tokens", "token", "tok", "output"):
+            length = j + 2 - i
+            if scan.next_free(j + 1) == "output" and scan.next_free(j + 2) in ("tokens", "token"):
+                length += 1
+            scan.use(i, length)
+            draft.speed_asked = True
+
+
 def read_speed(scan: Scan, draft: Draft) -> None:
     """A per-user speed target and a speed question; the number of a target is used here."""
+    _cost_unit(scan, draft)
     if _TRIGGERS.isdisjoint(scan.words):
         return  # nothing of speed in the question (one set look, no loop)
     low = scan.low
@@ -141,10 +171,19 @@ def read_training_job(scan: Scan, draft: Draft) -> None:
     for i, token in enumerate(low):
         if not scan.free(i):
             continue
+        if token in _TRAINER_WORDS:
+            scan.use(i, 1)
+            continue
+        if token == "zero" and i + 1 < len(low) and low[i + 1] in ("2", "3") and scan.free(i + 1):
+            scan.use(i, 2)  # "ZeRO-3"
+            continue
+        if token == "w" and i + 1 < len(low) and low[i + 1] in _TRAINER_WORDS:
+            scan.use(i, 1)  # "w/ deepspeed"
+            continue
         match = _TOKEN_COUNT.match(token)
         # "on 50M tokens" or with epochs named: a dataset; "LoRA ... 1M tokens" alone stays a context length
         if match and scan.next_free(i + 1) in ("tokens", "token", "tok") \
-                and (epochs_named or i > 0 and low[i - 1] in _DATASET_BEFORE):
+                and (epochs_named or i > 0 and low[i - 1] in _DATASET_BEFORE or match.group(2) in _BILLIONS):
             tokens = float(match.group(1).replace(",", ".")) * _TOKEN_SCALE[match.group(2)]
             if tokens >= 1e5 and draft.train_tokens is None:  # a dataset, not a context window
                 draft.train_tokens = tokens

@@ -308,9 +308,9 @@ PAY_WORDS = frozenset({"pay", "paying", "paid", "payment", "zahlen", "zahle", "b
 CARD_MINE = frozenset({"my", "mein", "meine", "meiner", "meinem", "meinen", "our", "unser", "unsere", "unserer",
                        "unserem", "unseren"})
 # "a B200", "eine H200": one card where the card is rented singly, else the card's smallest set that works.
-# "auf der 4090", "auf dem H100": the singular definite article names one card (a card rented only in sets takes
-# its smallest set, as after "a").
-CARD_THE_ONE = frozenset({"der", "dem"})
+# "auf der 4090", "auf dem H100", "on the 4090", "passt auf die 4090": the singular definite article names one card
+# (a card rented only in sets takes its smallest set, as after "a"); a count after it ("the 2x 4090") is the count.
+CARD_THE_ONE = frozenset({"der", "dem", "die", "the"})
 # "2x 3090 (48gb total)": the memory after the cards is what they hold together.
 TOTAL_WORDS = frozenset({"total", "combined", "insgesamt", "gesamt", "zusammen"})
 CARD_ARTICLES = frozenset({"a", "an", "one", "ein", "eine", "einer", "einem", "einen", "eins"})
