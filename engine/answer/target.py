@@ -7,10 +7,9 @@ import dataclasses
 from dataclasses import dataclass
 
 from catalog.schema import Catalog
-from engine.fit.ranking import plan
-from engine.fit.selection import ROOM_GB, Layout, Rules, Selection, evaluate_layout, has_room, same_layout
+from engine.fit.selection import Layout, Selection, same_layout
 from engine.notes import Note
-from engine.serving.review import ServingReview
+from engine.serving.review import ServingReview, running_layouts
 from engine.sizing.rule import Requirement, ResolvedRequest
 from engine.speed.layout import layout_speed
 
@@ -49,21 +48,9 @@ def meet_target(selection: Selection, requirement: Requirement, resolved: Resolv
         speed = _per_user(lead, resolved, requirement, review)
         if speed is not None and speed >= target:
             return selection, TargetOutcome(target, users, True, lead, speed)
-    rules = Rules(resolved, catalog)
-    total, kv_heads = requirement.total_gb, resolved.shape.kv_heads
     fastest: tuple[float, Layout] | None = None
-    for _, count, _, card in plan(catalog).by_price:  # cheapest first: the first that meets it leads
-        if card.vram_gb * count < total + ROOM_GB or not rules.ok(card, count):
-            continue
-        if count > 1 and card.vram_gb < requirement.per_gpu_gb(count, kv_heads) + ROOM_GB:
-            continue
-        if review is not None:
-            check = review.check(card, count)
-            if check is not None and not check.starts:
-                continue
-        layout = evaluate_layout(card, count, requirement, resolved, catalog, rules)
-        if not layout.valid or not has_room(layout):
-            continue
+    # cheapest first: the first that meets the target leads
+    for layout in running_layouts(requirement, resolved, catalog, review):
         speed = _per_user(layout, resolved, requirement, review)
         if speed is None:
             continue

@@ -3,6 +3,7 @@ layout cached within the answer, and the cheapest layout that passes both the ru
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from catalog.schema import Card, Catalog
@@ -338,11 +339,11 @@ class ServingReview:
         return cheapest_running(self.requirement, self.resolved, self.catalog, self, lower_bound_gb)
 
 
-def cheapest_running(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog,
-                     review: ServingReview | None, lower_bound_gb: float = 0.0) -> Layout | None:
-    """The cheapest layout (price order) that the rule accepts with room to spare (engine.fit.selection.ROOM_GB)
-    and, with a review, on which the engine starts: what an answer recommends when the rule's own pick does not run.
-    `lower_bound_gb`: what the whole set must hold at least under the engine's share (a failing check's bound)."""
+def running_layouts(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog,
+                    review: ServingReview | None, lower_bound_gb: float = 0.0) -> Iterator[Layout]:
+    """Every layout, cheapest first (price order), that the rule accepts with room to spare
+    (engine.fit.selection.ROOM_GB) and, with a review, on which the engine starts. `lower_bound_gb`: what the whole
+    set must hold at least under the engine's share (a failing check's bound)."""
     total, kv_heads = requirement.total_gb, resolved.shape.kv_heads
     rules = Rules(resolved, catalog)
     # Price order over what can hold the total at all; the rule is evaluated only on those, the engine
@@ -363,5 +364,11 @@ def cheapest_running(requirement: Requirement, resolved: ResolvedRequest, catalo
         # The check first: the full layout (its rule problems named) only for the one that starts.
         layout = evaluate_layout(card, count, requirement, resolved, catalog, rules)
         if layout.valid and has_room(layout):
-            return layout
-    return None
+            yield layout
+
+
+def cheapest_running(requirement: Requirement, resolved: ResolvedRequest, catalog: Catalog,
+                     review: ServingReview | None, lower_bound_gb: float = 0.0) -> Layout | None:
+    """The cheapest layout on which the workload runs (running_layouts): what an answer recommends when the rule's
+    own pick does not run."""
+    return next(running_layouts(requirement, resolved, catalog, review, lower_bound_gb), None)
