@@ -4,7 +4,9 @@ the cheapest layout that runs it fast enough (with its price and top-up), $ per 
 button (per-user speed at 1 / 8 / 32 users, TTFT)."""
 from __future__ import annotations
 
+import html
 import json
+import re
 
 import pytest
 
@@ -201,3 +203,21 @@ async def test_a_deep_link_carries_the_target_and_the_job(bot):
     await bot.send(79, "/start Mllama-3_1-70bFnf4WqJ50mO3")
     text = bot.last_text(79)
     assert "🏋" in text and "150M tokens (50M × 3 epochs)" in text
+
+
+@pytest.mark.parametrize(("text", "lang", "lines"), [
+    ("how fast is qwen3 32b awq on a 4090, at least 30 tok/s?", "en",
+     ["❌ No — 1x RTX 4090", "Instead: 2x RTX A5000 (48 GB) for $361/month",
+      "🎯 ≥ 30 tok/s for one stream: 1x RTX 4090 does not run it;"]),
+    ("Wie schnell läuft Qwen3 32B AWQ auf einer 4090, mind. 30 Token/s?", "de",
+     ["❌ Nein — 1x RTX 4090", "Stattdessen: 2x RTX A5000 (48 GB) für 361 $/Monat",
+      "🎯 ≥ 30 Tok./s für einen Stream: 1x RTX 4090 betreibt es nicht;"]),
+])
+async def test_a_named_card_that_does_not_run_it_never_meets_a_speed_target(bot, text, lang, lines):
+    """The 4090 cannot start Qwen3 32B AWQ at 8k: the target is not 'met on 1x RTX 4090', and 'Instead' names the
+    cheapest layout that runs it and meets the target (2x RTX A5000, ≈ 41 tok/s), not the cheapest that runs it
+    (1x A40, ≈ 24 tok/s, below the target)."""
+    await bot.send(80, text, language_code=lang)
+    shown = html.unescape(re.sub(r"<[^>]+>", "", bot.last_text(80)))
+    assert all(line in shown for line in lines), shown
+    assert "met on 1x RTX 4090" not in shown and "erreicht auf 1x RTX 4090" not in shown

@@ -278,8 +278,11 @@ def speed_cost_lines(answer: Answer, layout: Layout, lang: str) -> list[str]:
     target = answer.target
     if target is not None and target.layout is not None and target.per_user_tok_s is not None:
         key = "answer.speed_target_met" if target.met else \
-            "answer.speed_target_named_missed" if target.named else "answer.speed_target_missed"
-        lines.append(t(lang, key, target=fmt_number(lang, target.target_tok_s, None), users=target.users,
+            ("answer.speed_target_named_missed" if target.layout.valid else "answer.speed_target_named_not_running") \
+            if target.named else "answer.speed_target_missed"
+        who = t(lang, "answer.speed_target_who" if target.users > 1 else "answer.speed_target_who_one",
+                users=target.users)
+        lines.append(t(lang, key, target=fmt_number(lang, target.target_tok_s, None), who=who,
                        layout=_layout_name(target.layout), tps=fmt_number(lang, target.per_user_tok_s, 0)))
     return lines
 

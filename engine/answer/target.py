@@ -43,7 +43,13 @@ def meet_target(selection: Selection, requirement: Requirement, resolved: Resolv
     users = resolved.batch
     if resolved.card:  # a layout the user named is answered as named: met or not
         speed = _per_user(lead, resolved, requirement, review) if lead is not None else None
-        return selection, TargetOutcome(target, users, speed is not None and speed >= target, lead, speed, True)
+        met = lead is not None and lead.valid and speed is not None and speed >= target  # valid: it runs there
+        if not met:  # "Instead:" names the cheapest layout that runs it and meets the target, where one does
+            meeting = next((layout for layout in running_layouts(requirement, resolved, catalog, review)
+                            if (_per_user(layout, resolved, requirement, review) or 0.0) >= target), None)
+            if meeting is not None:
+                selection = dataclasses.replace(selection, recommended=meeting)
+        return selection, TargetOutcome(target, users, met, lead, speed, True)
     if lead is not None and lead.valid:
         speed = _per_user(lead, resolved, requirement, review)
         if speed is not None and speed >= target:
