@@ -116,3 +116,14 @@ async def test_the_chart_button_of_a_speed_target_answer_sends_both_panels(bot, 
     [photo] = bot.request.sent("sendPhoto")
     png = photo.params["photo"]
     assert png.startswith(PNG_SIGNATURE) and png_size(png)[1] == 840
+
+
+def test_a_label_moves_aside_rather_than_write_over_a_neighbour():
+    from bot.features.chart import SpeedPoint, _label_places
+
+    near = (SpeedPoint("1x A40\n≈ 14 tok/s", 240, 14.1, 10.6, 17.7, chosen=True),
+            SpeedPoint("1x RTX A6000\n≈ 16 tok/s", 290, 15.5, 11.6, 19.4))
+    places = _label_places(near, right=570, top=45, width_in=5.7, height_in=2.55)
+    assert [ha for *_, ha, _ in places] == ["right", "left"]  # ha: the first ends left of its mark
+    apart = (near[0], SpeedPoint("2x RTX 3090\n≈ 29 tok/s", 437, 29.4, 22.1, 36.8))
+    assert [ha for *_, ha, _ in _label_places(apart, right=570, top=45, width_in=5.7, height_in=2.55)] == ["left"] * 2

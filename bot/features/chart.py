@@ -299,6 +299,7 @@ GROUP_GAP = 0.8
 # The speed panel under the memory one: its height, and the margins for the price labels below and its title above
 SPEED_INCHES, SPEED_BOTTOM_INCHES, SPEED_TOP_INCHES = 3.6, 0.6, 0.45
 SPEED_COLOUR, TARGET_COLOUR = "#2a9d8f", "#c44e52"
+SPEED_LABEL_PT = 7.5
 SPEED_X_MARGIN = 1.3  # the price axis runs 30 % past the dearest layout, so its label stays inside the panel
 
 
@@ -395,11 +396,13 @@ def _draw_speed(figure: Any, panel: SpeedPanel, rect: tuple[float, float, float,
                      s=[110 if point.chosen else 40 for point in drawn], c=colour, zorder=3,
                      edgecolors=["#222222" if point.chosen else colour for point in drawn],
                      linewidths=[1.6 if point.chosen else 0.5 for point in drawn])
-    for point in points:
-        axes.annotate(point.label, (point.monthly_usd, point.tok_s), xytext=(7, 0), textcoords="offset points",
-                      ha="left", va="center", fontsize=7.5, fontweight="bold" if point.chosen else "normal")
     top = max([point.high for point in points] + [panel.target_tok_s or 0.0, 1.0]) * 1.2
     right = max(point.monthly_usd for point in points) * SPEED_X_MARGIN
+    size = figure.get_size_inches()
+    for point, (anchor_y, offset, ha, va) in zip(points, _label_places(points, right, top, rect[2] * size[0],
+                                                                       rect[3] * size[1]), strict=True):
+        axes.annotate(point.label, (point.monthly_usd, anchor_y), xytext=offset, textcoords="offset points",
+                      ha=ha, va=va, fontsize=SPEED_LABEL_PT, fontweight="bold" if point.chosen else "normal")
     handles: list[Any] = [Line2D([], [], color=SPEED_COLOUR, marker="o", markersize=5, linestyle="-", linewidth=1.2),
                           Line2D([], [], color=SPEED_COLOUR, marker="o", markersize=9, markeredgecolor="#222222",
                                  linestyle="none")]
@@ -423,6 +426,52 @@ def _draw_speed(figure: Any, panel: SpeedPanel, rect: tuple[float, float, float,
     axes.grid(alpha=0.3)
     axes.set_axisbelow(True)
     figure.legend(handles, labels, loc="center left", bbox_to_anchor=(legend_x, legend_y), fontsize=8, frameon=False)
+
+
+Box = tuple[float, float, float, float]  # left, bottom, right, top in inches inside the axes
+
+
+def _label_places(points: tuple[SpeedPoint, ...], right: float, top: float, width_in: float,
+                  height_in: float) -> list[tuple[float, tuple[float, float], str, str]]:
+    """Where each point's label goes (y of its anchor, offset in points, alignment): right of the point, else left,
+    above its error bar or below it -- the first place that stays inside the panel and covers no other label, mark
+    or error bar (two layouts a few dollars apart at a similar speed would otherwise write over each other)."""
+    def inches(point: SpeedPoint, value: float) -> tuple[float, float]:
+        return point.monthly_usd / right * width_in, value / top * height_in
+
+    gap = 7 / 72
+    obstacles: list[Box] = []
+    for point in points:
+        x, low = inches(point, point.low)
+        _, high = inches(point, point.high)
+        obstacles.append((x - 0.07, low - 0.03, x + 0.07, high + 0.03))  # the error bar and its caps
+    places = []
+    for index, point in enumerate(points):
+        lines = point.label.split("\n")
+        w = max(len(line) for line in lines) * SPEED_LABEL_PT * 0.58 / 72
+        h = len(lines) * SPEED_LABEL_PT * 1.25 / 72
+        x, y = inches(point, point.tok_s)
+        _, low = inches(point, point.low)
+        _, high = inches(point, point.high)
+        candidates: list[tuple[Box, tuple[float, tuple[float, float], str, str]]] = [
+            ((x + gap, y - h / 2, x + gap + w, y + h / 2), (point.tok_s, (7, 0), "left", "center")),
+            ((x - gap - w, y - h / 2, x - gap, y + h / 2), (point.tok_s, (-7, 0), "right", "center")),
+            ((x - w / 2, high + 0.05, x + w / 2, high + 0.05 + h), (point.high, (0, 4), "center", "bottom")),
+            ((x - w / 2, low - 0.05 - h, x + w / 2, low - 0.05), (point.low, (0, -4), "center", "top")),
+        ]
+        chosen = candidates[0]
+        for box, place in candidates:
+            inside = box[0] >= 0 and box[2] <= width_in and box[1] >= 0 and box[3] <= height_in
+            if inside and not any(_overlap(box, other) for n, other in enumerate(obstacles) if n != index):
+                chosen = (box, place)
+                break
+        obstacles.append(chosen[0])
+        places.append(chosen[1])
+    return places
+
+
+def _overlap(a: Box, b: Box) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 def _nice_ticks(top_gb: float, most: int = 5) -> list[float]:
