@@ -148,7 +148,7 @@ def test_render_png_gives_a_valid_png_of_reasonable_size(fields):
     data = chart_data(answer_for(**fields), "de")
     png = render_png(data)
     width, height = png_size(png)
-    assert 800 <= width <= 2000 and height == 480
+    assert 800 <= width <= 2000 and height == (840 if data.speed is not None else 480)  # the speed panel: 3.6 in
     assert 5_000 < len(png) < 150_000
     from PIL import Image  # matplotlib's own dependency: the PNG decodes, not just its header
 
@@ -225,7 +225,7 @@ async def test_chart_button_sends_a_photo_with_the_caption(bot, text, language_c
     assert "text" not in answered.params
     [photo] = bot.request.sent("sendPhoto")
     assert photo.params["chat_id"] == 7 and photo.params["parse_mode"] == "HTML"
-    assert png_size(photo.params["photo"])[1] == 480
+    assert png_size(photo.params["photo"])[1] == 840  # the memory panel and the speed panel under it
     caption = photo.params["caption"]
     assert ("Need: 47.7 GB" if language_code == "en" else "Bedarf: ") in caption
     assert ("2x A40" if language_code == "en" else "1x A40") in caption  # what vLLM starts on
@@ -282,7 +282,7 @@ async def test_terminal_chat_writes_the_chart_and_prints_its_path(tmp_path):
     [written] = list(charts.glob("chart-*.png"))
     assert f"📊 Chart saved: {written}" in stdout.getvalue()
     assert "Need: 39.7 GB" in stdout.getvalue()
-    assert png_size(written.read_bytes())[1] == 480
+    assert png_size(written.read_bytes())[1] == 840
 
 
 async def test_terminal_chat_says_when_the_chart_cannot_be_written(tmp_path):
@@ -310,7 +310,7 @@ async def test_terminal_chat_says_when_the_chart_cannot_be_written(tmp_path):
 def test_cli_size_chart_writes_a_png(tmp_path, capsys):
     target = tmp_path / "70b.png"
     assert main(["size", "--model", "llama-3.1-70b", "--precision", "int4", "--chart", str(target)]) == 0
-    assert png_size(target.read_bytes())[1] == 480
+    assert png_size(target.read_bytes())[1] == 840
     assert "1x A40" in capsys.readouterr().out
     assert main(["size", "--params", "70", "--chart", str(tmp_path / "missing" / "x.png")]) == 2
     assert "cannot write the chart" in capsys.readouterr().err

@@ -2,9 +2,11 @@
 
 `chart_data` is pure (no matplotlib): the requirement as a stacked bar of its components beside the memory of the
 fit and of each alternative, grouped by card count -- a set is drawn per GPU (its per-GPU share of the requirement
-beside one card's memory), because that is the figure that decides whether a set starts. `render_png` imports
-matplotlib (Agg, no pyplot: the bot renders in a worker thread, and pyplot's global state is not thread-safe)
-only when a chart is asked for, so the cold start of `cardfit ask` never pays for it.
+beside one card's memory), because that is the figure that decides whether a set starts. Where the layouts have a
+calibrated speed (engine.speed), a second panel below puts each one's monthly price against the decode speed each of
+the request's users gets, with the estimate's range and the request's speed target: what more money buys.
+`render_png` imports matplotlib (Agg, no pyplot: the bot renders in a worker thread, and pyplot's global state is
+not thread-safe) only when a chart is asked for, so the cold start of `cardfit ask` never pays for it.
 """
 from __future__ import annotations
 
@@ -21,11 +23,12 @@ from bot.features.caller import Caller
 from bot.features.core import Core
 from bot.features.feature import notice
 from bot.features.reply import CallbackResult
-from bot.texts.i18n import fmt_gb, fmt_usd, t, texts
+from bot.texts.i18n import fmt_gb, fmt_number, fmt_usd, t, texts
 from bot.texts.render import plain, render_request
 from engine.answer.build import Answer
 from engine.fit.selection import Layout
 from engine.sizing.payload import PayloadError, decode_request
+from engine.speed.estimate import SpeedEstimate
 
 MAX_LAYOUTS = 5  # the fit and four others: more bars than that stop being readable at 900 px
 CAPTION_LIMIT = 900  # Telegram's photo caption holds 1,024 characters; escaping may lengthen ours
@@ -62,12 +65,38 @@ class Group:
 
 
 @dataclass(frozen=True, slots=True)
+class SpeedPoint:
+    """One layout in the speed panel: its monthly price against the decode speed each user gets."""
+
+    label: str  # beside the point: the layout and its speed, in the reader's language (may hold a line break)
+    monthly_usd: float  # x
+    tok_s: float  # y: decode tokens/s per user at the request's users (one stream when one user)
+    low: float  # the calibrated range around `tok_s` (the error bar)
+    high: float
+    chosen: bool = False  # the layout the answer recommends
+    holds: bool = True  # the layout holds the requirement (else drawn grey: a speed it would have, not one it runs)
+
+
+@dataclass(frozen=True, slots=True)
+class SpeedPanel:
+    title: str
+    x_label: str
+    y_label: str
+    users: int
+    target_tok_s: float | None  # the request's speed target per user: a horizontal line
+    points: tuple[SpeedPoint, ...]
+    x_ticks: tuple[tuple[float, str], ...]  # prices with the reader's currency format
+    legend: Mapping[str, str]  # range, target, short
+
+
+@dataclass(frozen=True, slots=True)
 class ChartData:
     title: str
     y_label: str
     groups: tuple[Group, ...]
     caption: str  # plain text: escape it for HTML
     legend: Mapping[str, str]  # labels for the renderer's own marks: capacity, short, usable, need, chosen
+    speed: SpeedPanel | None = None  # price against speed, when at least one layout drawn has a speed
 
     @property
     def bars(self) -> tuple[Bar, ...]:
@@ -163,7 +192,52 @@ def chart_data(answer: Answer, lang: str, usable_gb_per_gpu: Mapping[LayoutKey, 
         groups.append(Group(title, need.total_gb, tuple(bars)))
     legend = {key: t(lang, f"chart.legend.{key}") for key in ("capacity", "short", "usable", "need", "chosen")}
     return ChartData(title=plain(render_request(answer, lang)[0]), y_label=t(lang, "chart.y_label"),
-                     groups=tuple(groups), caption=chart_caption(answer, lang), legend=legend)
+                     groups=tuple(groups), caption=chart_caption(answer, lang), legend=legend,
+                     speed=speed_panel(answer, lang))
+
+
+def layout_speeds(answer: Answer) -> list[tuple[Layout, SpeedEstimate]]:
+    """The drawn layouts that have a calibrated speed, each with it: for the layout the JSON `speed` describes,
+    that estimate (the serving check's engine); for the others their own, the figure an alternative's line
+    prints ("≈ N tok/s each")."""
+    where = answer.serving_layout
+    described = (where[0].id, where[1]) if where is not None else None
+    speeds = []
+    for layout in chart_layouts(answer):
+        speed = answer.speed() if _key(layout) == described else layout.speed
+        if speed is not None and speed.decode_tok_s > 0:
+            speeds.append((layout, speed))
+    return speeds
+
+
+def speed_panel(answer: Answer, lang: str) -> SpeedPanel | None:
+    """Monthly price against each user's decode speed for the drawn layouts; None when none has a speed (a
+    training job, an image model, nothing that fits)."""
+    speeds = layout_speeds(answer)
+    if not speeds:
+        return None
+    payable = answer.payable
+    users = speeds[0][1].users
+    points = []
+    for layout, speed in speeds:
+        scale = speed.decode_tok_s_per_user / speed.decode_tok_s  # the range is the one-stream range, scaled
+        key = "chart.speed.point_each" if speed.users > 1 else "chart.speed.point"
+        points.append(SpeedPoint(
+            label=f"{layout.label}\n" + t(lang, key, tps=fmt_number(lang, speed.decode_tok_s_per_user, 0)),
+            monthly_usd=layout.monthly_usd, tok_s=speed.decode_tok_s_per_user, low=speed.low * scale,
+            high=speed.high * scale, chosen=payable is not None and _key(layout) == _key(payable),
+            holds=layout.valid))
+    target = answer.request.target_tok_s
+    title = t(lang, "chart.speed.title_users", users=users) if users > 1 else t(lang, "chart.speed.title")
+    legend = {"range": t(lang, "chart.speed.range"), "short": t(lang, "chart.speed.short"),
+              "chosen": t(lang, "chart.legend.chosen")}
+    if target is not None:
+        legend["target"] = t(lang, "chart.speed.target", tps=fmt_number(lang, target, None))
+    right = max(point.monthly_usd for point in points) * SPEED_X_MARGIN  # room for the rightmost point's label
+    ticks = tuple((tick, fmt_usd(lang, tick) if tick else "0") for tick in _nice_ticks(right, 4))
+    return SpeedPanel(title=title, x_label=t(lang, "chart.speed.x_label"),
+                      y_label=t(lang, "chart.speed.y_label_users" if users > 1 else "chart.speed.y_label"),
+                      users=users, target_tok_s=target, points=tuple(points), x_ticks=ticks, legend=legend)
 
 
 def chart_caption(answer: Answer, lang: str) -> str:
@@ -222,6 +296,11 @@ MIN_PLOT_INCHES, INCHES_PER_BAR = 5.0, 0.95  # 95 px per bar fits "8x RTX 4090" 
 DPI = 100  # about 900 x 480 px: sharp in a Telegram chat, and a PNG of a few dozen KB
 BAR_WIDTH = 0.7
 GROUP_GAP = 0.8
+# The speed panel under the memory one: its height, and the margins for the price labels below and its title above
+SPEED_INCHES, SPEED_BOTTOM_INCHES, SPEED_TOP_INCHES = 3.6, 0.6, 0.45
+SPEED_COLOUR, TARGET_COLOUR = "#2a9d8f", "#c44e52"
+SPEED_LABEL_PT = 7.5
+SPEED_X_MARGIN = 1.3  # the price axis runs 30 % past the dearest layout, so its label stays inside the panel
 
 
 def render_png(data: ChartData) -> bytes:
@@ -241,9 +320,12 @@ def render_png(data: ChartData) -> bytes:
     units = layout.positions[-1] + 1.2 if layout.positions else 1.2
     plot_inches = max(MIN_PLOT_INCHES, units * INCHES_PER_BAR)  # every card's name stays readable under its bar
     width = LEFT_INCHES + plot_inches + LEGEND_INCHES
-    figure = Figure(figsize=(width, HEIGHT_INCHES), dpi=DPI)
+    below_inches = SPEED_INCHES if data.speed is not None else 0.0  # the speed panel goes under the memory one
+    height = HEIGHT_INCHES + below_inches
+    figure = Figure(figsize=(width, height), dpi=DPI)
     FigureCanvasAgg(figure)
-    axes = figure.add_axes((LEFT_INCHES / width, 0.15, plot_inches / width, 0.73))
+    axes = figure.add_axes((LEFT_INCHES / width, (below_inches + 0.15 * HEIGHT_INCHES) / height, plot_inches / width,
+                            0.73 * HEIGHT_INCHES / height))
     # One collection per kind of mark instead of a bar() call per segment, and the labels under the bars as plain
     # texts instead of x ticks (a matplotlib Tick costs milliseconds to build): the chart must render well under
     # 300 ms on a busy 2-core machine (benchmarks/bench_chart.py).
@@ -278,13 +360,118 @@ def render_png(data: ChartData) -> bytes:
     if layout.usable_lines:
         handles.append(Line2D([], [], color="#111111", linewidth=2.2))
         labels.append(data.legend["usable"])
-    figure.legend(handles, labels, loc="center left", bbox_to_anchor=((LEFT_INCHES + plot_inches + 0.15) / width, 0.55),
-                  fontsize=8, frameon=False)
-    figure.suptitle(data.title, fontsize=11, x=(LEFT_INCHES + plot_inches / 2) / width, y=0.97)
+    figure.legend(handles, labels, loc="center left",
+                  bbox_to_anchor=((LEFT_INCHES + plot_inches + 0.15) / width,
+                                  (below_inches + 0.55 * HEIGHT_INCHES) / height), fontsize=8, frameon=False)
+    figure.suptitle(data.title, fontsize=11, x=(LEFT_INCHES + plot_inches / 2) / width,
+                    y=1 - 0.03 * HEIGHT_INCHES / height)
+    if data.speed is not None:
+        _draw_speed(figure, data.speed, (LEFT_INCHES / width, SPEED_BOTTOM_INCHES / height, plot_inches / width,
+                                         (SPEED_INCHES - SPEED_BOTTOM_INCHES - SPEED_TOP_INCHES) / height),
+                    legend_x=(LEFT_INCHES + plot_inches + 0.15) / width, legend_y=SPEED_INCHES * 0.5 / height)
     buffer = io.BytesIO()
     # zlib level 1: a third of the default's encoding time for a file a few KB larger (flat colours compress well)
     figure.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None}, pil_kwargs={"compress_level": 1})
     return buffer.getvalue()
+
+
+def _draw_speed(figure: Any, panel: SpeedPanel, rect: tuple[float, float, float, float], legend_x: float,
+                legend_y: float) -> None:
+    """The speed panel: each layout's price against its per-user decode speed, the calibrated range as an error
+    bar, the recommended layout as a larger outlined mark, the speed target as a dashed line."""
+    from matplotlib.lines import Line2D
+
+    axes = figure.add_axes(rect)
+    points = panel.points
+    for holds in (True, False):
+        drawn = [point for point in points if point.holds == holds]
+        if not drawn:
+            continue
+        colour = SPEED_COLOUR if holds else COLOURS["short"]
+        below = [point.tok_s - point.low for point in drawn]
+        above = [point.high - point.tok_s for point in drawn]
+        axes.errorbar([point.monthly_usd for point in drawn], [point.tok_s for point in drawn], yerr=[below, above],
+                      fmt="none", ecolor=colour, elinewidth=1.2, capsize=4)
+        axes.scatter([point.monthly_usd for point in drawn], [point.tok_s for point in drawn],
+                     s=[110 if point.chosen else 40 for point in drawn], c=colour, zorder=3,
+                     edgecolors=["#222222" if point.chosen else colour for point in drawn],
+                     linewidths=[1.6 if point.chosen else 0.5 for point in drawn])
+    top = max([point.high for point in points] + [panel.target_tok_s or 0.0, 1.0]) * 1.2
+    right = max(point.monthly_usd for point in points) * SPEED_X_MARGIN
+    size = figure.get_size_inches()
+    for point, (anchor_y, offset, ha, va) in zip(points, _label_places(points, right, top, rect[2] * size[0],
+                                                                       rect[3] * size[1]), strict=True):
+        axes.annotate(point.label, (point.monthly_usd, anchor_y), xytext=offset, textcoords="offset points",
+                      ha=ha, va=va, fontsize=SPEED_LABEL_PT, fontweight="bold" if point.chosen else "normal")
+    handles: list[Any] = [Line2D([], [], color=SPEED_COLOUR, marker="o", markersize=5, linestyle="-", linewidth=1.2),
+                          Line2D([], [], color=SPEED_COLOUR, marker="o", markersize=9, markeredgecolor="#222222",
+                                 linestyle="none")]
+    labels = [panel.legend["range"], panel.legend["chosen"]]
+    if any(not point.holds for point in points):
+        handles.append(Line2D([], [], color=COLOURS["short"], marker="o", markersize=5, linestyle="none"))
+        labels.append(panel.legend["short"])
+    if panel.target_tok_s is not None:
+        axes.axhline(panel.target_tok_s, color=TARGET_COLOUR, linestyle="dashed", linewidth=1.1)
+        handles.append(Line2D([], [], color=TARGET_COLOUR, linestyle="dashed", linewidth=1.1))
+        labels.append(panel.legend["target"])
+    axes.set_xlim(0, right)
+    axes.set_ylim(0, top)
+    axes.set_xticks([tick for tick, _ in panel.x_ticks], [label for _, label in panel.x_ticks])
+    axes.set_yticks(_nice_ticks(top, 4))
+    axes.tick_params(labelsize=8)
+    axes.set_xlabel(panel.x_label, fontsize=9)
+    axes.set_ylabel(panel.y_label, fontsize=9)
+    axes.set_title(panel.title, fontsize=10, color="#333333")
+    axes.spines[["top", "right"]].set_visible(False)
+    axes.grid(alpha=0.3)
+    axes.set_axisbelow(True)
+    figure.legend(handles, labels, loc="center left", bbox_to_anchor=(legend_x, legend_y), fontsize=8, frameon=False)
+
+
+Box = tuple[float, float, float, float]  # left, bottom, right, top in inches inside the axes
+
+
+def _label_places(points: tuple[SpeedPoint, ...], right: float, top: float, width_in: float,
+                  height_in: float) -> list[tuple[float, tuple[float, float], str, str]]:
+    """Where each point's label goes (y of its anchor, offset in points, alignment): right of the point, else left,
+    above its error bar or below it -- the first place that stays inside the panel and covers no other label, mark
+    or error bar (two layouts a few dollars apart at a similar speed would otherwise write over each other)."""
+    def inches(point: SpeedPoint, value: float) -> tuple[float, float]:
+        return point.monthly_usd / right * width_in, value / top * height_in
+
+    gap = 7 / 72
+    obstacles: list[Box] = []
+    for point in points:
+        x, low = inches(point, point.low)
+        _, high = inches(point, point.high)
+        obstacles.append((x - 0.07, low - 0.03, x + 0.07, high + 0.03))  # the error bar and its caps
+    places = []
+    for index, point in enumerate(points):
+        lines = point.label.split("\n")
+        w = max(len(line) for line in lines) * SPEED_LABEL_PT * 0.58 / 72
+        h = len(lines) * SPEED_LABEL_PT * 1.25 / 72
+        x, y = inches(point, point.tok_s)
+        _, low = inches(point, point.low)
+        _, high = inches(point, point.high)
+        candidates: list[tuple[Box, tuple[float, tuple[float, float], str, str]]] = [
+            ((x + gap, y - h / 2, x + gap + w, y + h / 2), (point.tok_s, (7, 0), "left", "center")),
+            ((x - gap - w, y - h / 2, x - gap, y + h / 2), (point.tok_s, (-7, 0), "right", "center")),
+            ((x - w / 2, high + 0.05, x + w / 2, high + 0.05 + h), (point.high, (0, 4), "center", "bottom")),
+            ((x - w / 2, low - 0.05 - h, x + w / 2, low - 0.05), (point.low, (0, -4), "center", "top")),
+        ]
+        chosen = candidates[0]
+        for box, place in candidates:
+            inside = box[0] >= 0 and box[2] <= width_in and box[1] >= 0 and box[3] <= height_in
+            if inside and not any(_overlap(box, other) for n, other in enumerate(obstacles) if n != index):
+                chosen = (box, place)
+                break
+        obstacles.append(chosen[0])
+        places.append(chosen[1])
+    return places
+
+
+def _overlap(a: Box, b: Box) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 def _nice_ticks(top_gb: float, most: int = 5) -> list[float]:
