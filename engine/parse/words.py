@@ -24,7 +24,7 @@ rent rental renting buy price prices cost costs cheap cheapest recommend recomme
 node instance cloud want full half single once simultaneously up go going let lets know tell show give me
 mode running time long bot cardfit meta vllm ollama llamacpp transformers pytorch really actually maybe
 possibly something anything currently exactly float floats month months monthly hour hours hourly day days
-daily week weeks weekly
+daily week weeks weekly via
 would just still even already right now today quick quickly thing things way
 """.split())
 
