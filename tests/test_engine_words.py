@@ -110,3 +110,31 @@ async def test_an_unchecked_engine_is_named_in_both_languages(bot):
     assert "SGLang is not checked by Cardfit: vLLM's check stands in" in plain(bot)
     await bot.send(USER, "Qwen3 32B fp8 mit SGLang auf einer H100", language_code="de")
     assert "SGLang prüft Cardfit nicht: die Prüfung von vLLM steht dafür" in plain(bot)
+
+
+# ---- llama-server's slots: --parallel / -np split -c
+
+
+@pytest.mark.parametrize(("text", "each", "users", "code"), [
+    ("llama-server -m Qwen3-32B-Q4_K_M.gguf --parallel 4 -c 32768 -ngl 99", 8192, 4, "slots_split"),
+    ("llama-server -m Qwen3-32B-Q4_K_M.gguf -c 32k -np 4", 8192, 4, "slots_split"),
+    # 32768 / 3 = 10922, padded up to 256 cells: 11008 (src/llama-context.cpp, GGML_PAD(n_ctx_seq, 256))
+    ("llama-server -m Qwen3-32B-Q4_K_M.gguf -c 32768 -np 3", 11008, 3, "slots_split"),
+    ("llama-server -m Qwen3-32B-Q4_K_M.gguf -c 32768 -np 4 --kv-unified", 8192, 4, "slots_unified"),
+    ("llama-server -m Qwen3-32B-Q4_K_M.gguf -np 4", None, 4, "slots_split_bare"),
+])
+def test_llama_server_slots_are_users_with_their_share_of_the_context(text, each, users, code):
+    request = parse(text).request
+    assert request.engine == "llama.cpp"
+    assert (request.context_tokens, request.batch) == (each, users)
+    assert code in codes(request) and not request.ignored
+
+
+async def test_the_answer_says_what_each_slot_gets(bot):
+    await bot.send(USER, "llama-server -m Qwen3-32B-Q4_K_M.gguf --parallel 4 -c 32768 -ngl 99 on an A40")
+    text = plain(bot)
+    assert "--parallel 4: llama.cpp splits -c 32,768 over 4 slots: each user gets 8,192 tokens" in text
+    assert "8,192 tokens · batch 4" in text and "Not understood" not in text
+    await bot.send(USER, "llama-server -m Qwen3-32B-Q4_K_M.gguf -np 4 -c 32768 auf einer A40", language_code="de")
+    text = plain(bot)
+    assert "-np 4: llama.cpp teilt -c 32.768 auf 4 Slots auf: jeder Nutzer bekommt 8.192 Token" in text
