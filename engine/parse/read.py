@@ -22,7 +22,7 @@ from engine.parse.hub import hub_candidate
 from engine.parse.launch import note_engine, note_launch, read_engine_words, read_launch
 from engine.parse.lexer import COMMAND_RE, as_shown
 from engine.parse.models import find_model, resolve_ambiguous, resolve_unknown
-from engine.parse.open_question import find_open_question
+from engine.parse.open_question import find_open_question, read_use_case
 from engine.parse.regions import find_region_ids
 from engine.parse.runtime import assume_runtime_format, read_rope_scaling
 from engine.parse.scan import Scan
@@ -100,6 +100,7 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
         decide_intent(scan, draft)
         find_capacity_intent(scan, draft)
         find_open_question(scan, draft)
+        read_use_case(scan, draft)
         list_unknown_flags(scan, draft)
         note_engine(draft)
         note_launch(draft)
