@@ -15,7 +15,7 @@ _MODEL = frozenset({"model", "modell", "llm", "models", "modelle"})
 # What the model is for ("for coding", "RAG chatbot"): with a model named, it changes no memory, so it is read and
 # said nowhere; in an open question ("best coding model") Cardfit does not choose by it, so it stays listed as not
 # understood there (the answer's models are the largest that run, whatever they are for).
-_USE_CASES = frozenset({"coding", "code", "programming", "programmieren", "chatbot", "assistant", "assistent",
+_USE_CASES = frozenset({"coding", "programming", "programmieren", "chatbot", "assistant", "assistent",
                         "rag", "agent", "agents", "agentic", "roleplay", "writing", "translation",
                         "übersetzung", "summarization", "zusammenfassung"})
 
