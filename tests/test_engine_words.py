@@ -138,3 +138,8 @@ async def test_the_answer_says_what_each_slot_gets(bot):
     await bot.send(USER, "llama-server -m Qwen3-32B-Q4_K_M.gguf -np 4 -c 32768 auf einer A40", language_code="de")
     text = plain(bot)
     assert "-np 4: llama.cpp teilt -c 32.768 auf 4 Slots auf: jeder Nutzer bekommt 8.192 Token" in text
+
+
+def test_ollama_on_a_training_job_is_said_and_drops_the_engine():
+    request = parse("QLoRA Qwen3 32B mit Ollama").request
+    assert request.engine is None and "engine_training" in codes(request)

@@ -90,7 +90,7 @@ def read_engine_words(scan: Scan, draft: Draft) -> None:
 def note_engine(draft: Draft) -> None:
     """After every pass: what the engine word did. A launch line's engine wins (its own note says it)."""
     name = draft.engine_word
-    if name is None or name == "Ollama":  # Ollama's note is its format's (engine.parse.runtime)
+    if name is None:
         return
     if draft.launch_engine is not None:
         if draft.engine not in (None, draft.launch_engine):
@@ -100,6 +100,8 @@ def note_engine(draft: Draft) -> None:
         draft.assumed.append(Note(f"{name}: an inference engine; a training job is sized without it",
                                   "engine_training", engine=name))
         draft.engine = None
+        return
+    if name == "Ollama":  # Ollama's note is its format's (engine.parse.runtime)
         return
     if name in _CHECKED:
         draft.assumed.append(Note(f"{name} named: its serving check runs", "engine_named", engine=name))
