@@ -34,7 +34,7 @@ REQUEST_FIELDS = (
     "model", "params_b", "precision", "kv_precision", "context_tokens", "batch", "workload", "card", "gpu_count",
     "memory_budget_gb", "region", "intent", "billing", "coin", "cheapest", "count_implied", "compare_card",
     "card_vram_gb", "quant", "rope_scaling", "budget_usd", "billing_span",
-    "gpu_memory_utilization", "target_tok_s", "speed_asked", "train_tokens", "epochs",
+    "gpu_memory_utilization", "target_tok_s", "speed_asked", "train_tokens", "epochs", "engine", "ignored",
 )
 EXPECT_KEYS = set(REQUEST_FIELDS) | {"language", "error", "model_note", "notes", "error_code"}
 # A case about a model the registry may list later: `expect` is the answer without it (an honest "unknown"),

@@ -142,8 +142,11 @@ def answer_for(request: SizeRequest, catalog: Catalog, asker: Asker = NOBODY, *,
                registry: Registry | None = None, engine: str | None = None,
                vllm_version: str | None = None) -> Answer:
     """The answer step: the request as it stands (settings already filled), with the asker's billing, coin and
-    engine. `engine`: the one a pasted launch line names ("llama-server ..."), which wins over /set engine."""
+    engine. `engine`: the one a pasted launch line names ("llama-server ..."), else the one the question names
+    ("with llama.cpp", kept through follow-ups: `request.engine`); either wins over /set engine."""
     prefs = asker.preferences
+    if engine not in ENGINES:
+        engine = request.engine
     if engine not in ENGINES:
         engine = prefs.engine if prefs is not None and prefs.engine in ENGINES else None  # /set engine
     return build_answer(request, catalog, user_id=asker.user_id, topup_secret=asker.topup_secret,

@@ -183,7 +183,8 @@ def _fit_lines(answer: Answer, layout: Layout, lang: str, details: bool) -> list
     lines = [line, _price_line(lang, layout, answer.catalog, answer.billing)]
     job = answer.job
     if job is not None and answer.fit is not None and same_layout(layout, answer.fit):
-        lines.append(t(lang, "answer.job", tokens=fmt_count(lang, job.tokens * job.epochs),
+        job_key = "answer.job_one_epoch" if job.epochs == 1 else "answer.job"  # "(1B × 1 epoch)"
+        lines.append(t(lang, job_key, tokens=fmt_count(lang, job.tokens * job.epochs),
                        epoch_tokens=fmt_count(lang, job.tokens), epochs=fmt_number(lang, job.epochs, None),
                        tok_s=fmt_number(lang, job.tokens_per_s, 0), gpu_hours=fmt_number(lang, job.gpu_hours, 1),
                        low=fmt_number(lang, job.gpu_hours * JOB_LOW, 1),

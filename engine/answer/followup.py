@@ -157,6 +157,7 @@ def apply_followup(previous: SizeRequest, delta: SizeRequest, shown: Shown | Non
     _onto_pick(previous, delta, merged, shown, changes)
     merged.cheapest = previous.cheapest or delta.cheapest
     merged.rope_scaling = delta.rope_scaling or previous.rope_scaling  # "and with yarn?" extends the window
+    merged.engine = delta.engine or previous.engine  # "and with 64k?" keeps "with llama.cpp"; "and on vLLM?" changes it
     merged.assumed = [*changes, *delta.assumed]
     return Followup(merged, changes, needs_card)
 
@@ -266,6 +267,7 @@ _KEPT: dict[str, type | tuple[type, ...]] = {
     "count_implied": bool, "compare_card": str, "card_vram_gb": (int, float), "rope_scaling": str,
     "budget_usd": (int, float), "billing_span": int, "gpu_memory_utilization": (int, float), "checkpoint": str,
     "target_tok_s": (int, float), "speed_asked": bool, "train_tokens": (int, float), "epochs": (int, float),
+    "engine": str,
 }
 
 
@@ -306,4 +308,5 @@ def _in_range(request: SizeRequest) -> bool:
             and (request.batch is None or 0 < request.batch <= MAX_BATCH)
             and (request.gpu_count is None or 0 < request.gpu_count <= 64)
             and (request.workload is None or request.workload in WORKLOADS)
+            and (request.engine is None or request.engine in ("vllm", "llama.cpp"))
             and (request.quant is None or canonical_quant(request.quant) == request.quant))

@@ -16,6 +16,7 @@ _HOW_MUCH = frozenset({("how", "much"), ("how", "long"), ("wie", "viel"), ("wie"
 _HOW_MANY = frozenset({("how", "many"), ("wie", "viele")})
 _CONTEXT = frozenset({"context", "kontext", "kontextlänge", "ctx", "context-length"})
 _USERS = frozenset({"users", "user", "nutzer", "benutzer", "requests", "anfragen", "concurrent", "parallel",
+                    "parallele", "parallelen", "gleichzeitigen", "kunden", "customers",
                     "gleichzeitig", "gleichzeitige", "sessions", "streams", "clients"})
 _MODEL = frozenset({"model", "modell", "llm"})
 
@@ -49,4 +50,8 @@ def find_capacity_intent(scan: Scan, draft: Draft) -> None:
         else:
             continue
         scan.use(max(0, i - 2), min(i, 2) + 1)  # the question words too ("biggest model", "how many users")
+        after = i + 1  # "how many parallel requests": the noun after the adjective is the same question
+        while after < scan.n and scan.free(after) and low[after] in _USERS:
+            scan.use(after, 1)
+            after += 1
         return

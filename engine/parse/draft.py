@@ -48,7 +48,8 @@ class Draft:
                  "assumed", "ignored", "intent", "billing", "coin", "cheapest", "count_implied", "second_card",
                  "compare_card", "card_vram_gb", "quant", "rope_scaling", "budget_usd", "billing_span",
                  "flag_gpu_count", "gpu_memory_utilization", "checkpoint", "launch_engine", "family",
-                 "honoured_flags", "target_tok_s", "speed_asked", "prompt_tokens", "train_tokens", "epochs")
+                 "honoured_flags", "target_tok_s", "speed_asked", "prompt_tokens", "train_tokens", "epochs", "engine",
+                 "engine_word")
 
     def __init__(self) -> None:
         self.model: ModelShape | None = None
@@ -92,6 +93,10 @@ class Draft:
         self.prompt_tokens: int | None = None  # the prompt a TTFT is for (today: the context; set by front ends)
         self.train_tokens: float | None = None  # "on 50M tokens" (engine.parse.speed)
         self.epochs: float | None = None  # "3 epochs" (engine.parse.speed)
+        # The engine named in plain words ("with llama.cpp", "in LM Studio"): the one whose check runs, or None for
+        # an engine Cardfit has no check for; `engine_word` the engine as named (engine.parse.launch)
+        self.engine: str | None = None
+        self.engine_word: str | None = None
 
     # ---- model and card (the first one named wins; the passes list later ones)
 
@@ -270,7 +275,8 @@ class Draft:
                   self.budget_usd, self.quant)  # a format with no seed precision ('UD-IQ1_S') is a change too
         return any(value is not None for value in values) or self.cheapest or self.rope_scaling is not None \
             or self.gpu_memory_utilization is not None or self.intent in ("max_context", "max_batch") \
-            or self.speed_asked or self.train_tokens is not None or self.epochs is not None
+            or self.speed_asked or self.train_tokens is not None or self.epochs is not None \
+            or self.engine is not None
 
     def list_leftovers(self, leftovers: Collection[str]) -> None:
         """`ignored` without repeats, then the words no pass used (at most MAX_IGNORED entries, then a count)."""
@@ -304,5 +310,5 @@ class Draft:
             self.ignored, self.intent, self.billing, self.coin, self.cheapest, self.count_implied, self.compare_card,
             self.card_vram_gb, False, self.quant, self.rope_scaling, self.budget_usd, self.billing_span,
             self.gpu_memory_utilization, self.checkpoint, self.target_tok_s, self.speed_asked, self.prompt_tokens,
-            self.train_tokens, self.epochs,
+            self.train_tokens, self.epochs, self.launch_engine or self.engine,
         )

@@ -8,6 +8,9 @@
 - `--max-num-seqs 16`: vLLM's requests at once, read as the batch (the users the answer sizes for);
 - `--gpu-memory-utilization 0.85`: the share of each card vLLM takes (`gpu_memory_utilization`, the serving
   check's);
+- `--parallel 4`, `-np 4` (llama-server's slots): 4 users; llama.cpp splits `-c` across the slots, so each user gets
+  c / 4 tokens, said in a note (with `--kv-unified`, `-kvu`, the slots share the whole `-c`: sized the same, c in
+  all, and the note says one user may take all of it);
 - `-ngl 99` (every layer on the GPU) is what Cardfit sizes; fewer layers offload the rest to the CPU, which it
   does not size: a note says so (sized with every layer on the GPU).
 
@@ -30,10 +33,18 @@ _KV = frozenset({"--kv-cache-dtype", "-ctk", "-ctv", "--cache-type-k", "--cache-
 _UTILIZATION = frozenset({"--gpu-memory-utilization"})
 _LAYERS = frozenset({"-ngl", "--n-gpu-layers", "--gpu-layers"})
 _SEQS = frozenset({"--max-num-seqs"})
+_SLOTS = frozenset({"--parallel", "-np"})
+_UNIFIED = frozenset({"--kv-unified", "-kvu"})  # switches: no value
+_SLOT_CONTEXT = frozenset({"-c", "--ctx-size"})  # llama.cpp's names: the total the slots split
 _ALL_LAYERS = 99  # llama.cpp's usual "every layer" (-ngl 99, 999)
 _KV_NAMES = {"fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "fp8_inc": "fp8", "q8_0": "int8", "f16": "fp16",
              "bf16": "bf16", "f32": "fp32"}
-_KNOWN = _CONTEXT | _TP | _KV | _UTILIZATION | _LAYERS | _SEQS
+_KNOWN = _CONTEXT | _TP | _KV | _UTILIZATION | _LAYERS | _SEQS | _SLOTS | _UNIFIED
+# llama.cpp pads the context to 256 cells, splits it evenly over the slots and pads each slot's share again:
+# `n_ctx = GGML_PAD(n_ctx, 256)`, then without kv_unified `n_ctx_seq = GGML_PAD(n_ctx / n_seq_max, 256)`; with it,
+# `n_ctx_seq = n_ctx` (src/llama-context.cpp, llama_context::llama_context, ggml-org/llama.cpp 001d906a); the server
+# passes `--parallel` as n_seq_max, and with no `--parallel` it takes 4 slots with kv_unified on (tools/server).
+_PAD = 256
 _VALUE_RE = re.compile(r"[0-9][\w.:]*|auto|true|false", re.IGNORECASE)  # a value of a flag Cardfit does not know
 _COUNT_RE = re.compile(r"[0-9]{1,8}k?")
 
@@ -42,18 +53,66 @@ def read_flags(scan: Scan, draft: Draft) -> None:
     """The runtime flags Cardfit knows, before the other passes (so '65536' is read once, as the context)."""
     if "-" not in scan.text:
         return
+    total: int | None = None  # the context a llama.cpp -c gave, before the slots split it
+    slots: tuple[int, str] | None = None
+    unified = False
     for match in _FLAG_RE.finditer(scan.text):
         flag, value = match.group(1).lower(), (match.group(2) or "")
         if flag not in _KNOWN:
             continue
+        if flag in _UNIFIED:
+            value = ""
         end = match.end() if value else match.end(1)
         if not _use_span(scan, match.start(1), end):
             continue  # a name or a value another pass has read
         written = scan.text[match.start(1):end].strip()
+        if flag in _UNIFIED:
+            unified = True
+            draft.honoured_flags.append(written)
+            continue
+        if flag in _SLOTS:
+            if value.isdigit() and 0 < int(value) <= 256 and slots is None:  # llama.cpp's LLAMA_MAX_SEQ: 256
+                slots = (int(value), written)
+                draft.honoured_flags.append(written)
+            else:
+                draft.ignored.append(written)
+            continue
+        before = draft.context_tokens
         if _apply(draft, flag, value.lower(), written):
             draft.honoured_flags.append(written)
+            if flag in _SLOT_CONTEXT and before is None:
+                total = draft.context_tokens
         else:
             draft.ignored.append(written)
+    if slots is not None:
+        _split_slots(draft, slots, total, unified)
+
+
+def _pad(tokens: int) -> int:
+    return -(-tokens // _PAD) * _PAD
+
+
+def _split_slots(draft: Draft, slots: tuple[int, str], total: int | None, unified: bool) -> None:
+    """`-np 4 -c 32768`: 4 users at llama.cpp's share of the context each (8,192), said in a note."""
+    count, written = slots
+    draft.set_batch(count, written)
+    if total is None:  # no -c: llama.cpp splits the model's window; sized at the default context each, said
+        draft.assumed.append(Note(f"{written}: {count} users; llama.cpp splits -c over them (no -c given: sized at "
+                                  "the default context each)",
+                                  "slots_split_bare", flag=written, slots=count))
+        return
+    if unified:
+        draft.context_tokens = max(1, _pad(total) // count)
+        draft.assumed.append(Note(
+            f"{written} with a unified KV cache: the {count} slots share {total:,} tokens, one user may take all of "
+            f"them; sized as {count} users at {draft.context_tokens:,} tokens each", "slots_unified",
+            flag=written, slots=count, total=total, each=draft.context_tokens))
+        return
+    each = _pad(_pad(total) // count)
+    draft.context_tokens = each
+    draft.assumed.append(Note(
+        f"{written}: llama.cpp splits -c {total:,} over {count} slots: each user gets {each:,} tokens",
+        "slots_split", flag=written, slots=count, total=total, each=each))
 
 
 def list_unknown_flags(scan: Scan, draft: Draft) -> None:

@@ -45,6 +45,73 @@ def read_launch(scan: Scan, draft: Draft) -> None:
 
 _ENGINE_NAMES = {"vllm": "vLLM", "llama.cpp": "llama.cpp"}
 
+# Engines named in plain words ("with llama.cpp", "mit vLLM", "in LM Studio"), as token runs -> (the engine whose
+# check runs, the name shown). LM Studio and KoboldCpp run GGUF files on llama.cpp ("LM Studio is built on
+# llama.cpp", huggingface.co/docs/hub/lmstudio; KoboldCpp "builds off llama.cpp", LostRuins/koboldcpp README), and
+# Ollama runs GGUF files on llama.cpp's ggml: their memory is llama.cpp's. SGLang, TensorRT-LLM and TGI serve the
+# safetensors weights vLLM serves, with a paged KV cache and a memory share of their own that Cardfit has not
+# modelled: vLLM's check stands in, said in a note (closer than no check: the same weights and a preallocated KV
+# cache). ExLlamaV2 / TabbyAPI load EXL2, which neither checked engine loads: no check, said by the format's note.
+_ENGINE_WORDS: dict[tuple[str, ...], tuple[str | None, str]] = {
+    ("llama", "cpp"): ("llama.cpp", "llama.cpp"), ("llamacpp",): ("llama.cpp", "llama.cpp"),
+    ("ollama",): ("llama.cpp", "Ollama"),
+    ("lm", "studio"): ("llama.cpp", "LM Studio"), ("lmstudio",): ("llama.cpp", "LM Studio"),
+    ("koboldcpp",): ("llama.cpp", "KoboldCpp"), ("kobold", "cpp"): ("llama.cpp", "KoboldCpp"),
+    ("vllm",): ("vllm", "vLLM"),
+    ("sglang",): ("vllm", "SGLang"), ("tensorrt", "llm"): ("vllm", "TensorRT-LLM"),
+    ("trt", "llm"): ("vllm", "TensorRT-LLM"), ("tgi",): ("vllm", "TGI"),
+    ("text", "generation", "inference"): ("vllm", "TGI"),
+    ("tabbyapi",): (None, "TabbyAPI"),
+}
+_ENGINE_FIRST = frozenset(words[0] for words in _ENGINE_WORDS)
+_CHECKED = frozenset({"vLLM", "llama.cpp"})
+GGUF_FAMILY = frozenset({"llama.cpp", "Ollama", "LM Studio", "KoboldCpp"})
+
+
+def read_engine_words(scan: Scan, draft: Draft) -> None:
+    """An engine named in plain words: its check runs (the first one named; a second is listed as not honoured).
+    Before the model pass, so the 'llama' of 'llama.cpp' is no model name."""
+    if _ENGINE_FIRST.isdisjoint(scan.words):
+        return
+    low = scan.low
+    for i in range(scan.n):
+        if low[i] not in _ENGINE_FIRST or not scan.free(i):
+            continue
+        for words, (engine, name) in _ENGINE_WORDS.items():
+            if tuple(low[i:i + len(words)]) == words and all(scan.free(j) for j in range(i, i + len(words))):
+                scan.use(i, len(words))
+                if draft.engine_word is None:
+                    draft.engine_word, draft.engine = name, engine
+                elif draft.engine_word != name:
+                    draft.ignored.append(scan.span(i, i + len(words) - 1))
+                break
+
+
+def note_engine(draft: Draft) -> None:
+    """After every pass: what the engine word did. A launch line's engine wins (its own note says it)."""
+    name = draft.engine_word
+    if name is None:
+        return
+    if draft.launch_engine is not None:
+        if draft.engine not in (None, draft.launch_engine):
+            draft.ignored.append(name)
+        return
+    if draft.workload not in (None, "inference"):
+        draft.assumed.append(Note(f"{name}: an inference engine; a training job is sized without it",
+                                  "engine_training", engine=name))
+        draft.engine = None
+        return
+    if name == "Ollama":  # Ollama's note is its format's (engine.parse.runtime)
+        return
+    if name in _CHECKED:
+        draft.assumed.append(Note(f"{name} named: its serving check runs", "engine_named", engine=name))
+    elif name in GGUF_FAMILY:
+        draft.assumed.append(Note(f"{name} runs GGUF files on llama.cpp: llama.cpp's serving check runs",
+                                  "engine_gguf", engine=name))
+    elif draft.engine is not None:
+        draft.assumed.append(Note(f"{name} is not checked by Cardfit: vLLM's check stands in (the same weights; "
+                                  f"{name} reserves its memory its own way)", "engine_unchecked", engine=name))
+
 
 def note_launch(draft: Draft) -> None:
     """After every pass: a launch line says what of it was read -- its engine and the flags honoured -- so the

@@ -12,6 +12,21 @@ _LEADS = frozenset({"largest", "biggest", "best", "größte", "größten", "grö
                     "besten", "bestes", "which", "what", "welches", "welche", "welcher", "strongest", "stärkste",
                     "stärkstes"})
 _MODEL = frozenset({"model", "modell", "llm", "models", "modelle"})
+# What the model is for ("for coding", "RAG chatbot"): with a model named, it changes no memory, so it is read and
+# said nowhere; in an open question ("best coding model") Cardfit does not choose by it, so it stays listed as not
+# understood there (the answer's models are the largest that run, whatever they are for).
+_USE_CASES = frozenset({"coding", "programming", "programmieren", "chatbot", "assistant", "assistent",
+                        "rag", "agent", "agents", "agentic", "roleplay", "writing", "translation",
+                        "übersetzung", "summarization", "zusammenfassung"})
+
+
+def read_use_case(scan: Scan, draft: Draft) -> None:
+    """'qwen2.5 coder 32b for coding': the use case of a named model is no leftover."""
+    if (draft.model is None and draft.params_b is None) or scan.words.isdisjoint(_USE_CASES):
+        return
+    for i, token in enumerate(scan.low):
+        if token in _USE_CASES and scan.free(i):
+            scan.used[i] = True
 
 
 def find_open_question(scan: Scan, draft: Draft) -> None:

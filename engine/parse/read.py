@@ -19,10 +19,10 @@ from engine.parse.errors import NOT_A_QUESTION, BadValue, ambiguous_error
 from engine.parse.fields import read_fields
 from engine.parse.flags import apply_flag_count, list_unknown_flags, read_flags
 from engine.parse.hub import hub_candidate
-from engine.parse.launch import note_launch, read_launch
+from engine.parse.launch import note_engine, note_launch, read_engine_words, read_launch
 from engine.parse.lexer import COMMAND_RE, as_shown
 from engine.parse.models import find_model, resolve_ambiguous, resolve_unknown
-from engine.parse.open_question import find_open_question
+from engine.parse.open_question import find_open_question, read_use_case
 from engine.parse.regions import find_region_ids
 from engine.parse.runtime import assume_runtime_format, read_rope_scaling
 from engine.parse.scan import Scan
@@ -75,6 +75,7 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
         if "-" in text:  # every region id has its hyphen
             find_region_ids(scan, draft, vocabulary, offset)
         read_launch(scan, draft)
+        read_engine_words(scan, draft)
         read_flags(scan, draft)
         find_billing_and_coin(scan, draft)
         read_rope_scaling(scan, draft)
@@ -99,7 +100,9 @@ def read_question(text: str, vocabulary: Vocabulary) -> ParseResult:
         decide_intent(scan, draft)
         find_capacity_intent(scan, draft)
         find_open_question(scan, draft)
+        read_use_case(scan, draft)
         list_unknown_flags(scan, draft)
+        note_engine(draft)
         note_launch(draft)
     except BadValue as bad:
         return ParseResult(None, bad.note, language, None, None, confident, hub_candidate=hub_candidate(scan, draft))

@@ -62,12 +62,38 @@ def ollama_tag(text: str) -> bool:
     return any(match.group(1).lower() not in _FIELD_NAMES for match in _OLLAMA_TAG_RE.finditer(text))
 
 
+# A bare width under a llama.cpp-family engine ("q4 with llama.cpp", "8-bit in LM Studio") is the GGUF its
+# shorthand names (engine/formats/formats.yaml shorthands: 4-bit -> Q4_K_M, 8-bit -> Q8_0)
+_GGUF_OF_WIDTH = {DEFAULT_PRECISION: _DEFAULT}
+_EIGHT = canonical_format("8-bit", "llama.cpp")
+if _EIGHT is not None:
+    _GGUF_OF_WIDTH[precision_words().widths[8]] = _EIGHT
+_BITS = {precision: f"{bits}-bit" for bits, precision in precision_words().widths.items()}
+_GGUF_ENGINES = frozenset({"llama.cpp", "LM Studio", "KoboldCpp"})  # engine.parse.launch names (Ollama: its own)
+
+
 def assume_runtime_format(scan: Scan, draft: Draft) -> None:
-    """Q4_K_M for an Ollama or bare GGUF question that named no precision or format, inference only."""
-    if draft.quant is not None or draft.precision is not None or draft.workload not in (None, "inference"):
+    """Q4_K_M for an Ollama, llama.cpp or bare GGUF question that named no precision or format, inference only;
+    a bare width under a llama.cpp-family engine is its GGUF ("q4 with llama.cpp": Q4_K_M)."""
+    if draft.quant is not None or draft.workload not in (None, "inference"):
         return
     if draft.model is not None and "4" in (draft.model.published_format or ""):
         return  # a native 4-bit release (gpt-oss MXFP4, Kimi K2 Thinking INT4) keeps its own weights
+    named = draft.engine_word in _GGUF_ENGINES or (draft.engine_word == "Ollama" and draft.precision is not None)
+    if named and draft.launch_engine in (None, "llama.cpp"):
+        gguf = _GGUF_OF_WIDTH.get(draft.precision) if draft.precision is not None else _DEFAULT
+        if gguf is not None:
+            width = draft.precision
+            draft.precision = None
+            draft.set_format(width or DEFAULT_PRECISION, gguf.name, gguf.label, Note(
+                f"{gguf.label} ({draft.engine_word} runs GGUF files: "
+                + (f"{gguf.label} is the usual download; say 'q8_0' or 'q5_k_m' for another)" if width is None
+                   else f"a bare {_BITS[width]} is its {gguf.label} file)"),
+                "runtime_format_engine" if width is None else "runtime_width_engine",
+                format=gguf.label, engine=draft.engine_word, width=_BITS.get(width or "", "")))
+        return
+    if draft.precision is not None:
+        return
     words = scan.words
     if "ollama" in words or ollama_tag(scan.text):
         why = "ollama"

@@ -46,6 +46,8 @@ def find_billing_and_coin(scan: Scan, draft: Draft) -> None:
         _find_money(scan, draft)
     if draft.budget_usd is None and ("€" in scan.text or not scan.words.isdisjoint(EUR_WORDS)):
         _find_money(scan, draft, "€", EUR_WORDS)
+    if not scan.words.isdisjoint(EUR_WORDS):
+        _euro_without_amount(scan, draft)
     if scan.words.isdisjoint(_STARTS):
         return
     low, used = scan.low, scan.used
@@ -156,6 +158,18 @@ def _find_money(scan: Scan, draft: Draft, symbol: str = "$", words: frozenset[st
             _set_billing(draft, BILLING_UNITS.get(unit, "month"), scan.span(nxt, nxt))
             scan.use(nxt, 1)
         return
+
+
+def _euro_without_amount(scan: Scan, draft: Draft) -> None:
+    """'Preise in Euro', 'zahlen in euro': euros asked for with no amount. The catalogs price in USD and the
+    top-up is paid in USD amounts (as for a euro budget, no rate is applied), so a note says the prices stay in
+    US dollars; the word is read, not listed as not understood."""
+    for i in range(scan.n):
+        if scan.free(i) and scan.low[i] in EUR_WORDS:
+            scan.use(i, 1)
+            draft.assumed.append(Note(f"prices are in USD: the catalog prices its cards in US dollars, not in "
+                                      f"{scan.raw(i)}", "prices_in_usd", written=scan.raw(i)))
+            return
 
 
 def _usd(token: str) -> float | None:

@@ -24,7 +24,7 @@ rent rental renting buy price prices cost costs cheap cheapest recommend recomme
 node instance cloud want full half single once simultaneously up go going let lets know tell show give me
 mode running time long bot cardfit meta vllm ollama llamacpp transformers pytorch really actually maybe
 possibly something anything currently exactly float floats month months monthly hour hours hourly day days
-daily week weeks weekly
+daily week weeks weekly via
 would just still even already right now today quick quickly thing things way
 """.split())
 
@@ -43,7 +43,7 @@ jeweils je pro insgesamt gesamt volle voller volles vollen halbe halber halben g
 kosten kostet preis günstigste guenstigste empfehlen empfiehlst empfehlung sollte rechnen berechnen
 parametern wirklich wollen wollten gerne gern vielleicht monat monate monatlich stunde stunden stündlich tag
 tage täglich woche wochen
-etwas welchen würdest kannst könnt können um damit dabei davon darauf sowie sodass
+etwas welchen würdest kannst könnt können um damit dabei davon darauf sowie sodass schafft schaffen
 """.split())
 
 STOP_WORDS = EN_STOP | DE_STOP
@@ -51,7 +51,7 @@ STOP_WORDS = EN_STOP | DE_STOP
 DE_MARKERS = frozenset("""
 bei beim zum zur vom im wir mein meine meinen möchte moechte habe haben hat gibt geht welches kosten brauchen
 braucht benötigt soll sollte können würde nutzern gleichzeitigen parallelen auch noch schon nur wenn dann
-guten morgen abend modelle grafikkarten
+guten morgen abend modelle grafikkarten schafft schaffen
 ich brauche brauchen benötige benoetige wie viel viele für fuer mit auf einer einem und oder der die das den dem
 ein eine einen ist sind kann reichen reicht passt genauigkeit nutzer nutzern benutzer konversationen
 konversation gleichzeitige gleichzeitigen milliarden mrd trainieren feintunen feintuning ausführen ausfuehren betreiben
@@ -217,7 +217,7 @@ USER_NOUNS = frozenset("""
 users user requests request conversations conversation sessions session streams stream chats clients client
 sequences sequence seqs prompts people persons customers queries calls agents nutzer nutzern nutzerinnen
 benutzer benutzern anwender anwendern anfragen anfrage konversationen konversation gespräche gespräch
-gespraeche gespraech unterhaltungen unterhaltung sitzungen sitzung personen leute kunden dialoge
+gespraeche gespraech unterhaltungen unterhaltung sitzungen sitzung personen leute kunden kunde dialoge customer
 """.split())
 USER_ADJECTIVES = frozenset("""
 concurrent parallel simultaneous active live gleichzeitige gleichzeitigen gleichzeitiger gleichzeitig

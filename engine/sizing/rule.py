@@ -116,6 +116,9 @@ class SizeRequest:
     # A training job's size ("on 50M tokens, 3 epochs"): its GPU-hours and price (engine.speed.training).
     train_tokens: float | None = None
     epochs: float | None = None
+    # The engine the question names ("with llama.cpp", "mit vLLM", a pasted launch line): "vllm" or "llama.cpp", the
+    # one whose serving check runs (engine.serving.review.ENGINES); None: chosen by the format.
+    engine: str | None = None
 
 
 @dataclass(slots=True)
