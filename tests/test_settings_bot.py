@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.config import load_settings
-from tests.support.botharness import TOKEN, Harness
+from tests.support.botharness import BOT_USERNAME, TOKEN, Harness
 
 QUESTION = "Qwen3-32B on one H100 at 16k"
 # `cardfit ask "Qwen3-32B on one H100 at 16k"` with and without --vllm-version 0.11 (the CLI's own numbers): 0.11
@@ -40,6 +40,9 @@ async def test_set_vllm_follows_that_release_until_cleared(bot):
     assert ROOM_0_11 in bot.last_text(5)
     await bot.send(5, "/settings")
     assert "vllm: <b>0.11.0</b>" in bot.last_text(5)
+    # In a group the answer is read by others: it follows no one's settings, this one neither.
+    await bot.send(5, f"@{BOT_USERNAME} {QUESTION}", chat_type="supergroup", chat_id=-1001)
+    assert NEWEST_ROOM in bot.last_text(-1001)
     await bot.send(5, "/set vllm default")
     assert bot.last_text(5) == "Cleared: vllm (back to the default)"
     await bot.send(5, QUESTION)
