@@ -134,7 +134,8 @@ def test_alternatives_for_several_users_show_each_users_speed_as_the_rule_line_d
     figures for one thing: for several users each alternative shows each user's speed."""
     answer = _ask("llama 3.3 70b fp8 for 20 users at 20 tok/s with 32k")
     reply = plain(render_answer(answer, "en"))
-    assert "📏 By the sizing rule 8x RTX 6000 Ada holds it with 10.4 GB to spare, but at ≈ 18 tok/s each it misses ≥ 20" in reply
+    assert ("📏 By the sizing rule 8x RTX 6000 Ada holds it with 10.4 GB to spare, but at ≈ 18 tok/s each it "
+            "misses ≥ 20") in reply
     assert "• 8x RTX 6000 Ada (384 GB) — $3,312/month, $4.60/hour, ≈ 18 tok/s each · vLLM ✓" in reply
     german = plain(render_answer(_ask("llama 3.3 70b fp8 für 20 Nutzer mit mindestens 20 Token/s bei 32k"), "de"))
     assert "• 8x RTX 6000 Ada (384 GB) — 3.312 $/Monat, 4,60 $/Stunde, je ≈ 18 Tok./s · vLLM ✓" in german
