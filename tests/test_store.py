@@ -35,6 +35,7 @@ SAMPLE_VALUES = {
     "billing": ("month", "hour"),
     "region": ("eu", "us"),
     "engine": ("vllm", "llama.cpp"),
+    "vllm": ("0.11.0", "0.20.0"),
 }
 
 
@@ -237,11 +238,47 @@ async def test_a_setting_of_an_older_update_is_not_written_over_a_newer_one(stor
     assert (await store.set_preference(5, "batch", 8, order=100)).batch == 8
     assert (await store.set_preference(5, "batch", 50, order=102)).batch == 50
     assert (await store.set_preference(5, "batch", 8, order=100)).batch == 50  # the older one, handled again
-    assert (await store.set_preference(5, "coin", "XMR", order=101)).coin is None  # older than the last of any
+    assert (await store.set_preference(5, "coin", "XMR", order=101)).coin == "XMR"  # older only than a batch
     assert (await store.set_preference(5, "batch", 50, order=102)).batch == 50  # the same update again: as it was
     assert (await store.set_preference(5, "batch", 9)).batch == 9  # without an update (the terminal chat): written
     assert (await store.set_preference(5, "batch", 7, order=101)).batch == 9  # ... and the order is kept
     assert (await store.set_preference(5, "batch", 10, order=103)).batch == 10
+
+
+async def test_a_setting_is_compared_with_the_last_write_of_its_own_field_only(store):
+    """batch 50 (update 10), coin XMR (update 11), then update 10 handled again: it writes batch 50 again (no
+    newer batch exists) and coin stays XMR; update 9's batch, older than update 10's, is not written."""
+    await store.set_preference(5, "batch", 50, order=10)
+    await store.set_preference(5, "coin", "XMR", order=11)
+    again = await store.set_preference(5, "batch", 50, order=10)
+    assert (again.batch, again.coin) == (50, "XMR")
+    assert (await store.set_preference(5, "batch", 8, order=9)).batch == 50
+    # Cleared by a newer update: an older one's value does not come back either.
+    await store.set_preference(5, "coin", None, order=12)
+    assert (await store.set_preference(5, "coin", "BTC", order=11)).coin is None
+
+
+async def test_migration_17_seeds_each_field_order_from_the_user_order(db_target, monkeypatch):
+    """A row written under migration 16 (one order per user) keeps that rule for each field: an update older than
+    its last setting writes nothing; a newer one writes, and then only its own field's order counts."""
+    monkeypatch.setattr(store_module, "MIGRATIONS", [m for m in MIGRATIONS if m[0] <= 16])
+    old = await Store.open(db_target)
+    assert old.schema_version == 16
+    await old._database.write_one("INSERT INTO users (user_id, batch, settings_order, created_at, updated_at) "
+                                  "VALUES (?, ?, ?, ?, ?)", (1, 50, 100, 1.0, 1.0))
+    await old.close()
+
+    monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS)
+    new = await Store.open(db_target)
+    try:
+        assert new.schema_version == LATEST_VERSION
+        assert (await new.get_preferences(1)).vllm is None
+        assert (await new.set_preference(1, "batch", 8, order=99)).batch == 50
+        assert (await new.set_preference(1, "coin", "XMR", order=99)).coin is None
+        assert (await new.set_preference(1, "coin", "XMR", order=101)).coin == "XMR"
+        assert (await new.set_preference(1, "batch", 8, order=100)).batch == 8
+    finally:
+        await new.close()
 
 
 @pytest.mark.parametrize(
@@ -514,6 +551,7 @@ _value_for_field = {
     "billing": st.sampled_from(["hour", "day", "week", "month"]),
     "region": st.text(max_size=12),
     "engine": st.sampled_from(["vllm", "llama.cpp"]),
+    "vllm": st.sampled_from(["0.11.0", "0.20.0", "0.34.0"]),
 }
 _operation = st.tuples(st.integers(min_value=1, max_value=3), st.sampled_from(PREFERENCE_FIELDS)).flatmap(
     lambda user_and_field: st.tuples(

@@ -54,6 +54,7 @@ class Bot:
         self.catalog = tmp_path / "catalog.yaml"
         shutil.copy(BUNDLED, self.catalog)
         self.log = tmp_path / "bot.log"
+        self.watch_s = 3600.0  # the catalog watch's and the alert sweep's interval (CARDFIT_CATALOG_WATCH_S)
         self.process: asyncio.subprocess.Process | None = None
         self._copy: asyncio.Task[None] | None = None
 
@@ -64,8 +65,9 @@ class Bot:
     async def start(self) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("CARDFIT_")}
         env.update(CARDFIT_BOT_TOKEN=self.emulator.token, CARDFIT_BOT_API_URL=self.emulator.base_url,
-                   CARDFIT_DB=self.target, CARDFIT_CATALOG=str(self.catalog), CARDFIT_CATALOG_WATCH_S="3600",
-                   CARDFIT_SEND_RATE_PER_S="600", CARDFIT_LOG_LEVEL="INFO", PTB_TIMEDELTA="1")
+                   CARDFIT_DB=self.target, CARDFIT_CATALOG=str(self.catalog),
+                   CARDFIT_CATALOG_WATCH_S=f"{self.watch_s:g}", CARDFIT_SEND_RATE_PER_S="600",
+                   CARDFIT_LOG_LEVEL="INFO", PTB_TIMEDELTA="1")
         polls = self.emulator.polls_begun
         self.process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "bot.cli", "bot", cwd=ROOT, env=env, stdout=asyncio.subprocess.PIPE,

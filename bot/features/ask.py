@@ -24,6 +24,7 @@ from engine.models.registry import Registry, default_registry
 from engine.notes import Note
 from engine.parse import ParseResult, Vocabulary, parse
 from engine.serving.review import ENGINES, ServingOptions
+from engine.serving.vllm import settings_for_version
 from engine.sizing.rule import SizeRequest
 
 if TYPE_CHECKING:
@@ -141,14 +142,20 @@ def _run_to_end(coroutine: Coroutine[Any, Any, Asked]) -> Asked:
 def answer_for(request: SizeRequest, catalog: Catalog, asker: Asker = NOBODY, *,
                registry: Registry | None = None, engine: str | None = None,
                vllm_version: str | None = None) -> Answer:
-    """The answer step: the request as it stands (settings already filled), with the asker's billing, coin and
-    engine. `engine`: the one a pasted launch line names ("llama-server ..."), else the one the question names
-    ("with llama.cpp", kept through follow-ups: `request.engine`); either wins over /set engine."""
+    """The answer step: the request as it stands (settings already filled), with the asker's billing, coin,
+    engine and vLLM release. `engine`: the one a pasted launch line names ("llama-server ..."), else the one the
+    question names ("with llama.cpp", kept through follow-ups: `request.engine`); either wins over /set engine."""
     prefs = asker.preferences
     if engine not in ENGINES:
         engine = request.engine
     if engine not in ENGINES:
         engine = prefs.engine if prefs is not None and prefs.engine in ENGINES else None  # /set engine
+    if vllm_version is None and prefs is not None and prefs.vllm is not None:
+        vllm_version = prefs.vllm  # /set vllm; an explicit vllm_version (`--vllm-version`) wins
+        try:
+            settings_for_version(vllm_version)
+        except ValueError:  # stored by a version of this code that knew that release: the newest answers
+            vllm_version = None
     return build_answer(request, catalog, user_id=asker.user_id, topup_secret=asker.topup_secret,
                         billing=prefs.billing if prefs is not None else None,
                         coin=prefs.coin if prefs is not None else None, registry=registry,

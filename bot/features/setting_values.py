@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from catalog.schema import Catalog
 from engine.formats.precision import canonical_kv_precision, canonical_precision
+from engine.serving.constants import VLLM_OLDEST, VLLM_VERSION
+from engine.serving.vllm import settings_for_version
 from engine.sizing.rule import KV_PRECISION_BYTES, PRECISION_BYTES
 from engine.sizing.sequence import MAX_BATCH, MAX_CONTEXT_TOKENS
 
@@ -63,6 +65,18 @@ def _parse_engine(raw: str, catalog: Catalog) -> str | None:
     return words.get(raw.strip().lower())
 
 
+def _parse_vllm(raw: str, catalog: Catalog) -> str | None:
+    """A vLLM release the serving check knows (`cardfit ask --vllm-version` accepts the same), as X.Y.Z."""
+    try:
+        return settings_for_version(raw.strip()).version if raw.strip().lower() != "latest" else None
+    except ValueError:
+        return None
+
+
+def _vllm_hint_values(catalog: Catalog) -> dict[str, object]:
+    return {"oldest": VLLM_OLDEST.removesuffix(".0"), "newest": VLLM_VERSION.removesuffix(".0")}
+
+
 def _no_hint_values(catalog: Catalog) -> dict[str, object]:
     return {}
 
@@ -73,6 +87,7 @@ class SettingSpec:
     parse: Callable[[str, Catalog], str | int | None]
     hint_key: str  # what a bad value is answered with
     hint_values: Callable[[Catalog], dict[str, object]] = _no_hint_values
+    resets: tuple[str, ...] = ()  # words that clear this key besides settings.RESET_WORDS
 
 
 SETTINGS = {
@@ -86,4 +101,5 @@ SETTINGS = {
     "region": SettingSpec("region", _parse_region, "hint.region",
                           lambda c: {"regions": ", ".join(r.id for r in c.regions) or "-"}),
     "engine": SettingSpec("engine", _parse_engine, "hint.engine"),
+    "vllm": SettingSpec("vllm", _parse_vllm, "hint.vllm", _vllm_hint_values, resets=("latest", "newest")),
 }

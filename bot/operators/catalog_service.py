@@ -16,6 +16,7 @@ from bot.config import Settings
 from bot.features.core import CatalogHolder, ReloadOutcome
 from bot.operators.alerts import Sender
 from bot.operators.announcements import AnnouncementWorkflow, short_sha
+from bot.store import DATABASE_ERRORS
 from bot.texts.i18n import t
 from catalog.loader import CatalogError, LoadedCatalog, parse_catalog_bytes, read_catalog_file
 
@@ -35,6 +36,9 @@ class CatalogService:
         self._rejected_sha: str | None = None
         self._rejected_error = ""
         self._unreadable_error: str | None = None  # why the file could not be read at the last try, if it could not
+        # A version in service whose announcement the store could not take (an outage): tried again at each watch
+        # tick until it can, instead of being "unchanged" from then on and never announced.
+        self._unannounced_sha: str | None = None
 
     async def check(self, *, force: bool = False) -> ReloadOutcome:
         """Read the catalog file; swap in a valid new version and announce what changed since the last post."""
@@ -49,7 +53,7 @@ class CatalogService:
                 return await self._reject(str(exc), None, force)
             self._unreadable_error = None
             sha = hashlib.sha256(raw).hexdigest()
-            if sha == loaded.sha256 and not force:
+            if sha == loaded.sha256 and not force and sha != self._unannounced_sha:
                 return ReloadOutcome("unchanged", t(self.lang, "reload.unchanged", sha=short_sha(sha)))
             if sha == self._rejected_sha and not force:
                 # An invalid version is reported once and not parsed again at every watch tick.
@@ -73,7 +77,18 @@ class CatalogService:
                 log.info("catalog %s reloaded (%s, %d cards)", catalog.id, short_sha(sha), len(catalog.cards))
             loaded_text = t(self.lang, "reload.loaded", provider=esc(catalog.provider), count=len(catalog.cards),
                             sha=short_sha(sha))
-            announced = await self.announcements.announce(catalog, sha, text)
+            try:
+                announced = await self.announcements.announce(catalog, sha, text)
+            except DATABASE_ERRORS as exc:
+                # One line per version while the store is down (the watch tries every tick), no traceback.
+                if self._unannounced_sha != sha:
+                    log.warning("catalog %s is in service; its announcement waits for the store (%s: %s)",
+                                short_sha(sha), exc.__class__.__name__, (str(exc).splitlines() or [""])[0][:200])
+                self._unannounced_sha = sha
+                return ReloadOutcome("store_failed", loaded_text + "\n" + t(self.lang, "reload.store_failed"))
+            if self._unannounced_sha is not None:
+                log.info("catalog %s: the store is back, its announcement made (%s)", short_sha(sha), announced.status)
+            self._unannounced_sha = None
             if announced.text is not None:
                 loaded_text += "\n" + announced.text
             return ReloadOutcome(announced.status, loaded_text, announced.announcement_id)

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -15,6 +17,34 @@ from bot.store.dialect import _INSERT_INTO, _STATUS_COUNT, _returns_rows, pg_ddl
 MIGRATION_LOCK_KEY = 0x63617264666974
 
 _SCHEMA_VERSION_TABLE = "CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)"
+
+
+class _PoolReconnectLines(logging.Filter):
+    """asyncpg's pool logs each failed try to restore its connection floor (about every second while PostgreSQL
+    is down) as a WARNING with the connection's whole traceback. Kept as one line naming the error, and the same
+    error at most once a minute: an outage is one line, not a traceback a second."""
+
+    EVERY_S = 60.0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last: dict[str, float] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info is None or record.exc_info[1] is None:
+            return True
+        exc = record.exc_info[1]
+        error = f"{exc.__class__.__name__}: {exc}".splitlines()[0][:200]
+        now = time.monotonic()
+        if now - self._last.get(error, -self.EVERY_S) < self.EVERY_S:
+            return False
+        self._last[error] = now
+        record.msg, record.args = "store: PostgreSQL unreachable, the pool retries (%s)", (error,)
+        record.exc_info, record.exc_text = None, None
+        return True
+
+
+_POOL_LINES = _PoolReconnectLines()
 
 
 def _status_count(status: str) -> int:
@@ -118,6 +148,9 @@ class PostgresDatabase(Database):
     @classmethod
     async def connect(cls, url: str, *, min_size: int = 1, max_size: int = 10,
                       timeout: float = 10.0) -> PostgresDatabase:
+        pool_log = logging.getLogger("asyncpg.pool")
+        if _POOL_LINES not in pool_log.filters:
+            pool_log.addFilter(_POOL_LINES)
         pool = await asyncpg.create_pool(url, min_size=min_size, max_size=max_size, timeout=timeout,
                                          command_timeout=30, reset=_keep_session)
         return cls(pool, url)

@@ -421,6 +421,41 @@ MIGRATIONS: list[tuple[int, str]] = [
         ALTER TABLE users ADD COLUMN settings_order INTEGER;
         """,
     ),
+    (
+        17,
+        # users.vllm: the vLLM release whose memory accounting the serving check follows (/set vllm 0.11; NULL:
+        # the newest). users.<field>_order: the update id of the last write of that one setting, so that an older
+        # update handled again is compared with the last write of its own field only: a newer /set of another
+        # field no longer makes it skip its write (and say "saved" for a value it did not store). One column per
+        # field rather than a JSON map in one column: the compare stays one portable WHERE of the upsert that
+        # writes the value (no JSON functions, which differ between SQLite and PostgreSQL), and two fields written
+        # at once by two updates touch different columns. Seeded from settings_order (now unused), which is not
+        # older than any field's last write: a row migrated keeps today's rule until its field is set again.
+        """
+        ALTER TABLE users ADD COLUMN vllm TEXT;
+        ALTER TABLE users ADD COLUMN language_order INTEGER;
+        ALTER TABLE users ADD COLUMN precision_order INTEGER;
+        ALTER TABLE users ADD COLUMN kv_precision_order INTEGER;
+        ALTER TABLE users ADD COLUMN context_tokens_order INTEGER;
+        ALTER TABLE users ADD COLUMN batch_order INTEGER;
+        ALTER TABLE users ADD COLUMN coin_order INTEGER;
+        ALTER TABLE users ADD COLUMN billing_order INTEGER;
+        ALTER TABLE users ADD COLUMN region_order INTEGER;
+        ALTER TABLE users ADD COLUMN engine_order INTEGER;
+        ALTER TABLE users ADD COLUMN vllm_order INTEGER;
+        UPDATE users SET
+            language_order = settings_order,
+            precision_order = settings_order,
+            kv_precision_order = settings_order,
+            context_tokens_order = settings_order,
+            batch_order = settings_order,
+            coin_order = settings_order,
+            billing_order = settings_order,
+            region_order = settings_order,
+            engine_order = settings_order
+        WHERE settings_order IS NOT NULL;
+        """,
+    ),
 ]
 
 # The PostgreSQL form of a migration whose SQLite script has no portable form: 6 and 13. 6: SQLite changes a UNIQUE

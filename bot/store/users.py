@@ -21,6 +21,7 @@ PREFERENCE_FIELDS = (
     "billing",
     "region",
     "engine",  # the serving check's engine; None = llama.cpp for GGUF, else vLLM
+    "vllm",  # the vLLM release whose accounting the serving check follows; None = the newest
 )
 _INTEGER_PREFERENCES = frozenset({"context_tokens", "batch"})
 
@@ -37,6 +38,7 @@ class Preferences:
     billing: str | None = None  # "hour" | "week" | "month" | "day"
     region: str | None = None
     engine: str | None = None  # "vllm" | "llama.cpp"
+    vllm: str | None = None  # a release engine.serving.vllm.settings_for_version accepts, e.g. "0.11.0"
     last_question: str | None = None
     last_payload: str | None = None
     telegram_language: str | None = None
@@ -130,31 +132,33 @@ class UserRepository(Repository):
         return _preferences_from_row(rows[0]) if rows else Preferences(user_id=user_id)
 
     async def set_preference(self, user_id: int, field: str, value: object, order: int | None = None) -> Preferences:
-        """Set (or with None, clear) one preference; only that column is written, so concurrent updates of
-        other fields are never lost. `order`: the id of the Telegram update that asks for it. A setting asked
-        for by an older update than the last one written is not written (an update handled again after a crash
-        never reverts a newer acknowledged setting); None (the terminal chat) always writes. Returns the
-        preferences as stored after the write."""
+        """Set (or with None, clear) one preference; only that column (and its order) is written, so concurrent
+        updates of other fields are never lost. `order`: the id of the Telegram update that asks for it. A setting
+        asked for by an older update than the last one that wrote THIS field is not written (an update handled
+        again after a crash never reverts a newer acknowledged setting; a newer write of another field does not
+        stop it); None (the terminal chat) always writes. Returns the preferences as stored after the write: a
+        caller compares the field with what it asked for to know whether it was written."""
         value = _checked_preference(field, value)
         now = time.time()
         # `field` is one of PREFERENCE_FIELDS (checked above), so formatting it into the SQL is safe.
+        order_column = f"{field}_order"
         sql = f"""
-            INSERT INTO users (user_id, {field}, settings_order, created_at, updated_at)
+            INSERT INTO users (user_id, {field}, {order_column}, created_at, updated_at)
             VALUES (?, ?, ?, ?, ?)
             ON CONFLICT (user_id) DO UPDATE SET
                 {field} = excluded.{field},
-                settings_order = coalesce(excluded.settings_order, users.settings_order),
+                {order_column} = coalesce(excluded.{order_column}, users.{order_column}),
                 updated_at = excluded.updated_at
-            WHERE excluded.settings_order IS NULL OR users.settings_order IS NULL
-                  OR users.settings_order <= excluded.settings_order
+            WHERE excluded.{order_column} IS NULL OR users.{order_column} IS NULL
+                  OR users.{order_column} <= excluded.{order_column}
         """
         async with self._database.transaction() as db:
             await db.execute(sql, (user_id, value, order, now, now))
             rows = await fetch_rows(db, _SELECT_PREFERENCES, (user_id,))
-        if order is not None and rows and rows[0]["settings_order"] is not None \
-                and int(rows[0]["settings_order"]) > order:
-            log.warning("store: /set of update %s not written: user %s has a newer setting (update %s)", order,
-                        user_id, rows[0]["settings_order"])
+        if order is not None and rows and rows[0][order_column] is not None \
+                and int(rows[0][order_column]) > order:
+            log.warning("store: /set %s of update %s not written: user %s has a newer setting of it (update %s)",
+                        field, order, user_id, rows[0][order_column])
         return _preferences_from_row(rows[0])
 
     async def touch_user(self, user_id: int, telegram_language: str | None) -> Preferences:

@@ -120,7 +120,7 @@ async def _set_commands(application: CardfitApplication, settings: Settings) -> 
 async def _watch_catalog(context: CustomContext) -> None:
     """JobQueue: reload the catalog when its content hash changed (an invalid file keeps the old one)."""
     outcome = await context.announcer.check()
-    if outcome.status not in ("unchanged", "invalid"):
+    if outcome.status not in ("unchanged", "invalid", "store_failed"):  # those log their own line, once
         log.info("catalog watch: %s", outcome.status)
 
 

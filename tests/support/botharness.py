@@ -138,9 +138,10 @@ class Harness:
 
     async def send(self, user_id: int, text: str, *, language_code: str = "en", chat_type: str = "private",
                    chat_id: int | None = None, reply_to_bot: bool = False,
-                   reply_markup: dict | None = None) -> Update:
+                   reply_markup: dict | None = None, update_id: int | None = None) -> Update:
         """`reply_to_bot`: the message replies to one of the bot's; `reply_markup`: that message's keyboard
-        (as the bot sent it), which carries the answer's request."""
+        (as the bot sent it), which carries the answer's request; `update_id`: the update's id (default: the
+        next one), e.g. an earlier one to handle an update again as after a crash."""
         entities = []
         if text.startswith("/"):
             entities.append({"type": "bot_command", "offset": 0, "length": len(text.split()[0])})
@@ -158,7 +159,9 @@ class Harness:
                                            "from": {"id": BOT_ID, "is_bot": True, "first_name": "Cardfit"}}
             if reply_markup is not None:
                 message["reply_to_message"]["reply_markup"] = reply_markup
-        return await self._process({"update_id": next(self._update_ids), "message": message})
+        if update_id is None:
+            update_id = next(self._update_ids)
+        return await self._process({"update_id": update_id, "message": message})
 
     async def press(self, user_id: int, data: str, *, message_text: str = "answer", message_id: int = 1000,
                     language_code: str = "en", chat_type: str = "private", chat_id: int | None = None) -> Update:
