@@ -48,7 +48,7 @@ class CatalogHolder:
 
 @dataclass(slots=True)
 class ReloadOutcome:
-    status: str  # unchanged | unsettled | invalid | no_changes | previewed | posted | already
+    status: str  # unchanged | unsettled | invalid | store_failed | no_changes | previewed | posted | already
     text: str  # for the admin who asked (HTML)
     announcement_id: int | None = None
     notified: bool = False  # the admins were just told (an invalid file): no need to repeat it to the asker
