@@ -53,5 +53,8 @@ async def test_an_outage_logs_one_line_per_problem_and_the_announcement_follows_
     assert "Traceback" not in log, log[-6000:]
     assert log.count("its announcement waits for the store") == 1, log[-6000:]
     assert "the store is back, its announcement made (previewed)" in log
+    assert "failed while handling None" not in log, log[-6000:]
+    sweep_lines = [line for line in log.splitlines() if "alert sweep: the store failed: " in line]
+    assert sweep_lines, log[-6000:]  # a background job's failure names the job, one line per tick
     pool_lines = [line for line in log.splitlines() if "PostgreSQL unreachable, the pool retries" in line]
     assert 1 <= len(pool_lines) <= 2, log[-6000:]  # one per distinct error (a refused connection, a cut one)

@@ -57,7 +57,14 @@ async def on_error(update: object, context: CustomContext) -> None:
     if isinstance(error, Forbidden):
         await _forbidden(update, error, context)
         return
-    summary = _describe(update)
+    job = (context.job.name or "background").replace("-", " ") if update is None and context.job is not None else None
+    if job is not None and isinstance(error, DATABASE_ERRORS):
+        # A background job (the alert sweep, the catalog watch) during a store outage: one line per tick naming
+        # the job; there is no user to tell, and the admin learns of it from the log and the health check.
+        log.warning("%s: the store failed: %s: %s", job,
+                    error.__class__.__name__, _first_line(error))
+        return
+    summary = f"the {job} job" if job is not None else _describe(update)
     failed = failed_request(error)
     if failed is not None:
         summary += f", {failed[0]} to chat {failed[1]} failed"
@@ -70,12 +77,16 @@ async def on_error(update: object, context: CustomContext) -> None:
         # each; the user is told, the admin learns of it from the log and the health check (not per update).
         weather = True
         log.warning("the store failed while handling %s: %s: %s", summary, error.__class__.__name__,
-                    str(error).splitlines()[0][:200] if str(error) else "")
+                    _first_line(error))
     else:
         log.error("error while handling %s", summary, exc_info=error)
     await _tell_the_user(update, error, failed, context)
     if not weather:
         await _notify_admin(summary, error, context)
+
+
+def _first_line(error: BaseException) -> str:
+    return str(error).splitlines()[0][:200] if str(error) else ""
 
 
 def _is_weather(error: BaseException) -> bool:
