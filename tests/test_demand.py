@@ -15,6 +15,7 @@ from bot import metrics
 from bot.config import load_settings
 from bot.features.demand import (
     CSV_HEADER,
+    DemandReport,
     csv_rows,
     demand_record,
     demand_report,
@@ -214,7 +215,7 @@ async def seeded(store) -> None:
 
 async def test_the_reports_figures_from_a_seeded_week(store):
     await seeded(store)
-    report = await demand_report(store, TODAY)
+    report = await demand_report(store, TODAY, catalog=load_catalog("gpurenthub").catalog)
     now, before = report.now, report.before
     assert (now.first_day, now.last_day, before.first_day, before.last_day) == \
         ("2026-11-29", "2026-12-05", "2026-11-22", "2026-11-28")
@@ -233,16 +234,21 @@ async def test_the_reports_figures_from_a_seeded_week(store):
     english = render_report(report, "en")
     assert "Answers: 8 (before: 3)" in english
     assert "• llama-3.1-70b: 3 (before: 1)" in english
-    assert "• 1x h100-sxm: 3, $3,000/month (before: 1)" in english
-    assert "• no FP8 hardware – a100-sxm: 1 (before: 0)" in english
-    assert "• no fit – mi300x: 1 (before: 1)" in english
+    assert "• 1x H100 SXM: 3, $3,000/month (before: 1)" in english  # cards by name, as every other reply
+    assert "• no FP8 hardware – A100 SXM: 1 (before: 0)" in english
+    assert "• no fit – MI300X: 1 (before: 1)" in english
+    assert "h100-sxm" not in english and "a40" not in english
     assert "disagree on 29% of answers with a layout (2 of 7; before: 0%)" in english
     german = render_report(report, "de")
-    assert "Antworten: 8 (davor: 3)" in german and "keine FP8-Hardware – a100-sxm: 1" in german
+    assert "Antworten: 8 (davor: 3)" in german and "keine FP8-Hardware – A100 SXM: 1" in german
     assert "29 %" in german
     assert render_png(report, "en").startswith(b"\x89PNG")
+    # A card no longer in the catalog in service is shown by its id.
+    gone = DemandReport(report.now, report.before, {k: v for k, v in report.names.items() if k != "a40"})
+    assert "• over budget – a40: 1 (before: 0)" in render_report(gone, "en")
+    assert render_png(gone, "en").startswith(b"\x89PNG")
 
-    rows_ = csv_rows(report)
+    rows_ = csv_rows(report)  # CSV and JSON keep the ids
     assert rows_[0] == CSV_HEADER
     assert ("period", "2026-11-29", "2026-12-05", "card", "h100-sxm", 1, 3, 3_000.0) in rows_
     assert ("previous", "2026-11-22", "2026-11-28", "answers", "", "", 3, "") in rows_
@@ -281,6 +287,8 @@ async def test_demand_is_for_admins_in_private_chats(db_target):
         await bot.send(ADMIN, "/demand")
         text = bot.last_text(ADMIN)
         assert "Demand" in text and "Answers: 1 (before: 0)" in text and "• 40-100B: 1 (before: 0)" in text
+        names = {card.name for card in load_catalog("gpurenthub").catalog.cards}
+        assert any(f"• 1x {name}: 1," in text or f"• 2x {name}: 1," in text for name in names), text  # by name
         photos = bot.request.sent("sendPhoto")
         assert len(photos) == 1 and photos[0].params["chat_id"] == ADMIN
         assert photos[0].params["photo"].startswith(b"\x89PNG")
@@ -333,6 +341,7 @@ def test_cardfit_demand_text_json_csv(tmp_path):
     assert as_csv[0] == ",".join(CSV_HEADER) and any(line.endswith("card,h100-sxm,1,3,3000.0") for line in as_csv)
     text = cardfit("--since", "2w").stdout
     assert "Answers: 11 (before: 1)" in text and "<b>" not in text
+    assert "• 1x H100 SXM: " in text and "h100-sxm" not in text
     refused = cardfit("--since", "soon")
     assert refused.returncode == 2 and "30d" in refused.stderr
 
@@ -351,3 +360,26 @@ async def test_the_retention_job_prunes_with_the_configured_days(tmp_path):
         kept = await store.demand_records("2000-01-01", today.isoformat())
         assert sorted(record.day for record in kept) == \
             [(today - dt.timedelta(days=d)).isoformat() for d in (29, 0)]
+
+
+def write_readme_chart(path: Path = ROOT / "docs" / "demand-chart.png") -> None:
+    """README's /demand chart: the seeded week, the cards by their names in the bundled catalog
+    (`python -m tests.test_demand`)."""
+    import asyncio
+    import tempfile
+
+    async def draw() -> bytes:
+        with tempfile.TemporaryDirectory() as folder:
+            store = await Store.open(Path(folder) / "cardfit.sqlite3")
+            try:
+                await seeded(store)
+                report = await demand_report(store, TODAY, catalog=load_catalog("gpurenthub").catalog)
+            finally:
+                await store.close()
+        return render_png(report, "en")
+
+    path.write_bytes(asyncio.run(draw()))
+
+
+if __name__ == "__main__":
+    write_readme_chart()

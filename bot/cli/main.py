@@ -682,7 +682,8 @@ def cmd_demand(args: argparse.Namespace) -> int:
     async def report() -> Any:
         store = await Store.open(settings.db)
         try:
-            return await demand_report(store, dt.datetime.now(dt.UTC).date(), args.since)
+            return await demand_report(store, dt.datetime.now(dt.UTC).date(), args.since,
+                                       catalog=_load(settings.catalog).catalog)  # the cards by name
         finally:
             await store.close()
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import datetime as dt
 import html
 import logging
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from bot import metrics
@@ -168,20 +169,29 @@ async def record_demand(core: Core, answer: Answer, language: str, *, now: dt.da
 class DemandReport:
     now: PeriodFigures
     before: PeriodFigures  # the period of the same length just before
+    # Card id -> name in the catalog in service, for the text and the chart (JSON and CSV keep the ids); an id no
+    # longer in the catalog is shown as the id.
+    names: Mapping[str, str] = field(default_factory=dict)
+
+    def card_name(self, card: str) -> str:
+        return self.names.get(card, card)
 
     def to_json(self) -> dict[str, Any]:
         return {"period": self.now.to_json(), "previous": self.before.to_json()}
 
 
-async def demand_report(store: DemandRepository, today: dt.date, days: int = REPORT_DAYS) -> DemandReport:
-    """The `days` days up to and including `today`, against the `days` days before them."""
+async def demand_report(store: DemandRepository, today: dt.date, days: int = REPORT_DAYS,
+                        catalog: Catalog | None = None) -> DemandReport:
+    """The `days` days up to and including `today`, against the `days` days before them; the cards are shown by
+    their names in `catalog` (the one in service)."""
     first = today - dt.timedelta(days=days - 1)
     previous_first = first - dt.timedelta(days=days)
     now = await store.demand_figures(first.isoformat(), today.isoformat(), top=TOP)
     # The previous period's every row, so a row of this period finds its count there even if it was not top then.
     before = await store.demand_figures(previous_first.isoformat(), (first - dt.timedelta(days=1)).isoformat(),
                                         top=1_000)
-    return DemandReport(now, before)
+    names = {card.id: card.name for card in catalog.cards} if catalog is not None else {}
+    return DemandReport(now, before, names)
 
 
 async def prune_demand(store: DemandRepository, retention_days: int, today: dt.date) -> int:
@@ -231,11 +241,12 @@ def render_report(report: DemandReport, lang: str) -> str:
               for name, n in now.formats] or [none]
     lines += ["", t(lang, "demand.cards", revenue=fmt_usd(lang, now.revenue_usd),
                     before=fmt_usd(lang, before.revenue_usd))]
-    lines += [t(lang, "demand.card_row", card=esc(f"{count}x {card}"), now=n, revenue=fmt_usd(lang, usd),
-                before=earlier_cards.get((card, count), 0)) for card, count, n, usd in now.cards] or [none]
+    lines += [t(lang, "demand.card_row", card=esc(f"{count}x {report.card_name(card)}"), now=n,
+                revenue=fmt_usd(lang, usd), before=earlier_cards.get((card, count), 0))
+              for card, count, n, usd in now.cards] or [none]
     lines += ["", t(lang, "demand.unmet")]
     lines += [t(lang, "demand.unmet_row", reason=t(lang, f"demand.reason.{reason}"),
-                card=esc(card) if card else "–", now=n, before=earlier_unmet.get((reason, card), 0))
+                card=esc(report.card_name(card)) if card else "–", now=n, before=earlier_unmet.get((reason, card), 0))
               for reason, card, n in now.unmet] or [none]
     lines += ["", t(lang, "demand.disagree", share=_share(lang, now.disagreement_share), n=now.disagreements,
                     of=now.with_layout, before=_share(lang, before.disagreement_share))]
@@ -256,10 +267,11 @@ def render_png(report: DemandReport, lang: str) -> bytes:
     earlier_cards = {(card, count): n for card, count, n, _ in before.cards}
     earlier_unmet = {(reason, card): n for reason, card, n in before.unmet}
     panels = (
-        (t(lang, "demand.chart.cards"), [f"{count}x {card}" for card, count, _, _ in now.cards],
+        (t(lang, "demand.chart.cards"), [f"{count}x {report.card_name(card)}" for card, count, _, _ in now.cards],
          [n for _, _, n, _ in now.cards], [earlier_cards.get((card, count), 0) for card, count, _, _ in now.cards]),
         (t(lang, "demand.chart.unmet"),
-         [f"{t(lang, f'demand.reason.{reason}')}\n{card or '–'}" for reason, card, _ in now.unmet],
+         [f"{t(lang, f'demand.reason.{reason}')}\n{report.card_name(card) if card else '–'}"
+          for reason, card, _ in now.unmet],
          [n for _, _, n in now.unmet], [earlier_unmet.get((reason, card), 0) for reason, card, _ in now.unmet]),
     )
     for index, (title, labels, counts, earlier) in enumerate(panels):
@@ -291,7 +303,7 @@ async def demand_command(core: Core, given: CommandInput) -> Reply:
     lang = given.caller.language
     if given.shared:
         return Reply(t(lang, "demand.private_only"))
-    report = await demand_report(core.store, dt.datetime.now(dt.UTC).date())
+    report = await demand_report(core.store, dt.datetime.now(dt.UTC).date(), catalog=core.catalog)
     text = render_report(report, lang)
     if not core.settings.demand:
         text = t(lang, "demand.disabled") + "\n\n" + text
