@@ -221,3 +221,21 @@ async def test_a_named_card_that_does_not_run_it_never_meets_a_speed_target(bot,
     shown = html.unescape(re.sub(r"<[^>]+>", "", bot.last_text(80)))
     assert all(line in shown for line in lines), shown
     assert "met on 1x RTX 4090" not in shown and "erreicht auf 1x RTX 4090" not in shown
+
+
+async def test_the_speed_and_launch_buttons_lead_back_to_the_same_answer_and_go_stale_alike(bot):
+    await bot.send(76, "Llama 3.1 8B bf16 on an RTX 4090")
+    tapped = {b["callback_data"][:2]: b["callback_data"] for b in buttons(bot.replies(76)[-1])
+              if b.get("callback_data", "")[:2] in ("s:", "l:")}
+    assert set(tapped) == {"s:", "l:"}, tapped
+    backs = []
+    for data in tapped.values():
+        await bot.press(76, data)
+        edit = bot.request.sent("editMessageText")[-1].params
+        backs.append([b["callback_data"] for b in buttons(edit)])
+    payload = tapped["s:"].split(":", 2)[2]
+    assert backs[0] == backs[1] and len(backs[0]) == 1 and backs[0][0].endswith(payload)  # back to the answer
+    for kind in ("s", "l"):
+        await bot.press(76, f"{kind}:en:not-a-payload")
+        answered = bot.request.sent("answerCallbackQuery")[-1].params
+        assert answered.get("text") == "This message is out of date — please ask again."

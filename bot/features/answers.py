@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from bot.features.ask import answer_for
@@ -188,20 +189,38 @@ async def press_coin(core: Core, caller: Caller, button: CoinButton, shared: boo
         return notice(caller, "error.stale")
 
 
-async def press_speed(core: Core, caller: Caller, button: SpeedButton, shared: bool = False) -> CallbackResult:
-    """The ⚡ Speed detail: the answer's layout at 1, 8 and 32 users, its prompt speed and first token, with a
-    button back to the answer."""
+@dataclass(frozen=True, slots=True)
+class Reopened:
+    """A detail button's answer, asked again from the button's payload, with the button back to the answer."""
+
+    answer: Answer
+    lang: str
+    back: list[list[Button]]  # empty when the answer's button data would not fit Telegram's limit
+
+
+def reopen(core: Core, caller: Caller, button: SpeedButton | LaunchButton, shared: bool = False) -> Reopened | None:
+    """The answer a detail button (⚡ Speed, the launch command) shows a view of; None when its payload no longer
+    decodes or the answer is an error (the caller says the button is stale)."""
     try:
         request = decode_request(button.payload)
     except PayloadError:
-        return notice(caller, "error.stale")
+        return None
     lang = caller.preferences.language or button.lang
     answer = answer_for(request, core.catalog, core.asker(caller, anonymous=shared))
-    text = speed_detail(answer, lang) if answer.error is None else None
-    if text is None:
-        return notice(caller, "error.stale")
+    if answer.error is not None:
+        return None
     back = within_limit(AnswerButton(False, lang, button.payload).encode())
-    return CallbackResult(Reply(text, [[Button(t(lang, "serving.back"), data=back)]] if back else []))
+    return Reopened(answer, lang, [[Button(t(lang, "serving.back"), data=back)]] if back else [])
+
+
+async def press_speed(core: Core, caller: Caller, button: SpeedButton, shared: bool = False) -> CallbackResult:
+    """The ⚡ Speed detail: the answer's layout at 1, 8 and 32 users, its prompt speed and first token, with a
+    button back to the answer."""
+    opened = reopen(core, caller, button, shared)
+    text = speed_detail(opened.answer, opened.lang) if opened is not None else None
+    if opened is None or text is None:
+        return notice(caller, "error.stale")
+    return CallbackResult(Reply(text, opened.back))
 
 
 FEATURE = Feature("answers", buttons=(ButtonRoute(AnswerButton, press_answer), ButtonRoute(CoinButton, press_coin),
