@@ -239,3 +239,18 @@ async def test_the_speed_and_launch_buttons_lead_back_to_the_same_answer_and_go_
         await bot.press(76, f"{kind}:en:not-a-payload")
         answered = bot.request.sent("answerCallbackQuery")[-1].params
         assert answered.get("text") == "This message is out of date — please ask again."
+
+
+@pytest.mark.parametrize(("text", "lang", "line"), [
+    ("time to first token for a 32k prompt on llama 3.1 8b on an L4", "en",
+     "⏱ No prompt speed: the catalog names no source for the RTX A5000's tensor TFLOPS"),  # what to rent instead
+    ("time to first token for a 32k prompt on llama 3.1 8b on an RTX 6000 Ada", "en",
+     "⏱ No prompt speed: the catalog names no source for the RTX 6000 Ada's tensor TFLOPS"),
+    ("Zeit bis zum ersten Token für einen 32k Prompt mit Llama 3.1 8B auf einer RTX A5000", "de",
+     "⏱ Kein Prompt-Tempo: der Katalog nennt keine Quelle für die Tensor-TFLOPS der RTX A5000"),
+])
+async def test_a_first_token_question_on_a_card_without_tflops_says_the_prompt_speed_is_not_known(bot, text, lang,
+                                                                                                    line):
+    await bot.send(77, text, language_code=lang)
+    reply = html.unescape(bot.last_text(77))
+    assert line in reply and reply.count("⏱") == 1, reply

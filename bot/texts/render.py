@@ -228,6 +228,8 @@ def speed_lines(lang: str, layout: Layout, details: bool) -> list[str]:
         if speed.prefill_tok_s is not None and speed.ttft_s is not None:
             lines.append(t(lang, "answer.decode_prefill", prefill=fmt_number(lang, speed.prefill_tok_s, 0),
                            ttft=fmt_number(lang, speed.ttft_s, 1), prompt=fmt_number(lang, speed.prompt_tokens, 0)))
+        else:  # a card without a sourced dense TFLOPS figure: said, not a missing line (as the ⚡ Speed view does)
+            lines.append(t(lang, "speed.no_tflops", card=esc(layout.card.name)))
         lines.append(t(lang, "answer.decode_ceiling", tps=fmt_number(lang, speed.ceiling_decode_tok_s, 0)))
     return lines
 
