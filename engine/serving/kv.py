@@ -160,20 +160,23 @@ class LayerGroups:
         return (self.full + self.sliding + self.linear) * self.size - _kv_layers(shape) - linear_layers
 
 
+def _group_size(first: int, second: int) -> int:
+    """min(layers per kind), or max when max < 1.5 x min (kv_cache_planning.py:497-556)."""
+    low, high = min(first, second), max(first, second)
+    return high if high < GROUP_SIZE_MAX_RATIO * low else low
+
+
 def layer_groups(shape: ModelShape) -> LayerGroups:
-    """Group size min(layers per kind), or max when max < 1.5 x min (gpt-oss: 18 + 18 -> two groups of 18)."""
+    """Group size min(layers per kind), or max when max < 1.5 x min (gpt-oss: 18 + 18 -> two groups of 18); full
+    attention beside linear-attention state pages the same way (Qwen3.6-35B-A3B 10 + 30 -> 1 + 3 groups of 10)."""
     full, sliding = full_attention_layers(shape), sliding_window_layers(shape)
     if linear_state(shape) is not None and full:
-        # Full attention + linear-attention state pages: the same rule over the two kinds (kv_cache_planning.py
-        # :497-556); Qwen3.6-35B-A3B 10 + 30 layers -> one full group and three linear groups of 10.
-        low, high = min(full, shape.no_kv_layers), max(full, shape.no_kv_layers)
-        size = high if high < GROUP_SIZE_MAX_RATIO * low else low
+        size = _group_size(full, shape.no_kv_layers)
         return LayerGroups(size=size, full=math.ceil(full / size), sliding=0,
                            linear=math.ceil(shape.no_kv_layers / size))
     if not sliding or not full:
         return LayerGroups(size=full or sliding, full=1 if full else 0, sliding=1 if sliding else 0)
-    low, high = min(full, sliding), max(full, sliding)
-    size = high if high < GROUP_SIZE_MAX_RATIO * low else low
+    size = _group_size(full, sliding)
     return LayerGroups(size=size, full=math.ceil(full / size), sliding=math.ceil(sliding / size))
 
 
