@@ -398,6 +398,41 @@ def qwen25_7b_rtx4060_rows() -> list[Row]:
                 -1.05, budget.available_kv / GIB, 4 * _rounding_percent(1.05), "logged parts")]
 
 
+# -- hybrid attention: Gated DeltaNet state pages in the KV pool ---------------------------------------------------
+
+def _hybrid_rows(row_id: str, source: str, model_id: str, tp: int, kv_dtype: str, available_gib: float,
+                 max_model_len: int, tokens: int, concurrency: float) -> list[Row]:
+    """The attention block enlarged to hold a state page (engine.serving.kv.attention_block_size), groups of
+    full-attention and state pages, two state pages per linear group and request (prefix caching on)."""
+    shape = _shape(model_id)
+    blocks = kv.kv_blocks(_gib(available_gib), kv.bytes_per_block(shape, tp, kv_dtype))
+    per_request = kv.blocks_per_request(shape, max_model_len, 8192, tp=tp, kv_dtype=kv_dtype)
+    block = kv.attention_block_size(shape, tp, kv_dtype)
+    tolerance = _rounding_percent(available_gib)
+    basis = f"logged {available_gib} GiB, {block}-token blocks"
+    return [
+        Row(row_id, source, "KV cache tokens (hybrid)", tokens, kv.kv_cache_tokens(blocks, per_request, max_model_len),
+            tolerance, basis),
+        Row(row_id, source, "max concurrency (hybrid)", concurrency, kv.max_concurrency(blocks, per_request),
+            tolerance + _rounding_percent(concurrency), basis),
+    ]
+
+
+def hybrid_attention_rows() -> list[Row]:
+    """Qwen3.6/3.8 under vLLM 0.2x with prefix caching and fp8 KV: the full-attention KV alone overstates the
+    pool by about 10 % (the state pages and the block padding take the rest)."""
+    return [
+        *_hybrid_rows("qwen3.6-35b-a3b-nvfp4-5090", "https://github.com/noonghunna/club-3090/issues/652",
+                      "qwen3.6-35b-a3b", 1, "fp8", 6.01, 131072, 569878, 4.35),
+        *_hybrid_rows("qwen3.6-35b-a3b-nvfp4-5090-b", "https://github.com/noonghunna/club-3090/issues/612",
+                      "qwen3.6-35b-a3b", 1, "fp8", 5.98, 131072, 567978, 4.33),
+        *_hybrid_rows("qwen3.8-27b-fp8-2x3090", "https://github.com/mitchross/talos-argocd-proxmox/pull/1995",
+                      "qwen3.8-27b", 2, "fp8", 4.99, 131072, 302921, 2.31),
+        *_hybrid_rows("qwen3.6-27b-2x3090", "https://github.com/noonghunna/club-3090/issues/104",
+                      "qwen3.6-27b", 2, "fp8_e5m2", 9.84, 262144, 619202, 2.36),
+    ]
+
+
 # -- llama.cpp ---------------------------------------------------------------------------------------------------
 
 def llama_cpp_rows() -> list[Row]:
@@ -424,7 +459,7 @@ def all_rows() -> list[Row]:
             *qwen3_14b_rows(), *qwen3_235b_tp4_rows(), *fp8_kv_rows(), *llava_mistral_rows(),
             *qwen25_72b_awq_rows(), *llama_31_8b_3090_rows(), *llama_31_8b_3090_kv_rows(), *gpt_oss_rows(),
             *moe_activation_rows(), *qwen25_7b_rtx4060_rows(), *h100_0_11_rows(), *gpt_oss_20b_h100_rows(),
-            *mistral_small_32_h100_rows(), *qwen25_vl_72b_rows(), *llama_cpp_rows()]
+            *mistral_small_32_h100_rows(), *qwen25_vl_72b_rows(), *hybrid_attention_rows(), *llama_cpp_rows()]
 
 
 # -- everyday questions checked (no log: what the check says) ---------------------------------------------------

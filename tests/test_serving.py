@@ -101,7 +101,7 @@ def test_exact_rows_are_exact_up_to_log_rounding() -> None:
     """The KV arithmetic has no estimate in it: those rows may only miss by the log's printed rounding."""
     exact = [row for row in ROWS if "tokens" in row.quantity and "TP4" not in row.quantity]
     assert len(exact) >= 5
-    assert all(row.tolerance_percent < 0.1 for row in exact)
+    assert all(row.tolerance_percent < 0.11 for row in exact)  # 0.005 GiB of a 4.99 GiB log: 0.1002 %
 
 
 # -- vLLM constants (release 0.34.0, and the accounting of 0.20-0.33 and 0.10-0.19) -----------------------------

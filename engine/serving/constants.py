@@ -45,6 +45,18 @@ GPU_MEMORY_UTILIZATION: Final = 0.92
 GPU_MEMORY_UTILIZATION_BEFORE_0_20: Final = 0.9
 # vllm/config/cache.py:185 `DEFAULT_BLOCK_SIZE: ClassVar[int] = 16`.
 BLOCK_SIZE: Final = 16
+# Hybrid attention / linear-attention models (vLLM 0.34.0 platforms/interface.py:950-1147
+# _align_hybrid_block_size): the attention block grows to the smallest multiple of the kernel block alignment
+# whose page holds a linear-attention state page, and that state page is padded to the attention page.
+# The alignment is max(smallest kernel block of the backend, cache block size) = 16 for FlashAttention
+# (MultipleOf(16), backends/flash_attn.py:357-367), Triton (MultipleOf(16)) and FlashInfer ([16, 32, 64]).
+# Not modelled: FA4's head-dim-256 kernel on SM10.x/11.x uses 128 (fa_utils.py:14, :224-233), and 0.34's
+# FlashInfer GDN prefill (Hopper; Blackwell on CUDA 13) adds a checkpoint page and a 64-token alignment.
+KERNEL_BLOCK_ALIGNMENT: Final = 16
+# State pages one request holds per linear-attention group with prefix caching on (the default,
+# config/cache.py:267; mamba_cache_mode "align", models/config.py:1094-1096): MambaSpec.max_memory_usage_bytes
+# = page x (2 + speculative + checkpoint blocks), kv_cache_interface.py:1168-1174; 1 page without prefix caching.
+LINEAR_STATE_PAGES_PER_REQUEST: Final = 2
 # vllm/model_executor/layers/vocab_parallel_embedding.py:36 DEFAULT_VOCAB_PADDING_SIZE; pad_vocab_size :95-97
 # pads the whole vocabulary, which is then divided evenly over the TP ranks (:301-306).
 VOCAB_PADDING: Final = 64

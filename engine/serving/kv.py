@@ -14,6 +14,8 @@ from engine.serving.constants import (
     CELL_PADDING,
     GROUP_SIZE_MAX_RATIO,
     IN_FLIGHT_BATCHES,
+    KERNEL_BLOCK_ALIGNMENT,
+    LINEAR_STATE_PAGES_PER_REQUEST,
     LLAMA_CPP_KV_TYPE_BYTES,
     N_UBATCH,
     VLLM_KV_DTYPE_BYTES,
@@ -72,6 +74,74 @@ def kv_bytes_per_token_per_gpu(shape: ModelShape, tp: int, kv_dtype: str) -> flo
     return full_attention_layers(shape) * kv_bytes_per_token_per_layer(shape, tp, kv_dtype)
 
 
+# -- linear-attention state (Gated DeltaNet) ---------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class LinearState:
+    """The fixed state one Gated DeltaNet layer keeps per request (vLLM's MambaSpec): a conv state of
+    (kernel - 1) x conv_dim and a recurrent state of value_heads x value_dim x key_dim, both split over TP
+    (mamba_utils.py:280-301 gated_delta_net_state_shape). The conv state is in the model dtype (bf16, 2 B);
+    the recurrent state in the config's mamba_ssm_dtype (Qwen3.5 family: float32, models/config.py:1293-1306),
+    else the model dtype (mamba_utils.py:106-117)."""
+
+    key_heads: int
+    value_heads: int
+    key_dim: int
+    value_dim: int
+    conv_kernel: int
+    recurrent_bytes: int
+    source: str
+    conv_bytes: int = 2
+
+    def page_bytes(self, tp: int) -> int:
+        """One layer's state page on one GPU, before padding to the attention page."""
+        conv_dim = self.key_dim * self.key_heads * 2 + self.value_dim * self.value_heads
+        conv = conv_dim // tp * (self.conv_kernel - 1) * self.conv_bytes
+        recurrent = self.value_heads // tp * self.value_dim * self.key_dim * self.recurrent_bytes
+        return conv + recurrent
+
+
+_QWEN35_27B_STATE = LinearState(
+    16, 48, 128, 128, 4, 4,
+    "Qwen3.5/3.6/3.8-27B config.json (code-index excerpt 67487971817): linear_num_key_heads 16, "
+    "linear_num_value_heads 48, linear_key/value_head_dim 128, linear_conv_kernel_dim 4, mamba_ssm_dtype float32")
+_QWEN35_35B_STATE = LinearState(
+    16, 32, 128, 128, 4, 4,
+    "Qwen3.5/3.6-35B-A3B config.json (code-index excerpt 70689913155): linear_num_key_heads 16, "
+    "linear_num_value_heads 32, linear_key/value_head_dim 128, linear_conv_kernel_dim 4, mamba_ssm_dtype float32")
+# Qwen3NextForCausalLM has no mamba_ssm_dtype step: the recurrent state stays in the model dtype (bf16).
+_QWEN3_NEXT_STATE = LinearState(
+    16, 32, 128, 128, 4, 2,
+    "Qwen3-Next-80B-A3B config.json (registry source: aiconfigurator copy): linear_num_key_heads 16, "
+    "linear_num_value_heads 32, linear_key/value_head_dim 128, linear_conv_kernel_dim 4")
+# Registry ids whose linear-attention layers vLLM keeps as Gated DeltaNet state pages in the KV pool.
+LINEAR_STATES: dict[str, LinearState] = {
+    "qwen3.5-27b": _QWEN35_27B_STATE, "qwen3.6-27b": _QWEN35_27B_STATE, "qwen3.8-27b": _QWEN35_27B_STATE,
+    "qwen3.5-35b-a3b": _QWEN35_35B_STATE, "qwen3.6-35b-a3b": _QWEN35_35B_STATE,
+    "qwen3-next-80b-a3b": _QWEN3_NEXT_STATE,
+}
+
+
+def linear_state(shape: ModelShape) -> LinearState | None:
+    """The shape's linear-attention state where its layers' sizes are known (no sliding window: the grouping
+    below pairs full attention with linear attention only)."""
+    if shape.no_kv_layers <= 0 or shape.sliding_window:
+        return None
+    return LINEAR_STATES.get(shape.id)
+
+
+def attention_block_size(shape: ModelShape, tp: int, kv_dtype: str) -> int:
+    """Tokens per attention block: 16, or for a hybrid model the smallest multiple of the kernel alignment whose
+    page (block x one layer's bytes per token) holds a linear-attention state page ("Setting attention block
+    size to N tokens", platforms/interface.py:1108-1123). Qwen3.8-27B on TP2 with fp8 KV: 1,568."""
+    state = linear_state(shape)
+    if state is None:
+        return BLOCK_SIZE
+    per_token = int(kv_bytes_per_token_per_layer(shape, tp, kv_dtype))
+    aligned = KERNEL_BLOCK_ALIGNMENT * math.ceil(state.page_bytes(tp) / (KERNEL_BLOCK_ALIGNMENT * per_token))
+    return max(BLOCK_SIZE, aligned)
+
+
 # -- vLLM blocks ---------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
@@ -82,25 +152,39 @@ class LayerGroups:
     size: int
     full: int
     sliding: int
+    linear: int = 0  # groups of linear-attention state pages (hybrid models, LINEAR_STATES)
 
     def padded_layers(self, shape: ModelShape) -> int:
         """Layers added to fill the last group of each kind ("Add N padding layers" in the log)."""
-        return (self.full + self.sliding) * self.size - _kv_layers(shape)
+        linear_layers = shape.no_kv_layers if self.linear else 0
+        return (self.full + self.sliding + self.linear) * self.size - _kv_layers(shape) - linear_layers
+
+
+def _group_size(first: int, second: int) -> int:
+    """min(layers per kind), or max when max < 1.5 x min (kv_cache_planning.py:497-556)."""
+    low, high = min(first, second), max(first, second)
+    return high if high < GROUP_SIZE_MAX_RATIO * low else low
 
 
 def layer_groups(shape: ModelShape) -> LayerGroups:
-    """Group size min(layers per kind), or max when max < 1.5 x min (gpt-oss: 18 + 18 -> two groups of 18)."""
+    """Group size min(layers per kind), or max when max < 1.5 x min (gpt-oss: 18 + 18 -> two groups of 18); full
+    attention beside linear-attention state pages the same way (Qwen3.6-35B-A3B 10 + 30 -> 1 + 3 groups of 10)."""
     full, sliding = full_attention_layers(shape), sliding_window_layers(shape)
+    if linear_state(shape) is not None and full:
+        size = _group_size(full, shape.no_kv_layers)
+        return LayerGroups(size=size, full=math.ceil(full / size), sliding=0,
+                           linear=math.ceil(shape.no_kv_layers / size))
     if not sliding or not full:
         return LayerGroups(size=full or sliding, full=1 if full else 0, sliding=1 if sliding else 0)
-    low, high = min(full, sliding), max(full, sliding)
-    size = high if high < GROUP_SIZE_MAX_RATIO * low else low
+    size = _group_size(full, sliding)
     return LayerGroups(size=size, full=math.ceil(full / size), sliding=math.ceil(sliding / size))
 
 
 def bytes_per_block(shape: ModelShape, tp: int, kv_dtype: str) -> float:
-    """A block of the pool on one GPU: group size x page (page = 16 tokens x one layer's bytes per token)."""
-    return layer_groups(shape).size * BLOCK_SIZE * kv_bytes_per_token_per_layer(shape, tp, kv_dtype)
+    """A block of the pool on one GPU: group size x page (page = block tokens x one layer's bytes per token; a
+    hybrid model's linear-attention state page is padded to that page, platforms/interface.py:1128-1147)."""
+    block = attention_block_size(shape, tp, kv_dtype)
+    return layer_groups(shape).size * block * kv_bytes_per_token_per_layer(shape, tp, kv_dtype)
 
 
 def sliding_window_tokens(window: int, max_num_batched_tokens: int, max_model_len: int,
@@ -133,10 +217,14 @@ def local_blocks(shape: ModelShape, max_num_batched_tokens: int, max_model_len: 
 
 
 def blocks_per_request(shape: ModelShape, max_model_len: int, max_num_batched_tokens: int,
-                       in_flight_batches: int = IN_FLIGHT_BATCHES) -> int:
-    """Blocks one request of max_model_len tokens takes (kv_cache_utils.py:1061): cdiv(L, 16) per full group,
-    a window's or a chunk's blocks per windowed group (local_blocks)."""
+                       in_flight_batches: int = IN_FLIGHT_BATCHES, *, tp: int = 1, kv_dtype: str = "auto") -> int:
+    """Blocks one request of max_model_len tokens takes (kv_cache_utils.py:1082-1111): cdiv(L, block) per full
+    group, a window's or a chunk's blocks per windowed group (local_blocks), two state pages per
+    linear-attention group (LINEAR_STATE_PAGES_PER_REQUEST). tp and kv_dtype set a hybrid model's block."""
     groups = layer_groups(shape)
+    if groups.linear:
+        block = attention_block_size(shape, tp, kv_dtype)
+        return groups.full * math.ceil(max_model_len / block) + groups.linear * LINEAR_STATE_PAGES_PER_REQUEST
     full = groups.full * math.ceil(max_model_len / BLOCK_SIZE)
     if not groups.sliding:
         return full
@@ -173,10 +261,17 @@ def largest_fitting(fits: Callable[[int], bool], cap: int, step: int = 1) -> int
 
 
 def max_model_len_for_blocks(shape: ModelShape, num_blocks: int, max_num_batched_tokens: int, cap: int,
-                             in_flight_batches: int = IN_FLIGHT_BATCHES) -> int | None:
+                             in_flight_batches: int = IN_FLIGHT_BATCHES, *, tp: int = 1,
+                             kv_dtype: str = "auto") -> int | None:
     """The longest request whose blocks fit in `num_blocks` (estimate_max_model_len, kv_cache_planning.py:97-148:
     a binary search; a dense model gets num_blocks x 16)."""
     groups = layer_groups(shape)
+    if groups.linear:
+        # The state pages come first; the rest hold cdiv(L, block) blocks per full group.
+        block = attention_block_size(shape, tp, kv_dtype)
+        left = num_blocks - groups.linear * LINEAR_STATE_PAGES_PER_REQUEST
+        tokens = min(cap, left // max(groups.full, 1) * block)
+        return tokens if tokens >= 1 else None
     if not groups.sliding:
         # Full attention only: blocks = groups x cdiv(L, 16) <= num_blocks has the closed form the search finds.
         tokens = min(cap, num_blocks // max(groups.full, 1) * BLOCK_SIZE)

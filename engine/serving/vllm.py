@@ -239,7 +239,7 @@ def _pool(fixed: _Fixed, batch_tokens: int, max_num_seqs: int, tp: int, settings
     best = None
     if budget.available_kv > 0 and not fixed.refused:
         best = kv.max_model_len_for_blocks(fixed.shape, usable_blocks, batch_tokens, fixed.cap,
-                                           settings.in_flight_batches)
+                                           settings.in_flight_batches, tp=tp, kv_dtype=settings.kv_cache_dtype)
     return _Pool(fixed, _activation_note(fixed.dims, activation), budget, num_blocks, usable_blocks, best)
 
 
@@ -265,7 +265,8 @@ def vllm_check(model: ServingModel, gpu: Gpu, context_tokens: int, *, batch: int
     notes.append(pool.activation_note)
     notes.extend(fixed.tail_notes)
     budget, block_bytes, num_blocks, cap = pool.budget, fixed.block_bytes, pool.num_blocks, fixed.cap
-    blocks = kv.blocks_per_request(shape, context_tokens, batch_tokens, settings.in_flight_batches)
+    blocks = kv.blocks_per_request(shape, context_tokens, batch_tokens, settings.in_flight_batches, tp=tp,
+                                   kv_dtype=settings.kv_cache_dtype)
     starts = allowed and budget.available_kv > 0 and blocks <= pool.usable_blocks
     best, concurrency = pool.best, None
     if budget.available_kv > 0 and not refused:
