@@ -7,7 +7,7 @@ import re
 import pytest
 
 from bot.config import load_settings
-from tests.support.botharness import BOT_USERNAME, TOKEN, Harness, network_error
+from tests.support.botharness import BOT_USERNAME, TOKEN, Harness, buttons, network_error
 
 ADMIN = 42
 STAFF = 43
@@ -26,10 +26,6 @@ def settings(tmp_path):
 async def bot(settings):
     async with Harness(settings) as harness:
         yield harness
-
-
-def buttons(params: dict) -> list[dict]:
-    return [b for row in params.get("reply_markup", {}).get("inline_keyboard", []) for b in row]
 
 
 async def test_post_init_sets_commands_in_en_and_de(bot):

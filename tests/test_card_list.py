@@ -15,7 +15,7 @@ from bot.config import load_settings
 from bot.features.callbacks import CALLBACK_LIMIT, CardsPageButton
 from bot.texts.render import TELEGRAM_LIMIT, telegram_length
 from catalog.validation import validate_catalog
-from tests.support.botharness import TOKEN, Harness
+from tests.support.botharness import TOKEN, Harness, buttons
 
 BUNDLED = Path(__file__).resolve().parents[1] / "catalog" / "data" / "gpurenthub.yaml"
 
@@ -46,10 +46,6 @@ def settings(tmp_path):
 async def bot(settings):
     async with Harness(settings) as harness:
         yield harness
-
-
-def buttons(params: dict) -> list[dict]:
-    return [b for row in params.get("reply_markup", {}).get("inline_keyboard", []) for b in row]
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from catalog.loader import load_catalog
 from engine.answer.build import Answer, build_answer
 from engine.sizing.payload import encode_request
 from engine.sizing.rule import SizeRequest
-from tests.support.botharness import TOKEN, Harness
+from tests.support.botharness import TOKEN, Harness, buttons
 
 ROOT = Path(__file__).resolve().parents[1]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -207,10 +207,6 @@ async def bot(tmp_path):
                              rate_limit_window_s=60)
     async with Harness(settings) as harness:
         yield harness
-
-
-def buttons(params: dict) -> list[dict]:
-    return [b for row in params.get("reply_markup", {}).get("inline_keyboard", []) for b in row]
 
 
 @pytest.mark.parametrize(("text", "language_code", "label"), [("70B at 4-bit, 32k context", "en", "📊 Chart"),

@@ -13,7 +13,7 @@ from bot.config import load_settings
 from bot.store import CONTEXT_TTL_S, Store
 from engine.sizing.payload import decode_request
 from engine.sizing.rule import SizeRequest
-from tests.support.botharness import BOT_USERNAME, TOKEN, Harness
+from tests.support.botharness import BOT_USERNAME, TOKEN, Harness, buttons
 
 USER = 61
 GROUP = -1001
@@ -29,10 +29,6 @@ def settings(tmp_path):
 async def bot(settings):
     async with Harness(settings) as harness:
         yield harness
-
-
-def buttons(params: dict) -> list[dict]:
-    return [b for row in (params.get("reply_markup") or {}).get("inline_keyboard", []) for b in row]
 
 
 async def test_follow_ups_in_a_private_chat(bot):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.config import load_settings
-from tests.support.botharness import BOT_USERNAME, TOKEN, Harness
+from tests.support.botharness import BOT_USERNAME, TOKEN, Harness, buttons
 
 ADMIN = 42
 
@@ -28,10 +28,6 @@ def count_calls(monkeypatch, target, name: str) -> list[tuple]:
 
     monkeypatch.setattr(target, name, counted)
     return calls
-
-
-def buttons(params: dict) -> list[dict]:
-    return [b for row in params.get("reply_markup", {}).get("inline_keyboard", []) for b in row]
 
 
 async def test_one_preferences_read_per_update_and_one_activity_write_per_change(bot, monkeypatch):

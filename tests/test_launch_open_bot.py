@@ -11,7 +11,7 @@ from bot.config import load_settings
 from bot.features.ask import ask_blocking
 from catalog.loader import load_catalog
 from engine.parse import Vocabulary, parse
-from tests.support.botharness import TOKEN, Harness
+from tests.support.botharness import TOKEN, Harness, buttons
 
 USER = 71
 
@@ -78,10 +78,6 @@ async def test_a_launch_line_leads_with_its_tensor_parallel_size(bot):
     await bot.send(USER, "Llama 3.3 70B auf 2 GPUs")
     text = plain(bot)
     assert "✅ Passt auf 2x" in text and "die 2 GPUs, die Sie genannt haben" in text
-
-
-def buttons(params: dict) -> list[dict]:
-    return [b for row in (params.get("reply_markup") or {}).get("inline_keyboard", []) for b in row]
 
 
 @pytest.mark.parametrize(("text", "lang", "lead"), [

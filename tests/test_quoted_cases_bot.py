@@ -9,7 +9,7 @@ import re
 import pytest
 
 from bot.config import load_settings
-from tests.support.botharness import TOKEN, Harness
+from tests.support.botharness import TOKEN, Harness, buttons
 
 USER = 81
 LEAD_RE = re.compile(r"^✅ (?:Fits on|Passt auf) (\d+x [^(]+?) \(", re.M)
@@ -30,10 +30,6 @@ async def bot(settings):
 
 def plain(html: str) -> str:
     return re.sub(r"<[^>]+>", "", html).replace("&#x27;", "'").replace("&amp;", "&")
-
-
-def buttons(params: dict) -> list[dict]:
-    return [b for row in (params.get("reply_markup") or {}).get("inline_keyboard", []) for b in row]
 
 
 def assert_one_answer(text: str, lead: str | None) -> None:

@@ -15,7 +15,7 @@ from catalog.loader import load_catalog
 from engine.answer.build import build_answer
 from engine.models.registry import default_registry
 from engine.parse import Vocabulary, parse
-from tests.support.botharness import TOKEN, Harness
+from tests.support.botharness import TOKEN, Harness, buttons
 
 CATALOG = load_catalog("gpurenthub").catalog
 VOCABULARY = Vocabulary.build(default_registry(), CATALOG.cards, CATALOG.regions)
@@ -83,10 +83,6 @@ def settings(tmp_path):
 async def bot(settings):
     async with Harness(settings) as harness:
         yield harness
-
-
-def buttons(params: dict) -> list[dict]:
-    return [b for row in (params.get("reply_markup") or {}).get("inline_keyboard", []) for b in row]
 
 
 async def test_bot_answers_a_speed_target_in_english(bot):

@@ -17,7 +17,7 @@ from bot.store import Store
 from catalog.loader import load_catalog
 from engine.sizing.payload import decode_request, encode_request
 from engine.sizing.rule import SizeRequest
-from tests.support.botharness import BOT_USERNAME, TOKEN, Harness
+from tests.support.botharness import BOT_USERNAME, TOKEN, Harness, buttons
 
 ADMIN, STAFF, CUSTOMER = 42, 43, 44
 CHANNEL = "@cardfit_news"
@@ -62,10 +62,6 @@ def channel_posts(bot: Harness) -> list[dict]:
 
 def to(bot: Harness, chat_id: int) -> list[dict]:
     return [c.params for c in bot.request.sent("sendMessage") if c.params["chat_id"] == chat_id]
-
-
-def buttons(params: dict) -> list[dict]:
-    return [b for row in (params.get("reply_markup") or {}).get("inline_keyboard", []) for b in row]
 
 
 def admin_button(bot: Harness, icon: str) -> dict:

@@ -212,3 +212,8 @@ def lost_response() -> NetworkError:
 def _wrapped(error: NetworkErrorT, cause: BaseException) -> NetworkErrorT:
     error.__cause__ = cause  # as `raise ... from err` in telegram/request/_httpxrequest.py
     return error
+
+
+def buttons(params: dict) -> list[dict]:
+    """The inline keyboard's buttons of a sent message's parameters, row after row."""
+    return [b for row in (params.get("reply_markup") or {}).get("inline_keyboard", []) for b in row]
