@@ -33,6 +33,9 @@ FORMULAS: dict[str, str] = {
     "kv": "2 x {layers} layers x {kv_heads} KV heads x {head_dim} x {bytes} B x {tokens} tokens x {batch} = {kv_gb}",
     "kv_window": "2 x {kv_heads} KV heads x {head_dim} x {bytes} B x ({full_layers} layers x {tokens} + "
                  "{window_layers} window layers x {window_tokens} tokens) x {batch} = {kv_gb}",
+    "kv_global": "2 x ({global_layers} global layers x {global_kv_heads} KV heads x {global_head_dim} x "
+                 "{tokens} tokens + {window_layers} window layers x {kv_heads} KV heads x {head_dim} x "
+                 "{window_tokens} tokens) x {bytes} B x {batch} = {kv_gb}",
     "kv_mla": "{layers} layers x ({rank} + {rope}) MLA latent x {bytes} B x {tokens} tokens x {batch} = {kv_gb}",
     "kv_mla_indexer": "{layers} layers x (({rank} + {rope}) MLA latent x {bytes} B + {indexer} B indexer keys) x "
                       "{tokens} tokens x {batch} = {kv_gb}",

@@ -105,3 +105,18 @@ def test_a_published_run_of_the_model_on_the_card_is_quoted_as_measured(capsys):
     assert 0.7 * 155.02 < speed["decode_tok_s"] <= 155.02  # slower at 8,192 tokens than at 256
     code = main(["size", "--model", "llama-3-8b", "--quant", "q4_0", "--card", "rtx-4090", "--count", "2", "--json"])
     assert json.loads(capsys.readouterr().out)["speed"]["basis"] == "calibrated"  # no run of that layout
+
+
+def test_sliding_window_layers_read_only_their_window_when_decoding():
+    """Gemma 3 27B at 32k: its 52 sliding layers read 1,024 tokens, its 10 global layers all 32k. Counting every
+    layer at the whole context (as a dense model) would read six times the KV and halve the speed."""
+    per_layer = 2 * 16 * 128 * 2
+    windowed = Workload(engine="vllm", count=1, weights_gb=54.8, active_params_b=27.4, layers=62, moe=False,
+                        kv_bytes_per_token=10 * per_layer, context_tokens=32_768,
+                        window_kv_bytes_per_token=52 * per_layer, window_tokens=1_024)
+    assert windowed.kv_read_bytes(32_768) == 10 * per_layer * 32_768 + 52 * per_layer * 1_024
+    assert windowed.kv_read_bytes(512) == 62 * per_layer * 512  # below the window every layer holds every token
+    dense = Workload(engine="vllm", count=1, weights_gb=54.8, active_params_b=27.4, layers=62, moe=False,
+                     kv_bytes_per_token=62 * per_layer, context_tokens=32_768)
+    card = _card("h100-sxm")
+    assert estimate(card, windowed).decode_tok_s > 1.1 * estimate(card, dense).decode_tok_s

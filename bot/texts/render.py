@@ -110,6 +110,8 @@ def describe_shape(shape: ShapeSummary, lang: str) -> str:
     text = t(lang, f"shape.{shape.kind}", layers=shape.layers, kv=shape.kv_heads, dim=shape.head_dim)
     if shape.window_tokens:
         text += t(lang, "shape.window", count=shape.window_layers, window=fmt_number(lang, shape.window_tokens, 0))
+    if shape.global_layers:
+        text += t(lang, "shape.global", count=shape.global_layers, kv=shape.global_kv_heads, dim=shape.global_head_dim)
     return text
 
 

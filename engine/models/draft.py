@@ -167,6 +167,10 @@ class _Entry:
         self.put("sliding_layers", shape.sliding_layers)
         self.put("layer_pattern", roles.pattern)
         self.put("no_kv_layers", roles.no_kv, "layers without a per-token KV cache" if roles.no_kv else "")
+        glob = shape.global_attention
+        if glob is not None:
+            self.rows.append(f"    global_attention: {{layers: {glob.layers}, kv_heads: {glob.kv_heads}, "
+                             f"head_dim: {glob.head_dim}, k_eq_v: {str(glob.k_eq_v).lower()}}}")
         if shape.is_mla:
             self.rows.append(f"    mla: {{kv_lora_rank: {shape.mla_kv_lora_rank}, "
                              f"qk_rope_head_dim: {shape.mla_qk_rope_head_dim}}}")

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from engine.models.registry import ModelShape, PublishedWeights
+from engine.models.registry import GlobalAttention, ModelShape, PublishedWeights
 
 # Bytes per element of the safetensors dtypes (safetensors' Dtype enum; F4 and F6 pack two/four per byte-ish:
 # counted as the bits they hold).
@@ -187,8 +187,20 @@ def shape_from_hub(repo_id: str, config: Mapping[str, Any], counts: Mapping[str,
         hidden_size=hidden, intermediate_size=dense if dense is not None else expert,
         vocab_size=_int(text, "vocab_size"),
         tie_word_embeddings=tie if isinstance(tie, bool) else None,
+        global_attention=global_attention(text, layers, window_layers, kv_heads),
     )
     return HubShape(shape, tuple(notes))
+
+
+def global_attention(config: Mapping[str, Any], layers: int | None, window_layers: int,
+                     kv_heads: int | None) -> GlobalAttention | None:
+    """Gemma 4's full-attention layers where the config gives them a head dim of their own (global_head_dim,
+    num_global_key_value_heads, attention_k_eq_v): every layer that is not a sliding one."""
+    head_dim = _int(config, "global_head_dim")
+    global_kv = _int(config, "num_global_key_value_heads") or kv_heads
+    if head_dim is None or layers is None or not window_layers or global_kv is None:
+        return None
+    return GlobalAttention(layers - window_layers, global_kv, head_dim, bool(config.get("attention_k_eq_v")))
 
 
 def _active_params(config: Mapping[str, Any], params: float, layers: int | None, hidden: int | None, experts: int,

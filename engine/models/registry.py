@@ -78,7 +78,11 @@ class RopeYarn:
 @dataclass(frozen=True, slots=True)
 class GlobalAttention:
     """Gemma 4's global (full-attention) layers, whose cache differs from its sliding layers': fewer KV heads of a
-    wider head dim, K and V one tensor (config num_global_key_value_heads, global_head_dim, attention_k_eq_v)."""
+    wider head dim, K and V one projection (config num_global_key_value_heads, global_head_dim, attention_k_eq_v).
+
+    K = V saves weights, not cache: vLLM 0.34 loads k_proj into both the K and V slots of qkv_proj and passes k
+    and v to Attention (models/gemma4.py), so a global layer stores 2 x kv_heads x head_dim per token like any
+    other layer. `layers` equals the model's layers minus its sliding layers."""
 
     layers: int
     kv_heads: int
@@ -167,8 +171,6 @@ class ModelShape:
             return "the sparse-attention indexer keys cached next to the MLA latent (their dtype was not read)"
         if self.layers is not None and self.no_kv_layers >= self.layers:
             return "no layer keeps a per-token KV cache"
-        if self.global_attention is not None:
-            return "the global layers' cache, shaped unlike the sliding layers'"
         return None
 
     @property
@@ -225,10 +227,13 @@ class ModelShape:
         if self.is_mla:
             return ShapeSummary("mla", layers=self.kv_layers, mla_rank=self.mla_kv_lora_rank,
                                 mla_rope=self.mla_qk_rope_head_dim)
+        glob = self.global_attention
         return ShapeSummary(
             "mha" if self.kv_heads == self.attention_heads else "gqa", layers=self.kv_layers, kv_heads=self.kv_heads,
             head_dim=self.head_dim, window_tokens=self.sliding_window or None,
             window_layers=self.sliding_layers if self.sliding_window else 0,
+            global_layers=glob.layers if glob else 0, global_kv_heads=glob.kv_heads if glob else None,
+            global_head_dim=glob.head_dim if glob else None,
         )
 
 
@@ -257,6 +262,9 @@ class ShapeSummary:
     mla_rope: int | None = None
     window_tokens: int | None = None
     window_layers: int = 0
+    global_layers: int = 0  # Gemma 4: full-attention layers with their own KV heads and head dim (K = V)
+    global_kv_heads: int | None = None
+    global_head_dim: int | None = None
 
     def english(self) -> str:
         """The English sentence for the engine's own notes (JSON); bot/texts/render.py words it per locale."""
@@ -268,6 +276,8 @@ class ShapeSummary:
         text = f"{self.layers} layers, {kind}, head dim {self.head_dim}"
         if self.window_tokens:
             text += f", {self.window_layers} layers with a {self.window_tokens:,}-token window"
+        if self.global_layers:
+            text += f", {self.global_layers} global layers of {self.global_kv_heads} KV heads x {self.global_head_dim}"
         return text
 
 
@@ -679,6 +689,11 @@ def _shape_from_entry(entry: dict[str, Any]) -> ModelShape:
 def build_registry(entries: list[dict[str, Any]]) -> Registry:
     """The registry of `entries`; a name, alias or repo id that names two models is an error."""
     models = tuple(_shape_from_entry(entry) for entry in entries)
+    for model in models:
+        glob = model.global_attention
+        if glob is not None and (model.layers is None or glob.layers != model.layers - model.sliding_layers):
+            raise ValueError(f"model registry: {model.id} has {glob.layers} global layers, not its layers minus its "
+                             "sliding layers")
     by_key: dict[str, ModelShape] = {}
     for model in models:
         for key in (model.id, model.name, *model.aliases, *_repo_ids(model, quantized=False)):

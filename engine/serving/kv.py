@@ -69,9 +69,19 @@ def kv_bytes_per_token_per_layer(shape: ModelShape, tp: int, kv_dtype: str) -> f
     return 2 * kv_heads_per_gpu(shape.kv_heads, tp) * shape.head_dim * element
 
 
+def full_layer_bytes_per_token(shape: ModelShape, tp: int, kv_dtype: str) -> float:
+    """One token in one full-attention layer on one GPU. Gemma 4's global layers have KV heads and a head dim of
+    their own (registry.GlobalAttention; per_layer_config in vLLM 0.34 models/gemma4.py); a K = V layer still
+    stores K and V (k_proj is loaded into both slots of qkv_proj). Every other model: as any layer."""
+    glob = shape.global_attention
+    if glob is None:
+        return kv_bytes_per_token_per_layer(shape, tp, kv_dtype)
+    return 2 * kv_heads_per_gpu(glob.kv_heads, tp) * glob.head_dim * kv_element_bytes(kv_dtype)
+
+
 def kv_bytes_per_token_per_gpu(shape: ModelShape, tp: int, kv_dtype: str) -> float:
     """What one more token adds on one GPU once every sliding window is full: the full-attention layers only."""
-    return full_attention_layers(shape) * kv_bytes_per_token_per_layer(shape, tp, kv_dtype)
+    return full_attention_layers(shape) * full_layer_bytes_per_token(shape, tp, kv_dtype)
 
 
 # -- linear-attention state (Gated DeltaNet) ---------------------------------------------------------------
@@ -180,11 +190,37 @@ def layer_groups(shape: ModelShape) -> LayerGroups:
     return LayerGroups(size=size, full=math.ceil(full / size), sliding=math.ceil(sliding / size))
 
 
+@dataclass(frozen=True, slots=True)
+class Pages:
+    """One page per layer and block, the same bytes in every layer (unify_kv_cache_spec_page_size,
+    kv_cache_planning.py:392-454 in 0.34.0): where the full and the sliding layers' pages differ (Gemma 4's global
+    layers), the smaller page's layers get a block that many times longer, or a padded page where the ratio is
+    not whole. Gemma 4 26B-A4B at TP1: sliding 16 x 2 x 8 x 256 x 2 B = 128 KiB, global 16 x 2 x 2 x 512 x 2 B =
+    64 KiB, so the global layers hold 32 tokens a block."""
+
+    full_block: int  # tokens per block of a full-attention layer
+    window_block: int  # tokens per block of a sliding-window layer
+    page_bytes: float  # one layer's page on one GPU
+
+
+def pages(shape: ModelShape, tp: int, kv_dtype: str) -> Pages:
+    block = attention_block_size(shape, tp, kv_dtype)
+    full_page = block * full_layer_bytes_per_token(shape, tp, kv_dtype)
+    if not sliding_window_layers(shape) or not full_attention_layers(shape):
+        return Pages(block, block, full_page)
+    window_page = block * kv_bytes_per_token_per_layer(shape, tp, kv_dtype)
+    page = max(full_page, window_page)
+
+    def stretched(layer_page: float) -> int:
+        return block * int(page // layer_page) if page % layer_page == 0 else block
+
+    return Pages(stretched(full_page), stretched(window_page), page)
+
+
 def bytes_per_block(shape: ModelShape, tp: int, kv_dtype: str) -> float:
     """A block of the pool on one GPU: group size x page (page = block tokens x one layer's bytes per token; a
     hybrid model's linear-attention state page is padded to that page, platforms/interface.py:1128-1147)."""
-    block = attention_block_size(shape, tp, kv_dtype)
-    return layer_groups(shape).size * block * kv_bytes_per_token_per_layer(shape, tp, kv_dtype)
+    return layer_groups(shape).size * pages(shape, tp, kv_dtype).page_bytes
 
 
 def sliding_window_tokens(window: int, max_num_batched_tokens: int, max_model_len: int,
@@ -205,15 +241,15 @@ def chunk_tokens(chunk: int, max_num_batched_tokens: int, max_model_len: int,
 
 
 def local_blocks(shape: ModelShape, max_num_batched_tokens: int, max_model_len: int,
-                 in_flight_batches: int = IN_FLIGHT_BATCHES) -> tuple[int, int]:
+                 in_flight_batches: int = IN_FLIGHT_BATCHES, block: int = BLOCK_SIZE) -> tuple[int, int]:
     """(tokens, blocks) one request holds in one windowed layer: a chunk (cdiv) or a sliding window (cdiv + 1,
     the window may not start on a block boundary)."""
     if shape.attention_chunk_size:
         tokens = chunk_tokens(shape.attention_chunk_size, max_num_batched_tokens, max_model_len, in_flight_batches)
-        return tokens, math.ceil(tokens / BLOCK_SIZE)
+        return tokens, math.ceil(tokens / block)
     assert shape.sliding_window is not None
     tokens = sliding_window_tokens(shape.sliding_window, max_num_batched_tokens, max_model_len, in_flight_batches)
-    return tokens, math.ceil(tokens / BLOCK_SIZE) + 1
+    return tokens, math.ceil(tokens / block) + 1
 
 
 def blocks_per_request(shape: ModelShape, max_model_len: int, max_num_batched_tokens: int,
@@ -225,10 +261,12 @@ def blocks_per_request(shape: ModelShape, max_model_len: int, max_num_batched_to
     if groups.linear:
         block = attention_block_size(shape, tp, kv_dtype)
         return groups.full * math.ceil(max_model_len / block) + groups.linear * LINEAR_STATE_PAGES_PER_REQUEST
-    full = groups.full * math.ceil(max_model_len / BLOCK_SIZE)
+    page = pages(shape, tp, kv_dtype)
+    full = groups.full * math.ceil(max_model_len / page.full_block)
     if not groups.sliding:
         return full
-    return full + groups.sliding * local_blocks(shape, max_num_batched_tokens, max_model_len, in_flight_batches)[1]
+    return full + groups.sliding * local_blocks(shape, max_num_batched_tokens, max_model_len, in_flight_batches,
+                                                page.window_block)[1]
 
 
 def kv_blocks(available_bytes: float, block_bytes: float) -> int:
@@ -278,7 +316,8 @@ def max_model_len_for_blocks(shape: ModelShape, num_blocks: int, max_num_batched
         return tokens if tokens >= 1 else None
 
     def fits(tokens: int) -> bool:
-        return blocks_per_request(shape, tokens, max_num_batched_tokens, in_flight_batches) <= num_blocks
+        return blocks_per_request(shape, tokens, max_num_batched_tokens, in_flight_batches, tp=tp,
+                                  kv_dtype=kv_dtype) <= num_blocks
 
     return largest_fitting(fits, cap)
 
@@ -299,25 +338,42 @@ def llama_cpp_kv_bytes_per_cell_layer(n_embd_k: int, n_embd_v: int, type_k: str,
     return n_embd_k * kv_element_bytes(type_k) + n_embd_v * kv_element_bytes(type_v)
 
 
-def llama_cpp_embd_kv(shape: ModelShape) -> tuple[int, int]:
-    """(n_embd_k_gqa, n_embd_v_gqa): MLA keeps one K row of rank + rope and no V (has_v = !is_mla)."""
+def llama_cpp_embd_kv(shape: ModelShape, *, full: bool = False) -> tuple[int, int]:
+    """(n_embd_k_gqa, n_embd_v_gqa): MLA keeps one K row of rank + rope and no V (has_v = !is_mla). `full`: a
+    full-attention layer's, which for Gemma 4 is its global layers' own KV heads x global_head_dim, K and V both
+    (llama-hparams.cpp n_embd_k_gqa(il) / n_embd_v_gqa(il); src/models/gemma4.cpp uses K as V where v_proj is
+    absent and stores both; conversion/gemma.py writes key/value_length = global_head_dim)."""
     if shape.mla_kv_lora_rank is not None:
         return shape.mla_kv_lora_rank + (shape.mla_qk_rope_head_dim or 0), 0
     if shape.kv_heads is None or shape.head_dim is None:
         raise ServingShapeError(f"the attention shape of {shape.name} is not published")
+    if full and shape.global_attention is not None:
+        glob = shape.global_attention
+        return glob.kv_heads * glob.head_dim, glob.kv_heads * glob.head_dim
     return shape.kv_heads * shape.head_dim, shape.kv_heads * shape.head_dim
 
 
+def llama_cpp_full_cell_bytes(shape: ModelShape, type_k: str, type_v: str, *, flash_attn: bool = True) -> float:
+    """One cell of one full-attention layer. Without flash attention V is stored transposed at the widest layer's
+    V width (llama-kv-cache.cpp: n_embd_v_gqa_max() when v_trans), which only Gemma 4's narrower global layers feel."""
+    n_embd_k, n_embd_v = llama_cpp_embd_kv(shape, full=True)
+    if not flash_attn:
+        n_embd_v = max(n_embd_v, llama_cpp_embd_kv(shape)[1])
+    return llama_cpp_kv_bytes_per_cell_layer(n_embd_k, n_embd_v, type_k, type_v)
+
+
 def llama_cpp_kv_bytes(shape: ModelShape, n_ctx: int, type_k: str, type_v: str, *, n_seq: int = 1,
-                       unified: bool = True, n_ubatch: int = N_UBATCH) -> float:
+                       unified: bool = True, n_ubatch: int = N_UBATCH, flash_attn: bool = True) -> float:
     """The whole KV cache (all layers, all devices): full layers hold n_ctx cells, SWA layers their padded window."""
-    n_embd_k, n_embd_v = llama_cpp_embd_kv(shape)
-    per_cell_layer = llama_cpp_kv_bytes_per_cell_layer(n_embd_k, n_embd_v, type_k, type_v)
     cells = pad_cells(n_ctx)
-    swa = 0
+    total = full_attention_layers(shape) * cells * llama_cpp_full_cell_bytes(shape, type_k, type_v,
+                                                                                flash_attn=flash_attn)
     if shape.sliding_window and shape.sliding_layers:
-        swa = shape.sliding_layers * llama_cpp_swa_cells(cells, shape.sliding_window, n_seq, unified, n_ubatch)
-    return (full_attention_layers(shape) * cells + swa) * per_cell_layer
+        n_embd_k, n_embd_v = llama_cpp_embd_kv(shape)
+        swa_cells = llama_cpp_swa_cells(cells, shape.sliding_window, n_seq, unified, n_ubatch)
+        total += shape.sliding_layers * swa_cells * llama_cpp_kv_bytes_per_cell_layer(n_embd_k, n_embd_v, type_k,
+                                                                                      type_v)
+    return total
 
 
 def _kv_layers(shape: ModelShape) -> int:

@@ -52,7 +52,7 @@ def llama_cpp_kv_bytes_per_gpu(shape: ModelShape, n_ctx: int, devices: int, sett
                                slots: int) -> float:
     """The busiest device's share of the cache: its ceil(layers / devices) layers."""
     total = kv.llama_cpp_kv_bytes(shape, n_ctx, settings.cache_type_k, settings.cache_type_v, n_seq=slots,
-                                  unified=True, n_ubatch=settings.n_ubatch)
+                                  unified=True, n_ubatch=settings.n_ubatch, flash_attn=settings.flash_attn)
     layers = shape.layers or 1
     return total * math.ceil(layers / devices) / layers
 
@@ -94,9 +94,8 @@ def llama_cpp_check(model: ServingModel, gpu: Gpu, context_tokens: int, *, batch
     if not starts and allowed:
         notes.append(Note("--fit (on by default) would shrink the context or move layers to the CPU instead of "
                           "failing; this check keeps every layer on the GPU", "serving_fit_would_adjust"))
-    n_embd_k, n_embd_v = kv.llama_cpp_embd_kv(shape)
-    per_cell = kv.llama_cpp_kv_bytes_per_cell_layer(n_embd_k, n_embd_v, settings.cache_type_k,
-                                                    settings.cache_type_v)
+    per_cell = kv.llama_cpp_full_cell_bytes(shape, settings.cache_type_k, settings.cache_type_v,
+                                            flash_attn=settings.flash_attn)
     layers = shape.layers or 1
     return ServingCheck(
         engine="llama.cpp", tp=devices, weights_gb=weights.llama_cpp_weights_bytes(model.weights) / GB,

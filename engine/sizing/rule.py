@@ -458,8 +458,9 @@ def kv_cache(shape: ModelShape, kv_bytes: float, tokens: int, batch: int) -> Com
     hold at most a chunk); MLA models (DeepSeek V3/R1) cache one latent of kv_lora_rank + qk_rope_head_dim per layer
     and token, with no K/V pair, and DeepSeek V3.2 its indexer keys next to it. Only the layers that keep a
     per-token cache are counted (`ModelShape.kv_layers`): Qwen3-Next's Gated DeltaNet and MiniMax's lightning
-    layers hold a fixed state per request instead. The seeds' shapes have none of these, so their rows are the
-    seeds' formula unchanged. Returns None when the registry does not know the attention shape."""
+    layers hold a fixed state per request instead. Gemma 4's global layers have a shape of their own
+    (registry.GlobalAttention). The seeds' shapes have none of these, so their rows are the seeds' formula unchanged.
+    Returns None when the registry does not know the attention shape."""
     if not shape.kv_known:
         return None
     layers = shape.kv_layers
@@ -479,6 +480,18 @@ def kv_cache(shape: ModelShape, kv_bytes: float, tokens: int, batch: int) -> Com
     window_layers = shape.sliding_layers if shape.sliding_window else 0
     full_layers = layers - window_layers
     per_layer_token = 2 * shape.kv_heads * shape.head_dim * kv_bytes
+    glob = shape.global_attention
+    if glob is not None:
+        # Gemma 4: the global layers keep their own KV heads and head dim; K = V is stored as K and V (vLLM 0.34
+        # models/gemma4.py), so a global layer is 2 x kv_heads x head_dim per token like any other.
+        windowed = min(tokens, shape.sliding_window or tokens)
+        elements = glob.layers * glob.kv_heads * glob.head_dim * tokens + window_layers * shape.kv_heads * \
+            shape.head_dim * windowed
+        gb = 2 * elements * kv_bytes * batch / GB
+        return Component.of("kv_cache", gb, "kv_global", global_layers=glob.layers, global_kv_heads=glob.kv_heads,
+                            global_head_dim=glob.head_dim, tokens=tokens, window_layers=window_layers,
+                            kv_heads=shape.kv_heads, head_dim=shape.head_dim, window_tokens=windowed, bytes=kv_bytes,
+                            batch=batch, kv_gb=gb)
     if window_layers and tokens > (shape.sliding_window or 0):
         windowed = min(tokens, shape.sliding_window or tokens)
         gb = per_layer_token * (full_layers * tokens + window_layers * windowed) * batch / GB
@@ -488,6 +501,25 @@ def kv_cache(shape: ModelShape, kv_bytes: float, tokens: int, batch: int) -> Com
     gb = per_layer_token * layers * tokens * batch / GB
     return Component.of("kv_cache", gb, "kv", layers=layers, kv_heads=shape.kv_heads, head_dim=shape.head_dim,
                         bytes=kv_bytes, tokens=tokens, batch=batch, kv_gb=gb)
+
+
+def kv_split_per_token(shape: ModelShape, kv_bytes: float = 2) -> tuple[float, float, int]:
+    """The KV cache per token and sequence as (bytes over the layers that keep every token, bytes over the layers
+    that keep a window, the window): kv_cache at L tokens is full x L + windowed x min(L, window). (0, 0, 0) when
+    the shape is not known. What a decode step reads (engine.speed)."""
+    if not shape.kv_known or shape.kv_layers is None:
+        return 0.0, 0.0, 0
+    if shape.is_mla:
+        assert shape.mla_kv_lora_rank is not None and shape.mla_qk_rope_head_dim is not None
+        width = shape.mla_kv_lora_rank + shape.mla_qk_rope_head_dim
+        return shape.kv_layers * (width * kv_bytes + shape.indexer_bytes_per_token_per_layer), 0.0, 0
+    assert shape.kv_heads is not None and shape.head_dim is not None
+    per_layer = 2 * shape.kv_heads * shape.head_dim * kv_bytes
+    window_layers = shape.sliding_layers if shape.sliding_window else 0
+    glob = shape.global_attention
+    full = glob.layers * 2 * glob.kv_heads * glob.head_dim * kv_bytes if glob else \
+        (shape.kv_layers - window_layers) * per_layer
+    return full, window_layers * per_layer, (shape.sliding_window or 0) if window_layers else 0
 
 
 def kv_bytes_per_token(shape: ModelShape, kv_bytes: float = 2) -> float | None:
@@ -529,7 +561,7 @@ def _frozen_base(resolved: ResolvedRequest) -> Component:
 
 
 # The notes of _kv_unknown: no KV cache in the sum, and why.
-KV_NOT_INCLUDED = ("kv_unknown", "kv_unmodelled_indexer", "kv_unmodelled_global")
+KV_NOT_INCLUDED = ("kv_unknown", "kv_unmodelled_indexer")
 
 
 def _kv_unknown(shape: ModelShape) -> tuple[Note, ...]:
@@ -540,12 +572,6 @@ def _kv_unknown(shape: ModelShape) -> tuple[Note, ...]:
     if shape.indexer_cache is not None and shape.kv_unmodelled is not None:
         return (Note(f"KV cache not included: {shape.name} also caches its sparse-attention indexer keys per token, "
                      "which the formula does not size", "kv_unmodelled_indexer", model=shape.name),)
-    if shape.global_attention is not None:
-        glob = shape.global_attention
-        return (Note(f"KV cache not included: the {glob.layers} global layers of {shape.name} keep "
-                     f"{glob.kv_heads} KV heads of {glob.head_dim}{' (K = V)' if glob.k_eq_v else ''}, unlike its "
-                     "sliding layers, which the formula does not size", "kv_unmodelled_global", model=shape.name,
-                     layers=glob.layers, kv_heads=glob.kv_heads, head_dim=glob.head_dim),)
     return (Note(f"KV cache not included: the attention shape of {shape.name} is not published", "kv_unknown",
                  model=shape.name),)
 
@@ -553,6 +579,16 @@ def _kv_unknown(shape: ModelShape) -> tuple[Note, ...]:
 def _kv_layers_note(shape: ModelShape) -> tuple[Note, ...]:
     """Which layers the KV line counts, where some keep no per-token cache (said, so "12 layers" of a 48-layer
     model is not read as a mistake)."""
+    glob = shape.global_attention
+    if glob is not None and shape.kv_known:
+        stored = ", K = V stored as K and V, as vLLM and llama.cpp do" if glob.k_eq_v else ""
+        return (Note(f"KV cache: the {glob.layers} global layers of {shape.name} keep {glob.kv_heads} KV heads of "
+                     f"{glob.head_dim} for every token{stored}; its {shape.sliding_layers} sliding layers keep "
+                     f"{shape.kv_heads} of {shape.head_dim} for the window only",
+                     "kv_layers_global_k_eq_v" if glob.k_eq_v else "kv_layers_global", model=shape.name,
+                     layers=glob.layers, kv_heads=glob.kv_heads, head_dim=glob.head_dim,
+                     window_layers=shape.sliding_layers, window_kv_heads=shape.kv_heads,
+                     window_head_dim=shape.head_dim),)
     if not shape.no_kv_layers or shape.layers is None or not shape.kv_known:
         return ()
     if shape.cross_attends_image:

@@ -84,13 +84,21 @@ class Workload:
     active_params_b: float  # parameters one token multiplies (MoE: the active ones)
     layers: int
     moe: bool
-    kv_bytes_per_token: float  # all layers, all KV heads (decimal bytes)
+    kv_bytes_per_token: float  # the layers that keep every token, all KV heads (decimal bytes)
     context_tokens: int
     users: int = 1
     prompt_tokens: int | None = None
     weight_format: str | None = None  # a formats.yaml name ("q4_k_m") or None for 16-bit / safetensors
     quantized: bool = False  # weights below 16 bits (dequantized during prefill)
     fp8_compute: bool = False  # FP8 weights on a card with FP8 tensor cores
+    # Sliding-window (or chunked) layers read at most their window: bytes per token over those layers, and the window
+    window_kv_bytes_per_token: float = 0.0
+    window_tokens: int = 0
+
+    def kv_read_bytes(self, tokens: float) -> float:
+        """KV bytes one sequence of `tokens` reads per decode step: every token of the full layers, the window of
+        the sliding ones."""
+        return self.kv_bytes_per_token * tokens + self.window_kv_bytes_per_token * min(tokens, self.window_tokens)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +149,7 @@ def step_ms(hw: Hardware, work: Workload, batch: int) -> float:
     # The KV cache streams in long contiguous reads (flash attention) at the card's full bandwidth: llama 8B
     # Q4_0 at a 32k context decodes at 98 tok/s on an RTX 4090 (ggml-org/llama.cpp#17505), which the weights'
     # efficiency would put at 85.
-    kv_ms = batch * work.kv_bytes_per_token * work.context_tokens / 1e9 / (hw.bandwidth_gbps * tp) * 1000
+    kv_ms = batch * work.kv_read_bytes(work.context_tokens) / 1e9 / (hw.bandwidth_gbps * tp) * 1000
     fixed_ms = work.layers * (LAYER_MS[engine] + (MOE_LAYER_MS[engine] if work.moe else 0.0))
     if engine == "vllm" and tp > 1:
         fixed_ms += work.layers * ALLREDUCE_LAYER_MS.get(hw.interconnect, ALLREDUCE_LAYER_MS["pcie"]) \
@@ -172,9 +180,9 @@ def prefill_tok_s(hw: Hardware, work: Workload, prompt_tokens: int) -> float | N
     efficiency = PREFILL_EFFICIENCY[work.engine] * (QUANTIZED_PREFILL_FACTOR if work.quantized else 1.0)
     tp = _tensor_parallel(work)
     speedup = 1 + TP_PREFILL_EFFICIENCY * (tp - 1)
-    # Attention: QK^T and AV over on average half the prompt, per layer (the KV width stands in for the model's).
-    kv_width = work.kv_bytes_per_token / 2 / max(work.layers, 1) / 2  # elements of K per layer (16-bit)
-    attention_flops = 4 * work.layers * kv_width * prompt_tokens / 2
+    # Attention: QK^T and AV over on average half the prompt, per layer (the KV width stands in for the model's):
+    # 4 FLOPs x the K elements (KV bytes / 2 for K / 2 bytes) per token attended.
+    attention_flops = work.kv_read_bytes(prompt_tokens / 2)
     flops_per_token = 2 * work.active_params_b * 1e9 + attention_flops
     return tflops * 1e12 * efficiency * speedup / flops_per_token
 

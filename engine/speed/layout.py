@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from catalog.schema import Card
-from engine.sizing.rule import KV_PRECISION_BYTES, Requirement, ResolvedRequest, kv_bytes_per_token
+from engine.sizing.rule import KV_PRECISION_BYTES, Requirement, ResolvedRequest, kv_split_per_token
 from engine.speed.estimate import Hardware, SpeedEstimate, Workload, estimate
 from engine.speed.measured import MEASURED_MODELS, find_run
 
@@ -40,7 +40,7 @@ def _base(resolved: ResolvedRequest, requirement: Requirement) -> Workload:
     if found is not None and found[0] is resolved and found[1] is requirement:
         return found[2]
     shape = resolved.shape
-    kv = kv_bytes_per_token(shape, KV_PRECISION_BYTES[resolved.kv_precision]) or 0.0
+    kv, window_kv, window = kv_split_per_token(shape, KV_PRECISION_BYTES[resolved.kv_precision])
     params = max(resolved.params_b, 1e-9)
     fmt = resolved.quant
     base = Workload(
@@ -48,7 +48,8 @@ def _base(resolved: ResolvedRequest, requirement: Requirement) -> Workload:
         active_params_b=shape.active_params_b if shape.active_params_b else params,
         layers=shape.layers or 0, moe=bool(shape.experts_total and shape.experts_total > 1),
         kv_bytes_per_token=kv, context_tokens=resolved.context_tokens, users=resolved.batch,
-        weight_format=fmt.name if fmt is not None else None, quantized=requirement.weights_gb / params < 1.9)
+        weight_format=fmt.name if fmt is not None else None, quantized=requirement.weights_gb / params < 1.9,
+        window_kv_bytes_per_token=window_kv, window_tokens=window)
     if len(_BASES) >= _MAX_BASES:
         _BASES.clear()
     _BASES[key] = (resolved, requirement, base)
@@ -63,7 +64,8 @@ def workload(card: Card, count: int, resolved: ResolvedRequest, requirement: Req
     return Workload(engine or base.engine, count, base.weights_gb, base.active_params_b, base.layers, base.moe,
                     base.kv_bytes_per_token, context_tokens or base.context_tokens, users or base.users,
                     prompt_tokens, base.weight_format, base.quantized,
-                    base.quantized and card.fp8 and resolved.precision == "fp8")
+                    base.quantized and card.fp8 and resolved.precision == "fp8", base.window_kv_bytes_per_token,
+                    base.window_tokens)
 
 
 def layout_speed(card: Card, count: int, resolved: ResolvedRequest, requirement: Requirement, *,
