@@ -143,3 +143,19 @@ def test_a_hub_lookup_of_a_gemma_4_fine_tune_reads_the_global_layers_and_drafts_
     assert "global_attention: {layers: 5, kv_heads: 2, head_dim: 512, k_eq_v: true}" in entry
     loaded = build_registry(yaml.safe_load(entry)).models[0]
     assert loaded.global_attention == shape.global_attention and loaded.kv_known
+
+
+def test_the_public_12b_log_matches_only_with_v_stored_in_the_global_layers() -> None:
+    """club-3090's Gemma 4 12B boot on 2x RTX 3090 (tests/serving_datapoints.py gemma_4_rows): 2.93x at 131,072
+    tokens from 8.16 GiB. Half the global bytes (K only, as a K = V cache that shared one tensor would keep) gives
+    another figure far outside the log's rounding."""
+    from dataclasses import replace
+
+    from tests.serving_datapoints import gemma_4_rows
+    assert all(row.within for row in gemma_4_rows())
+    shape = REGISTRY.get("gemma-4-12b")
+    assert shape is not None and shape.global_attention is not None
+    k_only = replace(shape, global_attention=replace(shape.global_attention, head_dim=256))
+    blocks = kv.kv_blocks(8.16 * 2**30, kv.bytes_per_block(k_only, 2, "auto"))
+    concurrency = kv.max_concurrency(blocks, kv.blocks_per_request(k_only, 131_072, 4096, 1, tp=2, kv_dtype="auto"))
+    assert concurrency > 4.5  # the log says 2.93
