@@ -233,7 +233,9 @@ async def test_the_reports_figures_from_a_seeded_week(store):
 
     english = render_report(report, "en")
     assert "Answers: 8 (before: 3)" in english
-    assert "• llama-3.1-70b: 3 (before: 1)" in english
+    assert "• Llama 3.1 70B: 3 (before: 1)" in english  # models by name, as the answers name them
+    assert "• &gt;=300B: 1 (before: 1)" in english  # a size class stays as it is (escaped: the chat is HTML)
+    assert "llama-3.1-70b" not in english
     assert "• 1x H100 SXM: 3, $3,000/month (before: 1)" in english  # cards by name, as every other reply
     assert "• no FP8 hardware – A100 SXM: 1 (before: 0)" in english
     assert "• no fit – MI300X: 1 (before: 1)" in english

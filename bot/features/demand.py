@@ -176,6 +176,12 @@ class DemandReport:
     def card_name(self, card: str) -> str:
         return self.names.get(card, card)
 
+    @staticmethod
+    def model_name(model: str) -> str:
+        """A registry id as the answers name the model ("llama-3.1-70b" -> "Llama 3.1 70B"); a size class as it is."""
+        shape = default_registry().get(model)
+        return shape.name if shape is not None else model
+
     def to_json(self) -> dict[str, Any]:
         return {"period": self.now.to_json(), "previous": self.before.to_json()}
 
@@ -234,7 +240,7 @@ def render_report(report: DemandReport, lang: str) -> str:
     lines = [t(lang, "demand.title", first=now.first_day, last=now.last_day, before_first=before.first_day,
                before_last=before.last_day),
              t(lang, "demand.answers", now=now.answers, before=before.answers), "", t(lang, "demand.models")]
-    lines += [t(lang, "demand.row", name=esc(name), now=n, before=earlier_models.get(name, 0))
+    lines += [t(lang, "demand.row", name=esc(report.model_name(name)), now=n, before=earlier_models.get(name, 0))
               for name, n in now.models] or [none]
     lines += ["", t(lang, "demand.formats")]
     lines += [t(lang, "demand.row", name=esc(name), now=n, before=earlier_formats.get(name, 0))
