@@ -303,7 +303,7 @@ def _cheapest_passing_long_way(review: ServingReview, lower_bound_gb: float) -> 
         if not layout.valid or not has_room(layout):
             continue
         found = review.check(card, count)
-        if found is None or found.starts:
+        if found is None or review.runs(found):
             return layout
     return None
 

@@ -158,6 +158,9 @@ def rule_pick_lines(answer: Answer, lang: str, note_text: Callable[[Note], str])
             return [t(lang, "answer.rule_pick_slow", target=fmt_number(lang, target.target_tok_s, None),
                       tps=fmt_number(lang, speed.decode_tok_s_per_user, 0), **values)]
     check = answer.review.check_layout(rule) if answer.review is not None else None
+    if check is not None and check.starts and answer.review is not None and not answer.review.runs(check):
+        return [t(lang, "answer.rule_pick_users", engine=engine_name(check),
+                  users=math.floor(check.max_concurrency or 0.0), batch=answer.review.resolved.batch, **values)]
     if check is None or check.starts:
         return [t(lang, "answer.rule_pick_room", room=fmt_gb(lang, ROOM_GB), **values)]
     refusal = next((note for note in check.notes if note.code in REFUSALS), None)
@@ -169,11 +172,13 @@ def rule_pick_lines(answer: Answer, lang: str, note_text: Callable[[Note], str])
 
 
 def alternative_mark(answer: Answer, layout: Layout, lang: str) -> str:
-    """' · vLLM ✓' / ' · vLLM ✗' after an alternative: whether the engine starts on it."""
-    check = answer.review.check_layout(layout) if answer.review is not None else None
-    if check is None:
+    """' · vLLM ✓' / ' · vLLM ✗' after an alternative: whether the workload runs there (the engine starts and
+    holds every user at once)."""
+    review = answer.review
+    check = review.check_layout(layout) if review is not None else None
+    if check is None or review is None:
         return ""
-    return t(lang, "serving.mark_yes" if check.starts else "serving.mark_no", engine=engine_name(check))
+    return t(lang, "serving.mark_yes" if review.runs(check) else "serving.mark_no", engine=engine_name(check))
 
 
 def instead_mark(answer: Answer, layout: Layout, lang: str) -> str:

@@ -45,7 +45,7 @@ def precision_hint(resolved: ResolvedRequest, fit: Layout | None, catalog: Catal
             continue
         review = ServingReview.of(variant, requirement, catalog, serving)
         check = review.check(fit.card, fit.count) if review is not None else None
-        if check is None or check.starts:
+        if check is None or review is not None and review.runs(check):
             return PrecisionHint(precision, requirement, layout)
     return None
 

@@ -132,7 +132,7 @@ class Answer:
         if self.review is None or fit is None or where != (fit.card, fit.count):
             return None
         check = self.review.check_layout(fit)
-        if check is None or check.starts:
+        if check is None or self.review.runs(check):
             return None
         lead = self.selection.recommended if self.selection is not None else None
         if lead is not None and not same_layout(lead, fit):

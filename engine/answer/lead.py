@@ -34,6 +34,8 @@ def why_not(layout: Layout, review: ServingReview | None) -> Note | None:
     check = review.check_layout(layout) if review is not None else None
     if check is not None and not check.starts:
         return serving_refusal(check, review)
+    if check is not None and review is not None and not review.runs(check):
+        return holds_fewer(check, review.resolved.batch)
     if not has_room(layout):
         spare = layout.spare_gb if layout.per_gpu is None else min(layout.spare_gb, layout.per_gpu.spare_gb)
         return Note(f"{max(spare, 0.0):.1f} GB spare is no room to run it (at least 0.5 GB)", "no_room",
@@ -48,6 +50,13 @@ def serving_refusal(check: ServingCheck, review: ServingReview | None) -> Note:
                 tokens=context)
 
 
+def holds_fewer(check: ServingCheck, batch: int) -> Note:
+    engine = "vLLM" if check.engine == "vllm" else check.engine
+    concurrency = check.max_concurrency or 0.0
+    return Note(f"{engine} holds {concurrency:.2f} of the {batch} requests at once there", "serving_holds_fewer",
+                engine=engine, concurrency=round(concurrency, 2), batch=batch)
+
+
 def runs(layout: Layout | None, review: ServingReview | None) -> bool:
     return layout is not None and layout.valid and why_not(layout, review) is None
 
@@ -56,10 +65,10 @@ def _running(layout: Layout, review: ServingReview | None, requirement: Requirem
              catalog: Catalog) -> Layout | None:
     """The cheapest layout that runs, searched when `layout` (valid by the rule) does not."""
     check = review.check_layout(layout) if review is not None else None
-    if check is not None and not check.starts:
+    if check is not None and review is not None and not review.runs(check):
         if any(note.code in NOWHERE for note in check.notes):
             return None  # refused on every layout (the context is over the model's maximum)
-        return review.passing(layout) if review is not None else None
+        return review.passing(layout)
     return cheapest_running(requirement, resolved, catalog, review)
 
 
@@ -142,7 +151,7 @@ def cheapest_at_count(count: int, requirement: Requirement, resolved: ResolvedRe
         if not layout.valid or not has_room(layout):
             continue
         check = review.check(card, count) if review is not None else None
-        if check is None or check.starts:
+        if check is None or review is not None and review.runs(check):
             return layout
     return None
 

@@ -65,6 +65,13 @@ class ServingCheck:
     command: str
     notes: tuple[Note, ...] = ()
 
+    def holds(self, batch: int) -> bool:
+        """Whether `batch` requests of the context run there at once: the engine starts and its KV cache holds them
+        all (vLLM's "Maximum concurrency"; llama.cpp's start already reserves every slot). The rule sized the KV
+        cache of every user, so a layout that starts for one request but queues the rest does not run the
+        workload."""
+        return self.starts and (self.max_concurrency is None or self.max_concurrency >= batch)
+
     def to_json(self) -> dict[str, object]:
         return {
             "engine": self.engine, "tp": self.tp, "weights_gb": self.weights_gb,

@@ -312,7 +312,7 @@ class ServingReview:
         """When `failing`'s check says the engine would not start: the cheapest valid layout (price order) whose
         check passes. Searched once per answer."""
         check = self.check_layout(failing)
-        if failing is None or check is None or check.starts:
+        if failing is None or check is None or self.runs(check):
             return None
         if not self._searched:
             self._searched = True
@@ -321,13 +321,16 @@ class ServingReview:
         return self._passing
 
     def _lower_bound_gb(self, check: ServingCheck, count: int) -> float:
-        """What the whole set must hold at least, whatever the count: the weights, and the KV cache the start
-        needs (vLLM: one request; llama.cpp: every slot) when the failing check was on one GPU (on a set,
-        replicated KV heads make its per-GPU figure no lower bound)."""
+        """What the whole set must hold at least, whatever the count: the weights, and the KV cache of every
+        request (ServingCheck.holds) when the failing check was on one GPU (on a set, replicated KV heads make its
+        per-GPU figure no lower bound)."""
         if count != 1:
             return check.weights_gb
-        requests = self.resolved.batch if self.engine == "vllm" else 1
-        return check.weights_gb + check.kv_gb_per_gpu / requests
+        return check.weights_gb + check.kv_gb_per_gpu
+
+    def runs(self, check: ServingCheck) -> bool:
+        """Whether the request runs where `check` was made: it starts and holds every user at once."""
+        return check.holds(self.resolved.batch)
 
     def _share_gb(self, card: Card) -> float:
         """One card's memory under the engine's share (vLLM's gpu_memory_utilization; llama.cpp: all of it)."""
@@ -359,7 +362,7 @@ def running_layouts(requirement: Requirement, resolved: ResolvedRequest, catalog
             continue
         if review is not None:
             found = review.check(card, count)
-            if found is not None and not found.starts:
+            if found is not None and not review.runs(found):
                 continue
         # The check first: the full layout (its rule problems named) only for the one that starts.
         layout = evaluate_layout(card, count, requirement, resolved, catalog, rules)
