@@ -139,3 +139,50 @@ def test_alternatives_for_several_users_show_each_users_speed_as_the_rule_line_d
     assert "• 8x RTX 6000 Ada (384 GB) — $3,312/month, $4.60/hour, ≈ 18 tok/s each · vLLM ✓" in reply
     german = plain(render_answer(_ask("llama 3.3 70b fp8 für 20 Nutzer mit mindestens 20 Token/s bei 32k"), "de"))
     assert "• 8x RTX 6000 Ada (384 GB) — 3.312 $/Monat, 4,60 $/Stunde, je ≈ 18 Tok./s · vLLM ✓" in german
+
+
+def _ask_in(catalog_id: str, text: str):
+    catalog = load_catalog(catalog_id).catalog
+    answer, error, _ = ask_answer(text, catalog, Vocabulary.of_catalog(catalog))
+    assert answer is not None and error is None, error
+    return answer
+
+
+def test_a_lead_holds_every_user_at_once():
+    """'7B mit Batchgröße 16' led with 1x RTX 5090 above 'Platz für 122.896 Tokens (15 Nutzer bei 8k)': the rule's
+    pick starts for one request but queues the 16th. The lead is a layout whose KV cache holds all 16, and the
+    rule's pick says why it is not the lead."""
+    answer = _ask_in("gpuwithcrypto", "7B mit Batchgröße 16")
+    assert answer.serving is not None and answer.serving.max_concurrency is not None
+    assert answer.serving.max_concurrency >= 16
+    assert (answer.rule_fit.card.id, answer.rule_fit.count) == ("rtx-5090", 1)
+    assert (answer.fit.card.id, answer.fit.count) != ("rtx-5090", 1)
+    reply = plain(render_answer(answer, "de"))
+    assert "📏 Nach der Größenregel fasst 1x RTX 5090 es mit 0,8 GB Reserve, aber vLLM hält dort nur 15 der 16 " \
+           "Nutzer gleichzeitig" in reply
+    english = plain(render_answer(answer, "en"))
+    assert "but vLLM holds only 15 of the 16 users at once there" in english
+
+
+@pytest.mark.parametrize(("text", "lang", "no"), [
+    ("Mistral 7B auf einer L4 für 6 Nutzer", "de",
+     "❌ Nein — 1x L4 (24 GB) reicht nicht: vLLM hält dort nur 5 der 6 Anfragen gleichzeitig"),
+    ("Mistral 7B on an L4 for 6 users", "en",
+     "❌ No — 1x L4 (24 GB) cannot run it: vLLM holds only 5 of the 6 requests at once there"),
+])
+def test_a_named_card_that_queues_some_users_is_a_no_with_what_holds_them(text, lang, no):
+    """Was '✅ Ja — 1x L4' above 'Platz für 48.848 Tokens (5 Nutzer bei 8k)' and a speed line for 6 users."""
+    answer = _ask(text)
+    reply = plain(render_answer(answer, lang))
+    assert no in reply
+    assert answer.serving_fallback is not None
+    fallback = answer.review.check_layout(answer.serving_fallback)
+    assert fallback is not None and fallback.holds(6)
+    assert "✓" in reply.split(answer.serving_fallback.card.name, 1)[1].split("\n")[0]
+
+
+async def test_the_chat_refuses_a_card_that_queues_users(settings):  # noqa: F811
+    async with Harness(settings) as bot:
+        await bot.send(3, "Mistral 7B auf einer L4 für 6 Nutzer", language_code="de")
+        text = bot.last_text(3)
+        assert "❌ <b>Nein</b> — 1x L4 (24 GB) reicht nicht" in text and "nur 5 der 6 Anfragen" in text

@@ -6,6 +6,7 @@ ZeRO-3 / FSDP shard parameters, so the tensor-parallel head rule does not apply 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 
 from catalog.schema import Catalog
@@ -52,9 +53,9 @@ def serving_refusal(check: ServingCheck, review: ServingReview | None) -> Note:
 
 def holds_fewer(check: ServingCheck, batch: int) -> Note:
     engine = "vLLM" if check.engine == "vllm" else check.engine
-    concurrency = check.max_concurrency or 0.0
-    return Note(f"{engine} holds {concurrency:.2f} of the {batch} requests at once there", "serving_holds_fewer",
-                engine=engine, concurrency=round(concurrency, 2), batch=batch)
+    users = math.floor(check.max_concurrency or 0.0)
+    return Note(f"{engine} holds only {users} of the {batch} requests at once there", "serving_holds_fewer",
+                engine=engine, users=users, batch=batch)
 
 
 def runs(layout: Layout | None, review: ServingReview | None) -> bool:
