@@ -39,13 +39,14 @@ def test_no_corpus_answer_leads_with_a_layout_whose_serving_check_fails(catalog_
         fit, serving = data["fit"], data["serving"]
         if isinstance(fit, dict) and fit["valid"] and isinstance(serving, dict):
             checked += 1
-            if serving["starts"] is False:
-                failing.append(text)
+            concurrency = serving["max_concurrency"]
+            if serving["starts"] is False or concurrency is not None and concurrency < answer.resolved.batch:
+                failing.append(text)  # the lead starts and holds every user at once
         lead = answer.payable  # what the ✅ line, the price and the top-up link are for
         if lead is None or answer.intent == "price":
             continue
         check = answer.review.check_layout(lead) if answer.review is not None else None
-        if check is not None and not check.starts and text not in failing:
+        if check is not None and not check.holds(answer.resolved.batch) and text not in failing:
             failing.append(text)
         if not has_room(lead):
             roomless.append(text)
