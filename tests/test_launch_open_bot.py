@@ -176,10 +176,10 @@ async def test_the_biggest_model_on_a_set_and_in_a_memory_budget(bot):
     await bot.send(USER, "Ich habe 48 GB VRAM – welches Modell passt am besten?")
     text = plain(bot)  # the user's own 48 GB: the rule and the engine on one card of that memory, and the rental
     assert "Größtes Modell auf 48 GB" in text and "Die größten Modelle, die dort laufen" in text
-    assert "Kontext; zur Miete: 1x A40 für 240 $/Monat" in text
+    assert "Kontext; zur Miete: 1x RTX A6000 für 290 $/Monat" in text
     await bot.send(USER, "I have 48 GB VRAM - which model fits best?")
     text = plain(bot)
-    assert "Biggest model on 48 GB" in text and "context; to rent: 1x A40 for $240/month" in text
+    assert "Biggest model on 48 GB" in text and "context; to rent: 1x RTX A6000 for $290/month" in text
 
 
 # ---- a named layout the engine would not start on, for several users

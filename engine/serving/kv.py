@@ -119,6 +119,13 @@ _QWEN35_35B_STATE = LinearState(
     16, 32, 128, 128, 4, 4,
     "Qwen3.5/3.6-35B-A3B config.json (code-index excerpt 70689913155): linear_num_key_heads 16, "
     "linear_num_value_heads 32, linear_key/value_head_dim 128, linear_conv_kernel_dim 4, mamba_ssm_dtype float32")
+# The two larger Qwen3.5 MoE models share one Gated DeltaNet shape (64 value heads).
+_QWEN35_MOE_64V_STATE = LinearState(
+    16, 64, 128, 128, 4, 4,
+    "Qwen3.5-122B-A10B config (code-index excerpt 55675911288: linear_num_key_heads 16, linear_num_value_heads 64, "
+    "linear_key/value_head_dim 128, linear_conv_kernel_dim 4) and Qwen3.5-397B-A17B config.json "
+    "(github:ai-dynamo/aiconfigurator@87fe4b0c model_configs/Qwen--Qwen3.5-397B-A17B_config.json: the same five); "
+    "mamba_ssm_dtype float32 family-wide (code-index excerpt 67470809042)")
 # Qwen3NextForCausalLM has no mamba_ssm_dtype step: the recurrent state stays in the model dtype (bf16).
 _QWEN3_NEXT_STATE = LinearState(
     16, 32, 128, 128, 4, 2,
@@ -128,6 +135,7 @@ _QWEN3_NEXT_STATE = LinearState(
 LINEAR_STATES: dict[str, LinearState] = {
     "qwen3.5-27b": _QWEN35_27B_STATE, "qwen3.6-27b": _QWEN35_27B_STATE, "qwen3.8-27b": _QWEN35_27B_STATE,
     "qwen3.5-35b-a3b": _QWEN35_35B_STATE, "qwen3.6-35b-a3b": _QWEN35_35B_STATE,
+    "qwen3.5-122b-a10b": _QWEN35_MOE_64V_STATE, "qwen3.5-397b-a17b": _QWEN35_MOE_64V_STATE,
     "qwen3-next-80b-a3b": _QWEN3_NEXT_STATE,
 }
 
