@@ -18,6 +18,8 @@ FAMILIES = [
     ("Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8", "qwen3-coder-480b-a35b", "fp8_block", 482.2),
     ("Qwen/Qwen3-Next-80B-A3B-Instruct-FP8", "qwen3-next-80b-a3b", "fp8_block", None),
     ("Qwen/QwQ-32B-AWQ", "qwq-32b", "awq", 19.33),
+    ("Qwen/Qwen3.6-27B-FP8", "qwen3.6-27b", "fp8_block", None),
+    ("Qwen/Qwen3.5-35B-A3B-FP8", "qwen3.5-35b-a3b", "fp8_block", None),
     ("Qwen/Qwen2.5-VL-7B-Instruct-AWQ", "qwen2.5-vl-7b", "awq", 6.92),
     ("Qwen/Qwen2.5-VL-72B-Instruct-AWQ", "qwen2.5-vl-72b", "awq", 43.01),
     ("hugging-quants/Meta-Llama-3.1-405B-Instruct-AWQ-INT4", "llama-3.1-405b", "awq", 217.08),
@@ -54,6 +56,19 @@ def test_a_published_checkpoint_is_sized_and_launched_as_itself(capsys, repo, mo
         if gb is not None:
             assert weights_gb(data) == gb and data["serving"]["weights_gb"] == pytest.approx(gb)
     assert asked["requirement"] == sized["requirement"] and asked["fit"] == sized["fit"]
+
+
+@pytest.mark.parametrize("repo,quant", [("RedHatAI/gemma-4-31B-it-FP8-Dynamic", "fp8_dynamic"),
+                                        ("RedHatAI/gemma-4-31B-it-FP8-block", "fp8_block"),
+                                        ("RedHatAI/gemma-4-26B-A4B-it-NVFP4", "nvfp4")])
+def test_a_gemma_4_checkpoint_is_sized_in_its_own_format(capsys, repo, quant):
+    asked = as_json(capsys, "ask", "--json", repo)
+    sized = as_json(capsys, "size", "--json", "--model", repo)
+    for data in (asked, sized):  # Gemma 4 has no serving check yet: the size and its note only
+        assert (data["request"]["quant"], data["request"]["hf_id"]) == (quant, repo)
+    assert asked["requirement"] == sized["requirement"]
+    assert main(["size", "--model", repo]) == 0
+    assert f"{repo}: the " in capsys.readouterr().out
 
 
 def test_the_answer_names_the_checkpoint_and_its_size_in_english_and_german(capsys):
