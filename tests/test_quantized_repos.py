@@ -29,6 +29,7 @@ FAMILIES = [
     ("RedHatAI/Mistral-Small-3.1-24B-Instruct-2503-FP8-dynamic", "mistral-small-3.1", "fp8_dynamic", 25.81),
     ("RedHatAI/Mistral-Small-3.1-24B-Instruct-2503-quantized.w4a16", "mistral-small-3.1", "w4a16", 15.03),
     ("RedHatAI/Mistral-Small-3.2-24B-Instruct-2506-FP8", "mistral-small-3.2", "fp8", 25.79),
+    ("TheBloke/Mixtral-8x7B-Instruct-v0.1-AWQ", "mixtral-8x7b", "awq", 24.65),
     ("RedHatAI/gemma-3-27b-it-FP8-dynamic", "gemma-3-27b", "fp8_dynamic", 29.28),
     ("RedHatAI/phi-4-FP8-dynamic", "phi-4", "fp8_dynamic", 15.7),
     ("casperhansen/deepseek-r1-distill-qwen-32b-awq", "deepseek-r1-distill-qwen-32b", "awq", 19.33),
@@ -60,11 +61,12 @@ def test_a_published_checkpoint_is_sized_and_launched_as_itself(capsys, repo, mo
 
 @pytest.mark.parametrize("repo,quant", [("RedHatAI/gemma-4-31B-it-FP8-Dynamic", "fp8_dynamic"),
                                         ("RedHatAI/gemma-4-31B-it-FP8-block", "fp8_block"),
-                                        ("RedHatAI/gemma-4-26B-A4B-it-NVFP4", "nvfp4")])
-def test_a_gemma_4_checkpoint_is_sized_in_its_own_format(capsys, repo, quant):
+                                        ("RedHatAI/gemma-4-26B-A4B-it-NVFP4", "nvfp4"),
+                                        ("neuralmagic/Llama-3.2-11B-Vision-Instruct-FP8-dynamic", "fp8_dynamic")])
+def test_a_checkpoint_without_a_serving_check_is_sized_in_its_own_format(capsys, repo, quant):
     asked = as_json(capsys, "ask", "--json", repo)
     sized = as_json(capsys, "size", "--json", "--model", repo)
-    for data in (asked, sized):  # Gemma 4 has no serving check yet: the size and its note only
+    for data in (asked, sized):  # Gemma 4 and Llama 3.2 Vision have no serving check yet: the size and its note
         assert (data["request"]["quant"], data["request"]["hf_id"]) == (quant, repo)
     assert asked["requirement"] == sized["requirement"]
     assert main(["size", "--model", repo]) == 0

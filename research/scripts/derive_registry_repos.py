@@ -92,6 +92,7 @@ ROWS = [
     ("RedHatAI/DeepSeek-R1-Distill-Llama-70B-FP8-dynamic", "deepseek-r1-distill-llama-70b", "fp8_channel", {}),
     ("casperhansen/deepseek-r1-distill-qwen-32b-awq", "deepseek-r1-distill-qwen-32b", "awq", {"qkv_bias": True}),
     ("casperhansen/deepseek-r1-distill-qwen-14b-awq", "deepseek-r1-distill-qwen-14b", "awq", {"qkv_bias": True}),
+    ("TheBloke/Mixtral-8x7B-Instruct-v0.1-AWQ", "mixtral-8x7b", "awq", {}),  # published 24.65: a check of the MoE rows
 ]
 
 if __name__ == "__main__":
