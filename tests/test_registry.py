@@ -118,7 +118,8 @@ def test_search_matches_every_word_in_names_and_repo_ids():
     registry = default_registry()
     found = [model.id for model in registry.search("qwen 72")]
     assert found == ["qwen2-72b", "qwen2.5-72b", "qwen2.5-vl-72b"]
-    assert [model.id for model in registry.search("AWQ 72B")] == ["qwen2.5-72b"]
+    # both publish an AWQ repo
+    assert [model.id for model in registry.search("AWQ 72B")] == ["qwen2.5-72b", "qwen2.5-vl-72b"]
     assert registry.search("   ") == registry.models
     assert registry.search("no-such-model") == ()
 

@@ -185,7 +185,11 @@ def test_the_answer_says_which_checkpoint_it_sized(capsys):
     assert main(["ask", "Qwen/Qwen2.5-72B-Instruct-AWQ on 2x A40"]) == 0
     assert "Qwen/Qwen2.5-72B-Instruct-AWQ: the AWQ checkpoint of Qwen2.5 72B, 41.6 GB" in capsys.readouterr().out
     assert main(["size", "--model", "Qwen/Qwen3-Coder-30B-A3B-Instruct-FP8", "--lang", "de"]) == 0
-    assert ("Qwen/Qwen3-Coder-30B-A3B-Instruct-FP8: der FP8 block-Checkpoint von Qwen3-Coder 30B-A3B Instruct, nach "
+    assert ("Qwen/Qwen3-Coder-30B-A3B-Instruct-FP8: der FP8 block-Checkpoint von Qwen3-Coder 30B-A3B Instruct, "
+            "31,2 GB") in capsys.readouterr().out
+    # a listed repo without a size (Gated DeltaNet layers are outside the layout arithmetic): the format's bits
+    assert main(["size", "--model", "Qwen/Qwen3-Next-80B-A3B-Instruct-FP8", "--lang", "de"]) == 0
+    assert ("Qwen/Qwen3-Next-80B-A3B-Instruct-FP8: der FP8 block-Checkpoint von Qwen3-Next 80B-A3B, nach "
             "den Bits des Formats gerechnet") in capsys.readouterr().out
 
 
