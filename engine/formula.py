@@ -36,6 +36,8 @@ FORMULAS: dict[str, str] = {
     "kv_global": "2 x ({global_layers} global layers x {global_kv_heads} KV heads x {global_head_dim} x "
                  "{tokens} tokens + {window_layers} window layers x {kv_heads} KV heads x {head_dim} x "
                  "{window_tokens} tokens) x {bytes} B x {batch} = {kv_gb}",
+    "kv_linear": "2 x {layers} layers x {kv_heads} KV heads x {head_dim} x {bytes} B x {tokens} tokens x {batch} + "
+                 "{linear_layers} linear layers x {state_mb} MB state x {batch} = {kv_gb}",
     "kv_mla": "{layers} layers x ({rank} + {rope}) MLA latent x {bytes} B x {tokens} tokens x {batch} = {kv_gb}",
     "kv_mla_indexer": "{layers} layers x (({rank} + {rope}) MLA latent x {bytes} B + {indexer} B indexer keys) x "
                       "{tokens} tokens x {batch} = {kv_gb}",

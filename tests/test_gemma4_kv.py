@@ -116,11 +116,11 @@ def test_the_speed_split_of_the_cache_adds_up_to_the_rules_kv_line_for_every_mod
     """What a decode step reads (engine.speed) is the rule's KV cache of one sequence, for every registry model."""
     for model in REGISTRY.models:
         component = kv_cache(model, 2, tokens, 1)
-        full, windowed, window = kv_split_per_token(model, 2)
+        full, windowed, window, state = kv_split_per_token(model, 2)
         if component is None:
-            assert (full, windowed, window) == (0, 0, 0), model.id
+            assert (full, windowed, window, state) == (0, 0, 0, 0), model.id
             continue
-        split = full * tokens + windowed * min(tokens, window)
+        split = full * tokens + windowed * min(tokens, window) + state
         assert split == pytest.approx(component.gb * GB, rel=1e-9), model.id
 
 

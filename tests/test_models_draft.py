@@ -181,3 +181,17 @@ def test_count_tensors_sums_per_dtype():
     weights = count_tensors({"a": ("BF16", 10), "b": ("F8_E4M3", 5), "c": ("BF16", 1)}, "test")
     assert dict(weights.counts) == {"BF16": 11, "F8_E4M3": 5} and weights.vision_params == 0
     assert draft_entry("org/m", LLAMA31_8B, weights, files="test").startswith('  - id: "m"')
+
+
+def test_a_hub_lookup_of_a_hybrid_model_reads_its_linear_state_as_the_registry_has_it():
+    """Qwen3.5-397B-A17B's config.json: the Gated DeltaNet state the registry entry carries (float32 recurrent
+    state: the Qwen3.5 default where the config has no mamba_ssm_dtype), so a fine-tune looked up on the Hub is
+    sized with the same state per request; the draft writes it."""
+    config = json.loads((QWEN35_397B / "config.json").read_text())
+    shape = shape_from_hub("Qwen/Qwen3.5-397B-A17B", config, {"BF16": 10_000_000_000}).shape
+    registry = REGISTRY.get("qwen3.5-397b-a17b")
+    assert shape.linear_state is not None and registry is not None and registry.linear_state is not None
+    assert shape.linear_state.page_bytes(2) == registry.linear_state.page_bytes(2) == 2_134_016
+    entry = draft_entry("Qwen/Qwen3.5-397B-A17B", config, count_tensors({"w": ("BF16", 10)}, "test"), files="test")
+    assert "linear_state: {key_heads: 16, value_heads: 64, key_dim: 128, value_dim: 128, conv_kernel: 4, " \
+           "recurrent_dtype: float32}" in entry

@@ -167,6 +167,12 @@ class _Entry:
         self.put("sliding_layers", shape.sliding_layers)
         self.put("layer_pattern", roles.pattern)
         self.put("no_kv_layers", roles.no_kv, "layers without a per-token KV cache" if roles.no_kv else "")
+        state = shape.linear_state
+        if state is not None:
+            dtype = {4: "float32", 2: "bfloat16"}[state.recurrent_bytes]
+            self.rows.append(f"    linear_state: {{key_heads: {state.key_heads}, value_heads: {state.value_heads}, "
+                             f"key_dim: {state.key_dim}, value_dim: {state.value_dim}, "
+                             f"conv_kernel: {state.conv_kernel}, recurrent_dtype: {dtype}}}")
         glob = shape.global_attention
         if glob is not None:
             self.rows.append(f"    global_attention: {{layers: {glob.layers}, kv_heads: {glob.kv_heads}, "

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from engine.models.registry import GlobalAttention, ModelShape, PublishedWeights
+from engine.models.registry import STATE_DTYPE_BYTES, GlobalAttention, LinearState, ModelShape, PublishedWeights
 
 # Bytes per element of the safetensors dtypes (safetensors' Dtype enum; F4 and F6 pack two/four per byte-ish:
 # counted as the bits they hold).
@@ -188,8 +188,26 @@ def shape_from_hub(repo_id: str, config: Mapping[str, Any], counts: Mapping[str,
         vocab_size=_int(text, "vocab_size"),
         tie_word_embeddings=tie if isinstance(tie, bool) else None,
         global_attention=global_attention(text, layers, window_layers, kv_heads),
+        linear_state=linear_state(text, roles.no_kv, window),
     )
     return HubShape(shape, tuple(notes))
+
+
+def linear_state(config: Mapping[str, Any], linear_layers: int, window: int | None) -> LinearState | None:
+    """The Gated DeltaNet state of a hybrid model's linear layers where the config gives its shape
+    (linear_num_key_heads, linear_num_value_heads, linear_key/value_head_dim, linear_conv_kernel_dim). The
+    recurrent state's dtype is the config's mamba_ssm_dtype (vLLM models/config.py
+    Qwen3_5ForConditionalGenerationConfig), float32 where a Qwen3.5 config leaves it out (the family's default,
+    code-index excerpt 67470809042), else the model dtype."""
+    fields = [_int(config, name) for name in ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
+                                              "linear_value_head_dim", "linear_conv_kernel_dim")]
+    if linear_layers <= 0 or window or any(value is None for value in fields):
+        return None
+    key_heads, value_heads, key_dim, value_dim, kernel = (int(value or 0) for value in fields)
+    dtype = config.get("mamba_ssm_dtype") or ("float32" if str(config.get("model_type", "")).startswith("qwen3_5")
+                                              else config.get("torch_dtype") or config.get("dtype") or "bfloat16")
+    return LinearState(key_heads, value_heads, key_dim, value_dim, kernel, STATE_DTYPE_BYTES.get(str(dtype), 2),
+                       "Hugging Face config.json linear_* fields")
 
 
 def global_attention(config: Mapping[str, Any], layers: int | None, window_layers: int,

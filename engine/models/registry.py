@@ -91,6 +91,31 @@ class GlobalAttention:
 
 
 @dataclass(frozen=True, slots=True)
+class LinearState:
+    """The fixed state one Gated DeltaNet layer keeps per request (config linear_num_key_heads,
+    linear_num_value_heads, linear_key/value_head_dim, linear_conv_kernel_dim): a conv state of (kernel - 1) x
+    conv_dim and a recurrent state of value_heads x value_dim x key_dim (vLLM mamba_utils.py:280-301
+    gated_delta_net_state_shape). The conv state is in the model dtype (bf16, 2 B); the recurrent state in the
+    config's mamba_ssm_dtype (Qwen3.5 family: float32, vLLM models/config.py:1293-1306), else the model dtype."""
+
+    key_heads: int
+    value_heads: int
+    key_dim: int
+    value_dim: int
+    conv_kernel: int
+    recurrent_bytes: int
+    source: str = ""
+    conv_bytes: int = 2
+
+    def page_bytes(self, tp: int = 1) -> int:
+        """One layer's state for one request on one of `tp` GPUs (split over TP as vLLM does; tp 1: the whole)."""
+        conv_dim = self.key_dim * self.key_heads * 2 + self.value_dim * self.value_heads
+        conv = conv_dim // tp * (self.conv_kernel - 1) * self.conv_bytes
+        recurrent = self.value_heads // tp * self.value_dim * self.key_dim * self.recurrent_bytes
+        return conv + recurrent
+
+
+@dataclass(frozen=True, slots=True)
 class ModelShape:
     """One registry model: its real shape (config.json), sizes and published checkpoints."""
 
@@ -138,6 +163,7 @@ class ModelShape:
     attention_chunk_size: int | None = None  # Llama 4 chunked local attention (also its sliding_window cap)
     indexer_cache: IndexerCache | None = None
     global_attention: GlobalAttention | None = None  # Gemma 4: the full-attention layers' own cache shape
+    linear_state: LinearState | None = None  # Gated DeltaNet: the state each linear-attention layer keeps
     context_note: str = ""
     note: str = ""  # what else a reader of this entry should know (the research's caveats)
     published_format: str | None = None  # natively quantized format even where its size was not read
@@ -569,7 +595,7 @@ ENTRY_KEYS = frozenset({
     "hidden_size", "intermediate_size", "vocab_size", "tie_word_embeddings", "context_max", "context_note",
     "torch_dtype", "sliding_window", "sliding_layers", "layer_pattern", "attention_chunk_size", "no_kv_layers",
     "mla", "experts", "vision_params_b", "published_weights", "indexer_cache", "quantized", "note", "source",
-    "variants", "variants_source", "global_attention", "yarn",
+    "variants", "variants_source", "global_attention", "yarn", "linear_state",
 })
 
 
@@ -605,6 +631,19 @@ def _global_attention(entry: dict[str, Any]) -> GlobalAttention | None:
     if not data:
         return None
     return GlobalAttention(int(data["layers"]), int(data["kv_heads"]), int(data["head_dim"]), bool(data["k_eq_v"]))
+
+
+# Bytes of the dtypes a config names for a recurrent state (mamba_ssm_dtype, torch_dtype).
+STATE_DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
+
+
+def _linear_state(entry: dict[str, Any]) -> LinearState | None:
+    data = entry.get("linear_state")
+    if not data:
+        return None
+    return LinearState(int(data["key_heads"]), int(data["value_heads"]), int(data["key_dim"]), int(data["value_dim"]),
+                       int(data["conv_kernel"]), STATE_DTYPE_BYTES[str(data["recurrent_dtype"])],
+                       str(data.get("source") or ""))
 
 
 def _yarn(entry: dict[str, Any]) -> RopeYarn | None:
@@ -678,6 +717,7 @@ def _shape_from_entry(entry: dict[str, Any]) -> ModelShape:
         attention_chunk_size=_optional_int(entry.get("attention_chunk_size")),
         indexer_cache=_indexer(entry),
         global_attention=_global_attention(entry),
+        linear_state=_linear_state(entry),
         context_note=str(entry.get("context_note") or ""),
         note=str(entry.get("note") or ""),
         published_format=published_format,
@@ -686,14 +726,23 @@ def _shape_from_entry(entry: dict[str, Any]) -> ModelShape:
     )
 
 
+def _check_layers(model: ModelShape) -> None:
+    """The per-kind layer caches add up: a linear state needs linear layers (and no window beside them), global
+    layers are the layers that are not sliding."""
+    if model.linear_state is not None and (model.no_kv_layers <= 0 or model.sliding_window):
+        raise ValueError(f"model registry: {model.id} has a linear_state but no linear-attention layers "
+                         "(no_kv_layers) or also a sliding window")
+    glob = model.global_attention
+    if glob is not None and (model.layers is None or glob.layers != model.layers - model.sliding_layers):
+        raise ValueError(f"model registry: {model.id} has {glob.layers} global layers, not its layers minus its "
+                         "sliding layers")
+
+
 def build_registry(entries: list[dict[str, Any]]) -> Registry:
     """The registry of `entries`; a name, alias or repo id that names two models is an error."""
     models = tuple(_shape_from_entry(entry) for entry in entries)
     for model in models:
-        glob = model.global_attention
-        if glob is not None and (model.layers is None or glob.layers != model.layers - model.sliding_layers):
-            raise ValueError(f"model registry: {model.id} has {glob.layers} global layers, not its layers minus its "
-                             "sliding layers")
+        _check_layers(model)
     by_key: dict[str, ModelShape] = {}
     for model in models:
         for key in (model.id, model.name, *model.aliases, *_repo_ids(model, quantized=False)):

@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engine.models.registry import ModelShape
+from engine.models.registry import LinearState, ModelShape
 from engine.serving.constants import (
     BLOCK_SIZE,
     CELL_PADDING,
@@ -86,66 +86,11 @@ def kv_bytes_per_token_per_gpu(shape: ModelShape, tp: int, kv_dtype: str) -> flo
 
 # -- linear-attention state (Gated DeltaNet) ---------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class LinearState:
-    """The fixed state one Gated DeltaNet layer keeps per request (vLLM's MambaSpec): a conv state of
-    (kernel - 1) x conv_dim and a recurrent state of value_heads x value_dim x key_dim, both split over TP
-    (mamba_utils.py:280-301 gated_delta_net_state_shape). The conv state is in the model dtype (bf16, 2 B);
-    the recurrent state in the config's mamba_ssm_dtype (Qwen3.5 family: float32, models/config.py:1293-1306),
-    else the model dtype (mamba_utils.py:106-117)."""
-
-    key_heads: int
-    value_heads: int
-    key_dim: int
-    value_dim: int
-    conv_kernel: int
-    recurrent_bytes: int
-    source: str
-    conv_bytes: int = 2
-
-    def page_bytes(self, tp: int) -> int:
-        """One layer's state page on one GPU, before padding to the attention page."""
-        conv_dim = self.key_dim * self.key_heads * 2 + self.value_dim * self.value_heads
-        conv = conv_dim // tp * (self.conv_kernel - 1) * self.conv_bytes
-        recurrent = self.value_heads // tp * self.value_dim * self.key_dim * self.recurrent_bytes
-        return conv + recurrent
-
-
-_QWEN35_27B_STATE = LinearState(
-    16, 48, 128, 128, 4, 4,
-    "Qwen3.5/3.6/3.8-27B config.json (code-index excerpt 67487971817): linear_num_key_heads 16, "
-    "linear_num_value_heads 48, linear_key/value_head_dim 128, linear_conv_kernel_dim 4, mamba_ssm_dtype float32")
-_QWEN35_35B_STATE = LinearState(
-    16, 32, 128, 128, 4, 4,
-    "Qwen3.5/3.6-35B-A3B config.json (code-index excerpt 70689913155): linear_num_key_heads 16, "
-    "linear_num_value_heads 32, linear_key/value_head_dim 128, linear_conv_kernel_dim 4, mamba_ssm_dtype float32")
-# The two larger Qwen3.5 MoE models share one Gated DeltaNet shape (64 value heads).
-_QWEN35_MOE_64V_STATE = LinearState(
-    16, 64, 128, 128, 4, 4,
-    "Qwen3.5-122B-A10B config (code-index excerpt 55675911288: linear_num_key_heads 16, linear_num_value_heads 64, "
-    "linear_key/value_head_dim 128, linear_conv_kernel_dim 4) and Qwen3.5-397B-A17B config.json "
-    "(github:ai-dynamo/aiconfigurator@87fe4b0c model_configs/Qwen--Qwen3.5-397B-A17B_config.json: the same five); "
-    "mamba_ssm_dtype float32 family-wide (code-index excerpt 67470809042)")
-# Qwen3NextForCausalLM has no mamba_ssm_dtype step: the recurrent state stays in the model dtype (bf16).
-_QWEN3_NEXT_STATE = LinearState(
-    16, 32, 128, 128, 4, 2,
-    "Qwen3-Next-80B-A3B config.json (registry source: aiconfigurator copy): linear_num_key_heads 16, "
-    "linear_num_value_heads 32, linear_key/value_head_dim 128, linear_conv_kernel_dim 4")
-# Registry ids whose linear-attention layers vLLM keeps as Gated DeltaNet state pages in the KV pool.
-LINEAR_STATES: dict[str, LinearState] = {
-    "qwen3.5-27b": _QWEN35_27B_STATE, "qwen3.6-27b": _QWEN35_27B_STATE, "qwen3.8-27b": _QWEN35_27B_STATE,
-    "qwen3.5-35b-a3b": _QWEN35_35B_STATE, "qwen3.6-35b-a3b": _QWEN35_35B_STATE,
-    "qwen3.5-122b-a10b": _QWEN35_MOE_64V_STATE, "qwen3.5-397b-a17b": _QWEN35_MOE_64V_STATE,
-    "qwen3-next-80b-a3b": _QWEN3_NEXT_STATE,
-}
-
-
 def linear_state(shape: ModelShape) -> LinearState | None:
-    """The shape's linear-attention state where its layers' sizes are known (no sliding window: the grouping
-    below pairs full attention with linear attention only)."""
-    if shape.no_kv_layers <= 0 or shape.sliding_window:
-        return None
-    return LINEAR_STATES.get(shape.id)
+    """The state vLLM keeps as pages in its KV pool for each linear-attention layer, where the registry has its
+    shape (registry `linear_state`; it has no sliding window: the grouping below pairs full attention with linear
+    attention only)."""
+    return shape.linear_state if shape.no_kv_layers > 0 and not shape.sliding_window else None
 
 
 def attention_block_size(shape: ModelShape, tp: int, kv_dtype: str) -> int:
@@ -170,7 +115,7 @@ class LayerGroups:
     size: int
     full: int
     sliding: int
-    linear: int = 0  # groups of linear-attention state pages (hybrid models, LINEAR_STATES)
+    linear: int = 0  # groups of linear-attention state pages (hybrid models with a registry linear_state)
 
     def padded_layers(self, shape: ModelShape) -> int:
         """Layers added to fill the last group of each kind ("Add N padding layers" in the log)."""

@@ -499,27 +499,38 @@ def kv_cache(shape: ModelShape, kv_bytes: float, tokens: int, batch: int) -> Com
                             bytes=kv_bytes, full_layers=full_layers, tokens=tokens, window_layers=window_layers,
                             window_tokens=windowed, batch=batch, kv_gb=gb)
     gb = per_layer_token * layers * tokens * batch / GB
+    state = shape.linear_state
+    if state is not None and shape.no_kv_layers:
+        # Gated DeltaNet layers keep a fixed state per request (registry.LinearState), whatever the context.
+        state_gb = shape.no_kv_layers * state.page_bytes() * batch / GB
+        return Component.of("kv_cache", gb + state_gb, "kv_linear", layers=layers, kv_heads=shape.kv_heads,
+                            head_dim=shape.head_dim, bytes=kv_bytes, tokens=tokens, batch=batch,
+                            linear_layers=shape.no_kv_layers, state_mb=round(state.page_bytes() / 1e6, 2),
+                            kv_gb=gb + state_gb)
     return Component.of("kv_cache", gb, "kv", layers=layers, kv_heads=shape.kv_heads, head_dim=shape.head_dim,
                         bytes=kv_bytes, tokens=tokens, batch=batch, kv_gb=gb)
 
 
-def kv_split_per_token(shape: ModelShape, kv_bytes: float = 2) -> tuple[float, float, int]:
-    """The KV cache per token and sequence as (bytes over the layers that keep every token, bytes over the layers
-    that keep a window, the window): kv_cache at L tokens is full x L + windowed x min(L, window). (0, 0, 0) when
-    the shape is not known. What a decode step reads (engine.speed)."""
+def kv_split_per_token(shape: ModelShape, kv_bytes: float = 2) -> tuple[float, float, int, float]:
+    """The KV cache of one sequence as (bytes per token over the layers that keep every token, bytes per token over
+    the layers that keep a window, the window, fixed bytes of linear-attention state): kv_cache at L tokens is
+    full x L + windowed x min(L, window) + fixed. Zeros when the shape is not known. What a decode step reads
+    (engine.speed)."""
     if not shape.kv_known or shape.kv_layers is None:
-        return 0.0, 0.0, 0
+        return 0.0, 0.0, 0, 0.0
     if shape.is_mla:
         assert shape.mla_kv_lora_rank is not None and shape.mla_qk_rope_head_dim is not None
         width = shape.mla_kv_lora_rank + shape.mla_qk_rope_head_dim
-        return shape.kv_layers * (width * kv_bytes + shape.indexer_bytes_per_token_per_layer), 0.0, 0
+        return shape.kv_layers * (width * kv_bytes + shape.indexer_bytes_per_token_per_layer), 0.0, 0, 0.0
     assert shape.kv_heads is not None and shape.head_dim is not None
     per_layer = 2 * shape.kv_heads * shape.head_dim * kv_bytes
     window_layers = shape.sliding_layers if shape.sliding_window else 0
     glob = shape.global_attention
     full = glob.layers * 2 * glob.kv_heads * glob.head_dim * kv_bytes if glob else \
         (shape.kv_layers - window_layers) * per_layer
-    return full, window_layers * per_layer, (shape.sliding_window or 0) if window_layers else 0
+    state = shape.linear_state
+    fixed = float(shape.no_kv_layers * state.page_bytes()) if state is not None and shape.no_kv_layers else 0.0
+    return full, window_layers * per_layer, (shape.sliding_window or 0) if window_layers else 0, fixed
 
 
 def kv_bytes_per_token(shape: ModelShape, kv_bytes: float = 2) -> float | None:
@@ -596,6 +607,13 @@ def _kv_layers_note(shape: ModelShape) -> tuple[Note, ...]:
                      f"{shape.no_kv_layers} cross-attention layers keep K/V of the image only, not per text token",
                      "kv_layers_cross_attention", model=shape.name, kv_layers=shape.kv_layers,
                      layers=shape.layers, no_kv_layers=shape.no_kv_layers),)
+    state = shape.linear_state
+    if state is not None:
+        state_mb = round(shape.no_kv_layers * state.page_bytes() / 1e6)
+        return (Note(f"KV cache counts the {shape.kv_layers} full-attention layers of {shape.name} and the fixed "
+                     f"state of its {shape.no_kv_layers} linear-attention layers, {state_mb} MB per request",
+                     "kv_layers_linear_state", model=shape.name, kv_layers=shape.kv_layers,
+                     no_kv_layers=shape.no_kv_layers, state_mb=state_mb),)
     return (Note(f"KV cache counts the {shape.kv_layers} full-attention layers of {shape.name}; its "
                  f"{shape.no_kv_layers} linear-attention layers keep a fixed state per request instead",
                  "kv_layers_linear_attention", model=shape.name, kv_layers=shape.kv_layers, layers=shape.layers,

@@ -94,11 +94,16 @@ class Workload:
     # Sliding-window (or chunked) layers read at most their window: bytes per token over those layers, and the window
     window_kv_bytes_per_token: float = 0.0
     window_tokens: int = 0
+    state_bytes: float = 0.0  # linear-attention layers' fixed state per sequence, read and written every step
+
+    def attended_bytes(self, tokens: float) -> float:
+        """KV bytes over the tokens a sequence of `tokens` attends to: every token of the full layers, the window
+        of the sliding ones."""
+        return self.kv_bytes_per_token * tokens + self.window_kv_bytes_per_token * min(tokens, self.window_tokens)
 
     def kv_read_bytes(self, tokens: float) -> float:
-        """KV bytes one sequence of `tokens` reads per decode step: every token of the full layers, the window of
-        the sliding ones."""
-        return self.kv_bytes_per_token * tokens + self.window_kv_bytes_per_token * min(tokens, self.window_tokens)
+        """What one sequence of `tokens` reads per decode step besides the weights: its KV cache and its state."""
+        return self.attended_bytes(tokens) + self.state_bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +187,7 @@ def prefill_tok_s(hw: Hardware, work: Workload, prompt_tokens: int) -> float | N
     speedup = 1 + TP_PREFILL_EFFICIENCY * (tp - 1)
     # Attention: QK^T and AV over on average half the prompt, per layer (the KV width stands in for the model's):
     # 4 FLOPs x the K elements (KV bytes / 2 for K / 2 bytes) per token attended.
-    attention_flops = work.kv_read_bytes(prompt_tokens / 2)
+    attention_flops = work.attended_bytes(prompt_tokens / 2)
     flops_per_token = 2 * work.active_params_b * 1e9 + attention_flops
     return tflops * 1e12 * efficiency * speedup / flops_per_token
 

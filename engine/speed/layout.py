@@ -40,7 +40,7 @@ def _base(resolved: ResolvedRequest, requirement: Requirement) -> Workload:
     if found is not None and found[0] is resolved and found[1] is requirement:
         return found[2]
     shape = resolved.shape
-    kv, window_kv, window = kv_split_per_token(shape, KV_PRECISION_BYTES[resolved.kv_precision])
+    kv, window_kv, window, state = kv_split_per_token(shape, KV_PRECISION_BYTES[resolved.kv_precision])
     params = max(resolved.params_b, 1e-9)
     fmt = resolved.quant
     base = Workload(
@@ -49,7 +49,7 @@ def _base(resolved: ResolvedRequest, requirement: Requirement) -> Workload:
         layers=shape.layers or 0, moe=bool(shape.experts_total and shape.experts_total > 1),
         kv_bytes_per_token=kv, context_tokens=resolved.context_tokens, users=resolved.batch,
         weight_format=fmt.name if fmt is not None else None, quantized=requirement.weights_gb / params < 1.9,
-        window_kv_bytes_per_token=window_kv, window_tokens=window)
+        window_kv_bytes_per_token=window_kv, window_tokens=window, state_bytes=state)
     if len(_BASES) >= _MAX_BASES:
         _BASES.clear()
     _BASES[key] = (resolved, requirement, base)
@@ -65,7 +65,7 @@ def workload(card: Card, count: int, resolved: ResolvedRequest, requirement: Req
                     base.kv_bytes_per_token, context_tokens or base.context_tokens, users or base.users,
                     prompt_tokens, base.weight_format, base.quantized,
                     base.quantized and card.fp8 and resolved.precision == "fp8", base.window_kv_bytes_per_token,
-                    base.window_tokens)
+                    base.window_tokens, base.state_bytes)
 
 
 def layout_speed(card: Card, count: int, resolved: ResolvedRequest, requirement: Requirement, *,
