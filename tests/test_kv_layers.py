@@ -25,23 +25,25 @@ def _shape(model_id: str):
 
 def test_qwen3_next_counts_its_12_full_attention_layers():
     """config.json: 48 layers, full_attention_interval 4 (12 full-attention layers), 2 KV heads x 256:
-    2 x 12 x 2 x 256 x 2 B = 24,576 B per token; 256k x 4 requests = 25.8 GB."""
+    2 x 12 x 2 x 256 x 2 B = 24,576 B per token; 256k x 4 requests = 25.8 GB, and each request's state in the 36
+    Gated DeltaNet layers: conv (2 x 16 x 128 + 32 x 128) x 3 x 2 B + 32 x 128 x 128 x 2 B (bf16) = 1,097,728 B."""
     shape = _shape("qwen3-next-80b-a3b")
     assert shape.kv_known and shape.kv_layers == 12
     assert kv_bytes_per_token(shape) == 24576
     component = kv_cache(shape, 2, 262144, 4)
-    assert component is not None and component.gb == pytest.approx(24576 * 262144 * 4 / 1e9)
-    assert round(component.gb, 1) == 25.8
+    state = 36 * 1_097_728 * 4
+    assert component is not None and component.gb == pytest.approx((24576 * 262144 * 4 + state) / 1e9)
+    assert round(component.gb, 1) == 25.9
 
 
 def test_qwen3_next_question_keeps_its_context_and_says_which_layers_count():
     answer = build_answer(SizeRequest(model="qwen3-next-80b-a3b", context_tokens=262144, batch=4), CATALOG)
     component = answer.requirement.component("kv_cache")
-    assert component is not None and round(component.gb, 1) == 25.8
-    [note] = [n for n in answer.requirement.notes if n.code == "kv_layers_linear_attention"]
-    assert "12 full-attention layers" in str(note) and "36 linear-attention layers" in str(note)
+    assert component is not None and round(component.gb, 1) == 25.9
+    [note] = [n for n in answer.requirement.notes if n.code == "kv_layers_linear_state"]
+    assert "12 full-attention layers" in str(note) and "36 linear-attention layers, 40 MB per request" in str(note)
     english = plain(render_answer(answer, "en"))
-    assert "262,144 tokens" in english and "KV cache 25.8 GB" in english
+    assert "262,144 tokens" in english and "KV cache 25.9 GB" in english
     assert "12 full-attention layers" in english
     assert "36 Schichten mit linearer Attention" in plain(render_answer(answer, "de"))
 

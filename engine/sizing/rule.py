@@ -534,9 +534,12 @@ def kv_split_per_token(shape: ModelShape, kv_bytes: float = 2) -> tuple[float, f
 
 
 def kv_bytes_per_token(shape: ModelShape, kv_bytes: float = 2) -> float | None:
-    """Full-context KV bytes per token and sequence (no window cap), as the seeds' tables list it."""
-    component = kv_cache(shape, kv_bytes, 1, 1)
-    return None if component is None else float(round(component.gb * GB))  # whole bytes; undo float GB scaling
+    """Full-context KV bytes per token and sequence (no window cap, no fixed linear-attention state), as the seeds'
+    tables list it."""
+    if not shape.kv_known:
+        return None
+    full, windowed, _, _ = kv_split_per_token(shape, kv_bytes)
+    return float(round(full + windowed))
 
 
 # -- weights -----------------------------------------------------------------------------------------------
