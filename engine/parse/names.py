@@ -28,6 +28,7 @@ from engine.parse.words import (
     CONTEXT_WORDS,
     DISTINGUISHING,
     KEYWORDS,
+    NAME_WORD_SPELLINGS,
     STOP_WORDS,
 )
 
@@ -215,7 +216,7 @@ def _word_agrees(models: ModelNames, model: ModelShape, token: str, pieces: froz
     if experts:
         return model.experts_total == int(experts.group(1))
     for piece in PIECE_RE.findall(token.replace(",", ".")):  # "qwen2,5" is qwen2.5
-        if piece in pieces:
+        if piece in pieces or NAME_WORD_SPELLINGS.get(piece) in pieces:
             continue
         if "0" <= piece[0] <= "9":
             # a major version covers its minor ones ("llama 3 405b" is Llama 3.1 405B, said in a note); another

@@ -1,0 +1,52 @@
+"""Questions a renter asks about this year's models, read and answered as asked: the model named (a distill in
+German or as 'distilled', never its teacher), the 'Pro' of a model name kept when a billing period follows."""
+from __future__ import annotations
+
+import pytest
+
+from bot.cli.main import ask_answer
+from bot.texts.render import plain, render_answer
+from catalog.loader import load_catalog
+from engine.parse import Vocabulary
+
+
+def _ask(text: str, catalog_name: str = "gpurenthub"):
+    catalog = load_catalog(catalog_name).catalog
+    answer, error, _ = ask_answer(text, catalog, Vocabulary.of_catalog(catalog))
+    assert answer is not None and error is None, error
+    return answer
+
+
+@pytest.mark.parametrize(("text", "lang", "said"), [
+    ("deepseek r1 distilled qwen 32b q4 on a 4090", "en", "assumed from 'deepseek r1 distilled qwen 32b'"),
+    ("DeepSeek R1 Destillat Qwen 32B Q4 auf einer 4090", "de", "erkannt aus 'DeepSeek R1 Destillat Qwen 32B'"),
+    ("DeepSeek R1 destilliert Qwen 32B auf einer 4090", "de", "erkannt aus 'DeepSeek R1 destilliert Qwen 32B'"),
+])
+def test_a_distill_named_in_other_words_is_the_distill_not_its_teacher(text, lang, said):
+    """'Destillat' and 'distilled' name the 32B distill (one card), never the 671B DeepSeek-R1 on 8 cards."""
+    answer = _ask(text)
+    assert answer.resolved.model == "deepseek-r1-distill-qwen-32b"
+    reply = plain(render_answer(answer, lang))
+    assert said in reply and "DeepSeek-R1 ·" not in reply
+    assert answer.request.ignored == []
+
+
+@pytest.mark.parametrize(("text", "lang"), [
+    ("Was kostet DeepSeek V4 Pro im Monat?", "de"),
+    ("DeepSeek V4 Pro pro Monat", "de"),
+])
+def test_pro_in_a_model_name_before_a_billing_period_stays_the_models(text, lang):
+    """'V4 Pro im Monat': 'im' leads the period, 'Pro' is the model's; never 'DeepSeek V4 could be Flash or Pro'."""
+    answer = _ask(text)
+    assert answer.resolved.model == "deepseek-v4-pro" and answer.billing == "month"
+    assert "DeepSeek V4 Pro" in plain(render_answer(answer, lang)).split("\n")[0]
+
+
+@pytest.mark.parametrize(("text", "billing"), [
+    ("qwen3 32b for a week", "week"),
+    ("Qwen3 32B für eine Woche", "week"),
+    ("qwen3 32b im Monat", "month"),
+])
+def test_a_preposition_and_an_article_still_lead_a_billing_period(text, billing):
+    answer = _ask(text)
+    assert answer.resolved.model == "qwen3-32b" and answer.billing == billing
