@@ -50,3 +50,27 @@ def test_pro_in_a_model_name_before_a_billing_period_stays_the_models(text, lang
 def test_a_preposition_and_an_article_still_lead_a_billing_period(text, billing):
     answer = _ask(text)
     assert answer.resolved.model == "qwen3-32b" and answer.billing == billing
+
+
+@pytest.mark.parametrize(("text", "lang", "speed"), [
+    ("gpt-oss-120b with llama.cpp on an H100", "en", "calibrated, llama.cpp)"),
+    ("gpt-oss-20b mit llama.cpp auf einer L4", "de", "kalibriert, llama.cpp)"),
+])
+def test_a_named_engine_is_the_engine_of_the_speed_line_too(text, lang, speed):
+    """'with llama.cpp' and MXFP4 weights: the ⚡ line is llama.cpp's as the 🚀 line is, never 'calibrated, vLLM'."""
+    answer = _ask(text)
+    reply = plain(render_answer(answer, lang))
+    assert speed in reply and "vLLM)" not in reply
+    assert answer.fit.speed is not None and answer.fit.speed.engine == "llama.cpp"
+
+
+def test_mxfp4_weights_under_llama_cpp_need_no_fp8_card_and_load_a_gguf():
+    """llama.cpp runs gpt-oss's MXFP4 on Ampere cards: no 'no FP8 hardware' refusal for the 3090, and its
+    launch names a GGUF repo (a placeholder), never the safetensors release openai/gpt-oss-120b."""
+    answer = _ask("gpt-oss 120b with llama.cpp on 2x 3090")
+    reply = plain(render_answer(answer, "en", details=True))
+    assert "no FP8 hardware" not in reply
+    assert "llama-server -hf <MXFP4 GGUF repo of gpt-oss-120b>" in reply
+    assert "-hf openai/gpt-oss-120b" not in reply
+    small = _ask("gpt-oss-20b with llama.cpp, cheapest card")
+    assert not small.fit.card.fp8  # an Ampere card holds 16 GB for less than the L4

@@ -327,8 +327,10 @@ def _needs_fp8_hardware(resolved: ResolvedRequest) -> bool:
     if resolved.workload not in ("inference",) and resolved.precision != "fp8":
         return False
     if resolved.weight_bytes is None:
+        # llama.cpp dequantizes MXFP4 in its own kernels on any CUDA card: gpt-oss runs on RTX 3090 and 3060 under
+        # it (ollama/ollama#11688: 25 tok/s for the 120B on a 3090, 27 tok/s for the 20B on a 3060 12GB)
         published = resolved.shape.published_weights
-        return bool(published and published.needs_fp8_hardware)
+        return bool(published and published.needs_fp8_hardware) and resolved.engine != "llama.cpp"
     return resolved.precision == "fp8"
 
 

@@ -15,7 +15,10 @@ MEASURED_LOW, MEASURED_HIGH = 0.9, 1.1
 
 
 def default_engine(resolved: ResolvedRequest) -> str:
-    """engine.serving.review.engine_for without options: llama.cpp for a GGUF type, else vLLM."""
+    """The engine named for the answer, else as engine.serving.review.engine_for without options: llama.cpp for a
+    GGUF type, else vLLM ("gpt-oss-120b with llama.cpp" is timed on llama.cpp, as its serving check runs)."""
+    if resolved.engine is not None:
+        return resolved.engine
     return "llama.cpp" if resolved.quant is not None and resolved.quant.is_gguf else "vllm"
 
 
