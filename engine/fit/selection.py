@@ -607,6 +607,15 @@ def _no_fit_reason(requirement: Requirement, catalog: Catalog, rules: _Rules) ->
     biggest, biggest_count, biggest_gb = _biggest_node(catalog)
     fitting = _fitting(requirement, catalog, rules.resolved.shape.kv_heads) if requirement.total_gb <= biggest_gb \
         else []
+    if not fitting and requirement.total_gb <= biggest_gb:
+        # the memory fits the largest host in total, but a cache held whole on every GPU (MLA's latent, a KV
+        # head per card) does not fit each card: said so, never "more than one host ... about 1 nodes"
+        card_gb = requirement.per_gpu_gb(biggest_count, rules.resolved.shape.kv_heads)
+        return Note(f"{requirement.total_gb:,.1f} GB fits in total on {biggest_count}x {biggest.name} "
+                    f"({biggest_gb:,.0f} GB), but not per GPU: each card needs {card_gb:,.1f} GB of "
+                    f"{fmt_num(biggest.vram_gb)} GB", "cluster_per_gpu", need_gb=requirement.total_gb,
+                    count=biggest_count, card=biggest.name, node_gb=biggest_gb, card_gb=card_gb,
+                    vram_gb=biggest.vram_gb)
     if not fitting:
         nodes = math.ceil(requirement.total_gb / biggest_gb)
         return Note(f"more than one {host}-GPU host, ask sales: {requirement.total_gb:,.1f} GB is about {nodes} nodes "
