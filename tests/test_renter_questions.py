@@ -88,3 +88,16 @@ def test_memory_one_host_holds_in_total_but_no_card_holds_is_said_per_gpu(text, 
     """The MLA latent cache is held whole on every GPU: 'more than one host ... about 1 nodes' contradicted itself."""
     reply = plain(render_answer(_ask(text), lang))
     assert said in reply and "1 nodes" not in reply and "1 Knoten" not in reply
+
+
+@pytest.mark.parametrize(("text", "lang", "header"), [
+    ("DeepSeek-V4-Flash with 1M context", "en",
+     "DeepSeek V4 Flash · as published (FP4+FP8) · 1,048,576 tokens · batch 1 · inference"),
+    ("DeepSeek V4 Flash FP8 mit 256k Kontext auf 4x H200", "de",
+     "DeepSeek V4 Flash · FP8 · 262.144 Token · Batch 1 · Inferenz"),
+])
+def test_a_context_asked_stays_in_the_header_where_the_kv_cache_is_not_sized(text, lang, header):
+    """The context asked is the one answered, also for a model whose attention shape is not published (the KV
+    cache is said to be left out); the header never drops it while the prompt line times 1M tokens."""
+    reply = plain(render_answer(_ask(text), lang))
+    assert reply.split("\n")[0] == header
