@@ -101,3 +101,16 @@ def test_a_context_asked_stays_in_the_header_where_the_kv_cache_is_not_sized(tex
     cache is said to be left out); the header never drops it while the prompt line times 1M tokens."""
     reply = plain(render_answer(_ask(text), lang))
     assert reply.split("\n")[0] == header
+
+
+@pytest.mark.parametrize(("text", "lang"), [
+    ("qwen3.5-122b-a10b awq on 2x H100", "en"),
+    ("Hunyuan A13B auf einer H100", "de"),
+])
+def test_no_speed_figure_for_a_model_whose_layer_count_is_not_read(text, lang):
+    """Without its layers the estimate misses the per-layer cost that dominates a mixture of experts: it put
+    Qwen3.5-122B-A10B at '≈ 1,032 tokens/s for one stream'. No figure is better than that one."""
+    answer = _ask(text)
+    assert answer.resolved.shape.layers is None
+    reply = plain(render_answer(answer, lang, details=True))
+    assert "⚡" not in reply and "tok/s" not in reply and "Tok./s" not in reply
