@@ -114,3 +114,22 @@ def test_no_speed_figure_for_a_model_whose_layer_count_is_not_read(text, lang):
     assert answer.resolved.shape.layers is None
     reply = plain(render_answer(answer, lang, details=True))
     assert "⚡" not in reply and "tok/s" not in reply and "Tok./s" not in reply
+
+
+@pytest.mark.parametrize(("text", "lang", "command"), [
+    ("Gemma 4 12B Q4 mit llama.cpp auf einer 3090", "de", "llama-server -hf <GGUF-Repo von Gemma 4 12B>:Q4_K_M"),
+    ("Ein 70B Modell in 4 bit für 16 Nutzer", "de", "vllm serve <AWQ- oder GPTQ-Checkpoint eines 70B-Modells>"),
+    ("Qwen3.8 27B AWQ auf einer 3090 mit 32k", "de", "vllm serve <AWQ-Checkpoint von Qwen3.8 27B>"),
+    ("a 70b model in 4 bit for 16 users", "en", "vllm serve <AWQ or GPTQ checkpoint of a 70B model>"),
+])
+def test_a_launch_placeholder_is_said_in_the_answers_language(text, lang, command):
+    """The words to replace in a launch command are German in a German answer, in the ⚡ reply and the 🚀 Launch
+    view alike; nothing else of the command changes."""
+    from bot.texts.render_serving import launch_reply
+
+    answer = _ask(text)
+    assert command in plain(render_answer(answer, lang, details=True))
+    launch = plain(launch_reply(answer, lang))
+    assert command in launch
+    if lang == "de":
+        assert " of " not in launch and "checkpoint" not in launch
