@@ -133,3 +133,14 @@ def test_a_launch_placeholder_is_said_in_the_answers_language(text, lang, comman
     assert command in launch
     if lang == "de":
         assert " of " not in launch and "checkpoint" not in launch
+
+
+@pytest.mark.parametrize(("text", "lang"), [
+    ("gemma 4 31b q8_0 gguf on 2x 4090 with llama.cpp at 128k", "en"),
+    ("Gemma 4 31B Q8_0 mit llama.cpp auf 2x 4090 bei 128k", "de"),
+])
+def test_a_precision_tip_under_llama_cpp_names_no_format_it_cannot_run(text, lang):
+    """llama.cpp loads no FP8 weights: the tip under a llama.cpp answer is never 'In FP8 it ... fits'."""
+    answer = _ask(text)
+    assert answer.hint is None or answer.hint.precision not in ("fp8", "int8")
+    assert "FP8" not in plain(render_answer(answer, lang)).split("\n\n")[1]
