@@ -16,7 +16,7 @@ from engine.models.registry import ModelShape
 from engine.notes import Note
 from engine.sizing.rule import Requirement, ResolvedRequest
 from engine.speed.estimate import SpeedEstimate
-from engine.speed.layout import default_engine, layout_speed
+from engine.speed.layout import decodes, default_engine, layout_speed
 
 STANDARD_SET_SIZES = ranking.STANDARD_SET_SIZES
 # The smallest spare memory that counts as room, on one card or on each card of a set. The rule's total already
@@ -317,8 +317,9 @@ def valid_layout(candidate: Candidate, requirement: Requirement, kv_heads: int |
 
 
 def _decodes(resolved: ResolvedRequest) -> bool:
-    """Token-by-token decoding (and so a decode ceiling) is an LLM inference thing; FLUX denoises instead."""
-    return resolved.workload == "inference" and resolved.shape.is_language_model
+    """Token-by-token decoding (and so a decode ceiling) is an LLM inference thing; FLUX denoises instead (and a
+    model whose layers are not read is not timed: engine.speed.layout.decodes)."""
+    return decodes(resolved)
 
 
 def _needs_fp8_hardware(resolved: ResolvedRequest) -> bool:
