@@ -144,3 +144,27 @@ def test_a_precision_tip_under_llama_cpp_names_no_format_it_cannot_run(text, lan
     answer = _ask(text)
     assert answer.hint is None or answer.hint.precision not in ("fp8", "int8")
     assert "FP8" not in plain(render_answer(answer, lang)).split("\n\n")[1]
+
+
+@pytest.mark.parametrize(("text", "lang", "header", "said"), [
+    ("qwen2.5-vl-7b at 128k on an A100", "en", "Qwen2.5-VL 7B · BF16 · 128,000 tokens",
+     "131,072 tokens read as Qwen2.5-VL 7B's whole context window, 128,000 tokens"),
+    ("GLM-4.7 auf 8x H200 mit 200k Kontext", "de", "GLM-4.7 (355B-A32B) · BF16 · 202.752 Token",
+     "204.800 Token gelesen als das ganze Kontextfenster von GLM-4.7 (355B-A32B), 202.752 Token"),
+    ("qwen2.5 7b instruct 1m with 1M tokens context", "en", "Qwen2.5 7B Instruct 1M · BF16 · 1,010,000 tokens",
+     "1,048,576 tokens read as Qwen2.5 7B Instruct 1M's whole context window, 1,010,000 tokens"),
+])
+def test_a_round_context_just_above_the_window_is_the_whole_window(text, lang, header, said):
+    """'128k' on a 128,000-token model is its window (k = 1,024 puts it 2.4 % above): answered at the window, on a
+    layout that runs, never 'No: vLLM would not start ... exceeds the model's maximum'."""
+    answer = _ask(text)
+    reply = plain(render_answer(answer, lang))
+    assert reply.startswith(header) and said in reply
+    assert answer.fit is not None and answer.serving is not None and answer.serving.starts
+    assert "exceed" not in reply and "übersteigen" not in reply
+
+
+def test_a_context_well_beyond_the_window_is_still_sized_as_asked():
+    answer = _ask("qwen2.5-vl-7b at 256k on an A100")
+    assert answer.resolved.context_tokens == 262144
+    assert "sized as asked" in plain(render_answer(answer, "en"))
