@@ -168,3 +168,20 @@ def test_a_context_well_beyond_the_window_is_still_sized_as_asked():
     answer = _ask("qwen2.5-vl-7b at 256k on an A100")
     assert answer.resolved.context_tokens == 262144
     assert "sized as asked" in plain(render_answer(answer, "en"))
+
+
+@pytest.mark.parametrize(("text", "model"), [
+    ("mistral small 3.2 vision on an L4", "mistral-small-3.2"),
+    ("Mistral Small 3.2 Vision auf einer L40S", "mistral-small-3.2"),
+    ("gemma 3 27b vision on a 4090", "gemma-3-27b"),
+    ("llama 3.2 11b vision on a 3090", "llama-3.2-11b-vision"),
+])
+def test_vision_after_a_vision_language_models_name_is_that_model(text, model):
+    """'vision' says what a vision-language model is: never "I don't know the model 'mistral small 3.2 vision'"."""
+    answer = _ask(text)
+    assert answer.resolved.model == model and "vision" not in [word.lower() for word in answer.request.ignored]
+
+
+def test_vision_after_a_text_models_name_is_still_not_understood():
+    answer = _ask("llama 3.1 8b vision")
+    assert answer.resolved.model == "llama-3.1-8b" and answer.request.ignored == ["vision"]
