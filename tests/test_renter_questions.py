@@ -173,7 +173,6 @@ def test_a_context_well_beyond_the_window_is_still_sized_as_asked():
 @pytest.mark.parametrize(("text", "model"), [
     ("mistral small 3.2 vision on an L4", "mistral-small-3.2"),
     ("Mistral Small 3.2 Vision auf einer L40S", "mistral-small-3.2"),
-    ("gemma 3 27b vision on a 4090", "gemma-3-27b"),
     ("llama 3.2 11b vision on a 3090", "llama-3.2-11b-vision"),
 ])
 def test_vision_after_a_vision_language_models_name_is_that_model(text, model):
