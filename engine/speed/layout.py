@@ -27,10 +27,13 @@ def hardware(card: Card) -> Hardware:
 
 
 def decodes(resolved: ResolvedRequest) -> bool:
-    """Token-by-token decoding is an LLM inference thing; FLUX denoises instead. A model whose layer count is not
-    read (a config not yet read) is not timed: the per-layer cost that dominates a mixture of experts' decode is
-    unknown, and the weight read alone put Qwen3.5-122B-A10B at 1,032 tok/s for one stream on 2 H100."""
-    return resolved.workload == "inference" and resolved.shape.is_language_model and bool(resolved.shape.layers)
+    """Token-by-token decoding is an LLM inference thing; FLUX denoises instead. A mixture of experts whose layer
+    count is not read (a config not yet read) is not timed: the per-layer cost that dominates its decode is unknown,
+    and the weight read alone put Qwen3.5-122B-A10B at 1,032 tok/s for one stream on 2 H100 (a dense model's
+    weight read dwarfs that cost: it is timed)."""
+    shape = resolved.shape
+    sparse = shape.active_params_b is not None and shape.active_params_b < 0.9 * shape.params_b
+    return resolved.workload == "inference" and shape.is_language_model and (bool(shape.layers) or not sparse)
 
 
 # The request's part of a workload, the same on every layout: worked out once per request (an answer asks for the
