@@ -36,6 +36,7 @@ from engine.fit.selection import (
     select,
     unknown_card_note,
 )
+from engine.formula import fmt_num
 from engine.notes import Note
 from engine.parse import Vocabulary, parse
 from engine.sizing.rule import Requirement, ResolvedRequest, SizingError, resolve, size
@@ -97,7 +98,7 @@ def _ref_alternatives(fit: Layout | Candidate, ranked: list[Candidate],
     return chosen[len(exclude or []):][:3]
 
 
-def _ref_no_fit(requirement: Requirement, catalog: Catalog, layouts: list[Layout]) -> Note:
+def _ref_no_fit(requirement: Requirement, catalog: Catalog, layouts: list[Layout], kv_heads: int | None) -> Note:
     host = catalog.selection.max_gpus_per_host
 
     def node_gb(card: Card) -> float:
@@ -107,7 +108,12 @@ def _ref_no_fit(requirement: Requirement, catalog: Catalog, layouts: list[Layout
     biggest = max(catalog.cards, key=node_gb)
     biggest_count = max(n for n in biggest.set_sizes if n <= host)
     biggest_gb = node_gb(biggest)
-    if requirement.total_gb > biggest_gb or not any(layout.fits for layout in layouts):
+    if requirement.total_gb <= biggest_gb and not any(layout.fits for layout in layouts):
+        card_gb = requirement.per_gpu_gb(biggest_count, kv_heads)
+        return Note(f"{requirement.total_gb:,.1f} GB fits in total on {biggest_count}x {biggest.name} "
+                    f"({biggest_gb:,.0f} GB), but not per GPU: each card needs {card_gb:,.1f} GB of "
+                    f"{fmt_num(biggest.vram_gb)} GB", "cluster_per_gpu")
+    if requirement.total_gb > biggest_gb:
         nodes = math.ceil(requirement.total_gb / biggest_gb)
         return Note(f"more than one {host}-GPU host, ask sales: {requirement.total_gb:,.1f} GB is about {nodes} nodes "
                     f"of {biggest_count}x {biggest.name} ({biggest_gb:,.0f} GB each)", "cluster")
@@ -147,7 +153,8 @@ def reference_select(requirement: Requirement, resolved: ResolvedRequest, catalo
         return _ref_named(requirement, resolved, catalog, ranked, best, recommended, build)
     if best is None or recommended is None:
         return Selection(fit=None, reason=_ref_no_fit(requirement, catalog,
-                                                      candidate_layouts(requirement, resolved, catalog)))
+                                                      candidate_layouts(requirement, resolved, catalog),
+                                                      resolved.shape.kv_heads))
     if cheapest:
         cheapest_any = min(ranked, key=_price_key)
         if not same_layout(cheapest_any, best):

@@ -212,7 +212,7 @@ async def test_launch_names_the_awq_placeholder_not_the_bf16_repo(settings):
         assert "01-ai/Yi-34B-Chat" not in text
         assert "the registry knows no AWQ checkpoint of this model" in html.unescape(text)
         german = await launch(bot, 46, "yi 34b awq", language_code="de")
-        assert "&lt;AWQ checkpoint of Yi 34B&gt;" in german and "Die Registry kennt keinen AWQ-Checkpoint" in german
+        assert "&lt;AWQ-Checkpoint von Yi 34B&gt;" in german and "Die Registry kennt keinen AWQ-Checkpoint" in german
 
 
 async def test_launch_of_fp8_on_an_a100_says_weight_only(settings):

@@ -130,7 +130,11 @@ def render_request(answer: Answer, lang: str) -> list[str]:
     elif resolved.workload != "full":
         parts.append(esc(_precision_label(resolved)))
     asks_context = answer.capacity is not None and answer.capacity.kind == "max_context"
-    if resolved.sequence_matters:
+    # a context or users named stay in the header where the KV cache cannot be sized (an attention shape not
+    # published): "DeepSeek V4 Flash with 1M context" is still answered at 1M, with the cache said left out
+    named = resolved.workload == "inference" and shape.is_language_model \
+        and (resolved.context_named or resolved.batch_named)
+    if resolved.sequence_matters or named:
         if not asks_context:  # "max context on an H200": the context is the answer, not an input
             parts.append(esc(t(lang, "request.context", tokens=fmt_tokens(lang, resolved.context_tokens))))
         parts.append(esc(t(lang, "request.batch", batch=resolved.batch)))

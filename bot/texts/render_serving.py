@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Callable
 
 from bot.texts.i18n import fmt_gb, fmt_number, fmt_tokens, fmt_usd, t
@@ -15,6 +16,7 @@ from engine.fit.selection import ROOM_GB, Layout, same_layout
 from engine.formats.precision import precision_label
 from engine.notes import Note
 from engine.serving import ServingCheck
+from engine.serving.command import UNKNOWN_REPO
 from engine.sizing.sequence import k_label
 from engine.speed.layout import layout_speed
 
@@ -125,7 +127,7 @@ def fit_serving_lines(answer: Answer, layout: Layout, lang: str, details: bool,
         return []
     lines = [line]
     if details:
-        lines.append(t(lang, "serving.command", command=esc(check.command)))
+        lines.append(t(lang, "serving.command", command=esc(command_text(lang, check.command))))
         notes = [note_text(note) for note in check.notes if isinstance(note, Note)]
         if notes:
             lines.append("<i>" + t(lang, "serving.notes", items="; ".join(notes)) + "</i>")
@@ -192,6 +194,28 @@ def instead_mark(answer: Answer, layout: Layout, lang: str) -> str:
                     monthly=fmt_usd(lang, passing.monthly_usd))
 
 
+_PLACEHOLDER_RE = re.compile(r"<([^<>]+?) of (?:a (\S+) model|([^<>]+))>")
+_PLACEHOLDER_WORDS_DE = ((" GGUF repo", "-GGUF-Repo"), ("GGUF repo", "GGUF-Repo"), (" GGUF file", "-GGUF-Datei"),
+                         (" repo", "-Repo"), (" checkpoint", "-Checkpoint"), (" file", "-Datei"), (" or ", "- oder "))
+
+
+def command_text(lang: str, command: str) -> str:
+    """A launch command in the reader's language: its placeholders ('<AWQ checkpoint of Qwen3.8 27B>',
+    '<GGUF repo of a 70B model>', '<your-model>') are words to replace, said in German in a German answer
+    ('<AWQ-Checkpoint von Qwen3.8 27B>', '<GGUF-Repo eines 70B-Modells>', '<Ihr-Modell>'); the rest is code."""
+    if lang != "de" or "<" not in command:
+        return command
+
+    def german(match: re.Match[str]) -> str:
+        what = match.group(1)
+        for en, de in _PLACEHOLDER_WORDS_DE:
+            what = what.replace(en, de)
+        size, model = match.group(2), match.group(3)
+        return f"<{what} eines {size}-Modells>" if size is not None else f"<{what} von {model}>"
+
+    return _PLACEHOLDER_RE.sub(german, command).replace(UNKNOWN_REPO, "<Ihr-Modell>")
+
+
 def launch_reply(answer: Answer, lang: str, note_text: Callable[[Note], str] | None = None) -> str:
     """The launch command of the answer's layout as a code block (the 🚀 Launch button), with what the command
     cannot say itself: a placeholder to fill in, the quantization vLLM makes while loading, FP8 run weight-only,
@@ -201,10 +225,10 @@ def launch_reply(answer: Answer, lang: str, note_text: Callable[[Note], str] | N
         return t(lang, "serving.launch_none")
     card, count = where
     lines = [t(lang, "serving.launch", engine=engine_name(check), layout=_layout_label(count, card.name),
-               command=esc(check.command))]
+               command=esc(command_text(lang, check.command)))]
     checkpoint = answer.review.checkpoint() if answer.review is not None else None
     if checkpoint is not None and checkpoint.placeholder and checkpoint.repo:
-        lines.append(t(lang, "serving.launch_placeholder", placeholder=esc(checkpoint.repo),
+        lines.append(t(lang, "serving.launch_placeholder", placeholder=esc(command_text(lang, checkpoint.repo)),
                        label=esc(checkpoint.label)))
     if checkpoint is not None and checkpoint.quantization and check.engine == "vllm":
         lines.append(t(lang, f"serving.launch_inflight_{checkpoint.quantization}"))

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from catalog.schema import Card, Catalog
 from engine.fit.selection import Layout, evaluate_layout, has_room
-from engine.serving.review import ServingOptions, ServingReview
+from engine.serving.review import ServingOptions, ServingReview, engine_for
 from engine.sizing.rule import PRECISION_BYTES, Requirement, ResolvedRequest, size
 
 NARROWER_PRECISIONS = ("fp8", "int8", "int4")  # the order we suggest them in: least quality lost first
@@ -34,8 +34,13 @@ def precision_hint(resolved: ResolvedRequest, fit: Layout | None, catalog: Catal
     if (fit is None or fit.valid or not resolved.card or resolved.workload != "inference"
             or resolved.weight_bytes is None):
         return None
+    llama_cpp = engine_for(resolved, serving) == "llama.cpp"
     for precision in NARROWER_PRECISIONS:
         if PRECISION_BYTES[precision] >= resolved.weight_bytes:
+            continue
+        if llama_cpp and (precision == "fp8" or PRECISION_BYTES[precision] > 0.9 * resolved.weight_bytes):
+            # llama.cpp loads no FP8 weights, and INT8 is no step down from its Q8_0 (8.5 bits): "In FP8 it fits
+            # 2x RTX 4090" under a llama.cpp answer named a format its engine cannot run
             continue
         variant = dataclasses.replace(resolved, precision=precision, weight_bytes=PRECISION_BYTES[precision],
                                       quant=None)

@@ -287,6 +287,9 @@ def build_answer(
     else:
         try:
             resolved = _named_card(request, resolve(request, catalog.sizing, registry), catalog)
+            engine = serving.engine if serving is not None and serving.engine is not None else request.engine
+            if engine is not None:  # the speed of every layout is then that engine's (the serving check's)
+                resolved = dataclasses.replace(resolved, engine=engine)
             requirement = size(resolved, catalog.sizing)
         except SizingError as exc:
             answer.error = str(exc)

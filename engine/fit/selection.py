@@ -16,7 +16,7 @@ from engine.models.registry import ModelShape
 from engine.notes import Note
 from engine.sizing.rule import Requirement, ResolvedRequest
 from engine.speed.estimate import SpeedEstimate
-from engine.speed.layout import default_engine, layout_speed
+from engine.speed.layout import decodes, default_engine, layout_speed
 
 STANDARD_SET_SIZES = ranking.STANDARD_SET_SIZES
 # The smallest spare memory that counts as room, on one card or on each card of a set. The rule's total already
@@ -317,8 +317,9 @@ def valid_layout(candidate: Candidate, requirement: Requirement, kv_heads: int |
 
 
 def _decodes(resolved: ResolvedRequest) -> bool:
-    """Token-by-token decoding (and so a decode ceiling) is an LLM inference thing; FLUX denoises instead."""
-    return resolved.workload == "inference" and resolved.shape.is_language_model
+    """Token-by-token decoding (and so a decode ceiling) is an LLM inference thing; FLUX denoises instead (and a
+    model whose layers are not read is not timed: engine.speed.layout.decodes)."""
+    return decodes(resolved)
 
 
 def _needs_fp8_hardware(resolved: ResolvedRequest) -> bool:
@@ -327,8 +328,10 @@ def _needs_fp8_hardware(resolved: ResolvedRequest) -> bool:
     if resolved.workload not in ("inference",) and resolved.precision != "fp8":
         return False
     if resolved.weight_bytes is None:
+        # llama.cpp dequantizes MXFP4 in its own kernels on any CUDA card: gpt-oss runs on RTX 3090 and 3060 under
+        # it (ollama/ollama#11688: 25 tok/s for the 120B on a 3090, 27 tok/s for the 20B on a 3060 12GB)
         published = resolved.shape.published_weights
-        return bool(published and published.needs_fp8_hardware)
+        return bool(published and published.needs_fp8_hardware) and resolved.engine != "llama.cpp"
     return resolved.precision == "fp8"
 
 
@@ -605,6 +608,15 @@ def _no_fit_reason(requirement: Requirement, catalog: Catalog, rules: _Rules) ->
     biggest, biggest_count, biggest_gb = _biggest_node(catalog)
     fitting = _fitting(requirement, catalog, rules.resolved.shape.kv_heads) if requirement.total_gb <= biggest_gb \
         else []
+    if not fitting and requirement.total_gb <= biggest_gb:
+        # the memory fits the largest host in total, but a cache held whole on every GPU (MLA's latent, a KV
+        # head per card) does not fit each card: said so, never "more than one host ... about 1 nodes"
+        card_gb = requirement.per_gpu_gb(biggest_count, rules.resolved.shape.kv_heads)
+        return Note(f"{requirement.total_gb:,.1f} GB fits in total on {biggest_count}x {biggest.name} "
+                    f"({biggest_gb:,.0f} GB), but not per GPU: each card needs {card_gb:,.1f} GB of "
+                    f"{fmt_num(biggest.vram_gb)} GB", "cluster_per_gpu", need_gb=requirement.total_gb,
+                    count=biggest_count, card=biggest.name, node_gb=biggest_gb, card_gb=card_gb,
+                    vram_gb=biggest.vram_gb)
     if not fitting:
         nodes = math.ceil(requirement.total_gb / biggest_gb)
         return Note(f"more than one {host}-GPU host, ask sales: {requirement.total_gb:,.1f} GB is about {nodes} nodes "

@@ -52,7 +52,7 @@ from engine.parse.precision import precision_token
 from engine.parse.repos import RepoReading, RepoSpan, read_repo, repo_spans
 from engine.parse.scan import Scan
 from engine.parse.vocabulary import ALPHA_PREFIX_RE, ModelNames, Vocabulary
-from engine.parse.words import KEYWORDS, QUIET, STOP_WORDS, UNLISTED_FAMILIES
+from engine.parse.words import KEYWORDS, NAME_WORD_SPELLINGS, QUIET, STOP_WORDS, UNLISTED_FAMILIES
 
 if TYPE_CHECKING:
     from rapidfuzz import fuzz, process
@@ -342,7 +342,9 @@ class _Search:
             corrected = None
             if j > i and flat[j] not in models.all_pieces and low[j] not in QUIET \
                     and low[j] not in KEYWORDS and scan.text[scan.tokens.end[j - 1]:scan.tokens.start[j]] in _JOINS:
-                corrected = distinguishing_typo(flat[j], joined, models.prefixes)
+                corrected = NAME_WORD_SPELLINGS.get(flat[j])
+                if corrected is None or joined + corrected not in models.prefixes:
+                    corrected = distinguishing_typo(flat[j], joined, models.prefixes)
             if corrected is not None:
                 joined += corrected
                 typo = True

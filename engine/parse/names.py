@@ -28,6 +28,7 @@ from engine.parse.words import (
     CONTEXT_WORDS,
     DISTINGUISHING,
     KEYWORDS,
+    NAME_WORD_SPELLINGS,
     STOP_WORDS,
 )
 
@@ -215,8 +216,10 @@ def _word_agrees(models: ModelNames, model: ModelShape, token: str, pieces: froz
     if experts:
         return model.experts_total == int(experts.group(1))
     for piece in PIECE_RE.findall(token.replace(",", ".")):  # "qwen2,5" is qwen2.5
-        if piece in pieces:
+        if piece in pieces or NAME_WORD_SPELLINGS.get(piece) in pieces:
             continue
+        if piece == "vision" and model.kind == "vlm":
+            continue  # "mistral small 3.2 vision": a vision-language model is one, whether its name says so or not
         if "0" <= piece[0] <= "9":
             # a major version covers its minor ones ("llama 3 405b" is Llama 3.1 405B, said in a note); another
             # version is another model; "70" of "llama 70 b" is its size

@@ -13,6 +13,7 @@ from engine.parse.draft import Draft
 from engine.parse.scan import Scan
 from engine.parse.words import (
     BILLING_ADJECTIVES,
+    BILLING_ARTICLES,
     BILLING_LEADS,
     BILLING_UNITS,
     CHEAPEST_PHRASES,
@@ -94,7 +95,10 @@ def _billing_leads(scan: Scan, i: int) -> int:
     """The first token of the lead words right before a period ('for a' week); i when there are none."""
     first = i
     while first - 1 >= 0 and i - first < MAX_BILLING_LEADS and scan.free(first - 1) \
-            and scan.low[first - 1] in BILLING_LEADS:
+            and scan.low[first - 1] in BILLING_LEADS \
+            and (first == i or (scan.low[first] in BILLING_ARTICLES and scan.low[first - 1] not in BILLING_ARTICLES)):
+        # two lead words are a preposition and an article ('for a' week, 'für eine' Woche), never two
+        # prepositions: the 'Pro' of 'DeepSeek V4 Pro im Monat' is the model's, 'im' the period's
         first -= 1
     return first
 

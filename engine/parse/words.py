@@ -249,6 +249,11 @@ DISTINGUISHING = frozenset("""
 distill distilled coder code vl vision math guard medium small mini large nano tiny air scout maverick audio omni
 embed embedding reward flash pro plus nemo turbo lite next
 """.split())
+# Other spellings of a word model names are made of: "R1 distilled Qwen 32B" and the German "R1 Destillat Qwen
+# 32B" name the distill, never its teacher DeepSeek-R1 (read as "distill", said in the note as a typo is).
+NAME_WORD_SPELLINGS = {"distilled": "distill", "destillat": "distill", "destilliert": "distill",
+                       "destillierte": "distill", "destilliertes": "distill", "destillierter": "distill",
+                       "destillation": "distill"}
 # Family words of well-known open models the registry may not list yet: they start a model name, so "Kimi K2"
 # or "GLM-4.5" is answered as a model Cardfit does not know, never as no question or as another model.
 UNLISTED_FAMILIES = frozenset("""
@@ -286,6 +291,8 @@ BILLING_ADJECTIVES: dict[str, str] = {
 # Words in front of a period that make it the billing period: "per hour", "for a week", "pro Tag", "im Monat".
 BILLING_LEADS = frozenset({"per", "pro", "a", "an", "one", "for", "für", "fuer", "je", "im", "am", "each", "every",
                            "ein", "eine", "einen", "einer", "einem", "1"})
+# The lead words that are an article: the second of two leads ('for a', 'für eine'); another lead is a preposition.
+BILLING_ARTICLES = frozenset({"a", "an", "one", "ein", "eine", "einen", "einer", "einem", "1"})
 # "for 2 weeks", "für 3 Tage": the words before a number of periods that make it the billing span
 SPAN_LEADS = frozenset({"for", "für", "fuer", "over", "über", "ueber"})
 # A money amount in US dollars: "500 USD", "USD 800", "1000 dollars" ("$" is read from the text itself)

@@ -83,7 +83,10 @@ def checkpoint_for(resolved: ResolvedRequest, engine: str) -> Checkpoint:
     shape = resolved.shape
     if resolved.weight_bytes is None:  # the release itself is in the format sized (FP8, MXFP4 ...)
         published = shape.published_weights
-        return Checkpoint(shape.hf_id, label=published.format.upper() if published is not None else "")
+        label = published.format.upper() if published is not None else ""
+        if engine == "llama.cpp":  # llama-server -hf loads a GGUF file; the release's safetensors repo has none
+            return Checkpoint(placeholder_name(f"{label} GGUF repo", shape), placeholder=True, label=label)
+        return Checkpoint(shape.hf_id, label=label)
     fmt = resolved.quant
     if fmt is not None and not fmt.is_gguf and "vllm" not in fmt.engines:
         raise UnservedFormat(fmt)

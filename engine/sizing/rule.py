@@ -148,6 +148,9 @@ class ResolvedRequest:
     quant: WeightFormat | None = None  # the named format the weights are sized in (inference only)
     hf_id: str | None = None  # the registry entry's Hugging Face repo (the checkpoint's, when one was named)
     checkpoint: QuantizedRepo | None = None  # the published quantized repo named, when the answer is in its format
+    # The engine the answer runs it on when one is named (the question, a launch line, /set engine, --engine): the
+    # speed estimate follows it (engine.speed.layout.default_engine); None: chosen by the format.
+    engine: str | None = None
 
     def to_json(self) -> dict[str, object]:
         """The resolved values of the JSON "request" object (engine.answer.build adds "assumed" and "ignored")."""

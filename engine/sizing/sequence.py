@@ -49,6 +49,11 @@ def sequence_matters(request: AskedSequence, shape: ModelShape, workload: str, p
     return not training and shape.kv_known and (request.context_tokens is not None or request.batch is not None)
 
 
+# A context asked this little above the model's window is its window written as a round figure (k = 1,024 tokens:
+# "128k" = 131,072 is 2.4 % above a 128,000-token window, "1M" = 1,048,576 is 3.8 % above 1,010,000).
+WINDOW_ROUNDING = 1.05
+
+
 def resolve_sequence(request: AskedSequence, shape: ModelShape, workload: str, policy: SizingPolicy,
                      matters: bool, notes: list[Note]) -> tuple[int, int]:
     """Context tokens and batch, the policy's defaults where not given (noted where they enter the sizing); a
@@ -56,6 +61,14 @@ def resolve_sequence(request: AskedSequence, shape: ModelShape, workload: str, p
     whose fine-tuning is sized with the training default)."""
     if request.context_tokens is not None:
         context_tokens = int(request.context_tokens)  # range-checked by engine.sizing.rule
+        window = shape.context_max if workload == "inference" else None
+        if window and window < context_tokens <= window * WINDOW_ROUNDING:
+            # "128k" on a 128,000-token model, "200k" on GLM's 202,752, "1M" on Qwen2.5 7B Instruct 1M's 1,010,000:
+            # the round figure names the whole window (k = 1,024 puts it a few per cent above), which runs;
+            # never "vLLM would not start" over the rounding
+            notes.append(Note(f"{context_tokens:,} tokens read as {shape.name}'s whole context window, {window:,} "
+                              f"tokens", "window_rounded", asked=context_tokens, tokens=window, model=shape.name))
+            context_tokens = window
     else:
         default = policy.training_context_tokens if workload != "inference" else policy.default_context_tokens
         window = shape.context_max if workload == "inference" else None  # training has its own, shorter default
