@@ -142,3 +142,19 @@ def test_a_size_off_the_seed_rows_is_sized_with_a_shape_of_today(capsys, text: s
     if size_b == 12:
         kv = next(c for c in answer["requirement"]["components"] if c["name"] == "kv_cache")
         assert kv["gb"] < 15, kv
+
+
+def test_cardfit_models_lists_a_natively_quantized_release_once(capsys) -> None:
+    """gpt-oss-120b's own repo is its MXFP4 release: one entry, not 'MXFP4 65.3 GB, MXFP4 65.3 GB'."""
+    assert cli.main(["models", "--search", "gpt-oss-120b"]) == 0
+    line = next(row for row in capsys.readouterr().out.splitlines() if row.startswith("gpt-oss-120b "))
+    assert line.count("MXFP4") == 1 and line.rstrip().endswith("MXFP4 65.3 GB")
+
+
+@pytest.mark.parametrize("text", ["qwen2.5 7b at 1M context", "Qwen2.5 7B mit 1M Kontext"])
+def test_a_context_beyond_the_window_takes_the_release_of_the_same_shape_that_holds_it(capsys, text: str) -> None:
+    """Qwen2.5 7B (131,072 tokens) and Qwen2.5 7B Instruct 1M (1,010,000) share their shape: '1M' is the 1M
+    release, as 'phi-3 medium at 128k' is Phi-3 Medium 128K, said in a note."""
+    answer = _ask(capsys, text)
+    assert answer["request"]["model"] == "qwen2.5-7b-1m"
+    assert answer["request"]["context_tokens"] == 1_010_000

@@ -377,6 +377,8 @@ def cmd_models(args: argparse.Namespace) -> int:
         if model.published_weights:
             formats[0] += f" {model.published_weights.gb:g} GB"
         for repo in model.quantized:
+            if model.published_weights and repo.hf_id.lower() == (model.hf_id or "").lower():
+                continue  # the release itself (gpt-oss's MXFP4): already its published weights above
             quant = repo.quant.upper().replace("GGUF_", "GGUF ")
             formats.append(f"{quant} {repo.gb:g} GB" if repo.gb else quant)
         context = f"{model.context_max:,}" if model.context_max else "-"

@@ -425,10 +425,12 @@ class Registry:
         carry it in their ids (Phi-3 Mini 4K / 128K, Small 8K / 128K, Medium 4K / 128K: max_position_embeddings
         4096 or 8192 against 131072, the same layers and heads)."""
         window = model.context_max
-        if not window or tokens <= window or id_window(model.id) is None:
+        if not window or tokens <= window:
             return None
-        wider = [other for other in self._windows.get(_WINDOW_ID_RE.sub("", model.id), ())
-                 if (other.context_max or 0) > window]
+        releases = self._windows.get(_WINDOW_ID_RE.sub("", model.id), ())
+        if model not in releases:
+            return None
+        wider = [other for other in releases if (other.context_max or 0) > window]
         if not wider:
             return None
         holding = [other for other in wider if (other.context_max or 0) >= tokens]
@@ -814,7 +816,8 @@ def find_hf_repo(registry: Registry, repo_id: str) -> ModelShape | None:
     return registry.get(repo_id)
 
 
-_WINDOW_ID_RE = re.compile(r"-\d+k$")  # "phi-3-medium-128k": the release's window, in its registry id
+# "phi-3-medium-128k", "qwen2.5-7b-1m": the release's window, in its registry id
+_WINDOW_ID_RE = re.compile(r"-\d+[km]$")
 
 
 def id_window(model_id: str) -> str | None:
@@ -829,11 +832,15 @@ def _window(model: ModelShape) -> int:
 
 def releases_by_window(models: tuple[ModelShape, ...]) -> dict[str, tuple[ModelShape, ...]]:
     """Models whose ids differ only in their window suffix and whose shapes are the same, by the id without the
-    suffix (groups of two or more only)."""
+    suffix (groups of two or more only); a release whose id is that stem belongs to it (Qwen2.5 7B beside Qwen2.5
+    7B Instruct 1M)."""
     groups: dict[str, list[ModelShape]] = {}
     for model in models:
         if id_window(model.id) is not None:
             groups.setdefault(_WINDOW_ID_RE.sub("", model.id), []).append(model)
+    for model in models:
+        if model.id in groups:
+            groups[model.id].append(model)
     return {stem: tuple(group) for stem, group in groups.items()
             if len(group) > 1 and len({_shape_key(model) for model in group}) == 1}
 
