@@ -68,8 +68,11 @@ def repo_of(cmd: str) -> str:
     # no INT8 made while loading in vLLM: the registry's GPTQ-Int8, else a placeholder
     ("qwen2.5 7b int8", "Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8", ()),
     ("llama 3.1 70b int8", "<INT8 checkpoint of Llama 3.1 70B>", ()),
-    # FP8 of a BF16 release: made while loading; a native FP8 release is loaded as it is
-    ("llama 3.1 70b fp8", "meta-llama/Llama-3.1-70B-Instruct", ("--quantization fp8",)),
+    # FP8: the registry's published FP8 checkpoint (scales calibrated), else made while loading from the BF16
+    # release; a native FP8 release is loaded as it is
+    ("llama 3.1 70b fp8", "RedHatAI/Meta-Llama-3.1-70B-Instruct-FP8", ()),
+    ("qwen3 32b fp8", "Qwen/Qwen3-32B-FP8", ()),
+    ("yi 34b fp8", "01-ai/Yi-34B-Chat", ("--quantization fp8",)),
     ("deepseek v3.1 in fp8 on 8x h200", "deepseek-ai/DeepSeek-V3.1", ()),
     ("deepseek v3 bf16", "<BF16 checkpoint of DeepSeek-V3>", ()),
     # FP32: vLLM's "auto" would load the FP32 config in 16 bit
@@ -159,7 +162,11 @@ def test_fp8_on_an_a100_is_one_coherent_answer():
     assert ("🚀 vLLM: would still start on 1x A100 SXM, with the FP8 weights run weight-only (FP8 Marlin kernel, "
             "no FP8 compute)") in text
     assert "vLLM: starts on" not in text
-    assert answer.serving.command.endswith("--quantization fp8")
+    # the published FP8 checkpoint, loaded as it is (its FP8 weights run weight-only there too)
+    assert repo_of(answer.serving.command) == "RedHatAI/Meta-Llama-3.1-70B-Instruct-FP8"
+    assert "--quantization" not in answer.serving.command
+    yi = ask("yi 34b fp8 on an A100")  # no FP8 checkpoint in the registry: vLLM makes FP8 while loading
+    assert yi.serving.command.endswith("--quantization fp8")
 
 
 def test_an_fp8_checkpoint_on_an_ampere_card_also_runs_weight_only():
@@ -217,9 +224,12 @@ async def test_launch_names_the_awq_placeholder_not_the_bf16_repo(settings):
 
 async def test_launch_of_fp8_on_an_a100_says_weight_only(settings):
     async with Harness(settings) as bot:
-        text = await launch(bot, 47, "llama 3.1 70b fp8 on an A100")
-        assert "<pre>vllm serve meta-llama/Llama-3.1-70B-Instruct" in text and "--quantization fp8</pre>" in text
+        text = await launch(bot, 47, "yi 34b fp8 on an A100")
+        assert "<pre>vllm serve 01-ai/Yi-34B-Chat" in text and "--quantization fp8</pre>" in text
         assert "vLLM quantizes the 16-bit weights to FP8 layer by layer" in text
+        assert "A100 SXM has no FP8 hardware: vLLM runs the FP8 weights weight-only (FP8 Marlin)" in text
+        text = await launch(bot, 47, "llama 3.1 70b fp8 on an A100")
+        assert "<pre>vllm serve RedHatAI/Meta-Llama-3.1-70B-Instruct-FP8 " in text and "--quantization" not in text
         assert "A100 SXM has no FP8 hardware: vLLM runs the FP8 weights weight-only (FP8 Marlin)" in text
         text = await launch(bot, 47, "yi 34b 4-bit")
         assert "--quantization bitsandbytes</pre>" in text and "4-bit NF4 as it loads them" in text

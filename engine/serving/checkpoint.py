@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from catalog.schema import Card
 from engine.formats.precision import find_precision, precision_label
-from engine.formats.quant import find_format
+from engine.formats.quant import checkpoint_format, find_format
 from engine.formats.table import WeightFormat
 from engine.models.registry import ModelShape
 from engine.notes import Note
@@ -151,9 +151,9 @@ def _plain(shape: ModelShape, precision: str) -> Checkpoint:
     if load.release:
         return Checkpoint(shape.hf_id, label=label, dtype=load.dtype, quantization=load.quantization)
     repo = shape.quantized_as(*load.checkpoints)
-    if repo is not None:
-        fmt = find_format(repo.quant)
-        return Checkpoint(repo.hf_id, gb=repo.gb, fmt=fmt, label=fmt.label)
+    fmt_of_repo = checkpoint_format(repo.quant) if repo is not None else None
+    if repo is not None and fmt_of_repo is not None:
+        return Checkpoint(repo.hf_id, gb=repo.gb, fmt=fmt_of_repo, label=fmt_of_repo.label)
     if load.in_flight is not None and shape.hf_id is not None:
         fmt = find_format(load.in_flight)
         return Checkpoint(shape.hf_id, quantization=fmt.vllm_quantization, fmt=fmt, label=fmt.label)
