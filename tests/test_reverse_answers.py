@@ -38,9 +38,9 @@ def test_max_context_on_a_4090_stands_alone_and_pays_for_the_4090(question, lang
 
 @pytest.mark.parametrize(("question", "lang", "line"), [
     ("max context for llama 3.3 70b fp8 on an h200 for 8 users", "en",
-     "Longest context on 1x H200 SXM for 8 users: 26,321 tokens each by the rule · 25,312 tokens each under vLLM"),
+     "Longest context on 1x H200 SXM for 8 users: 26,321 tokens each by the rule · 25,104 tokens each under vLLM"),
     ("maximaler Kontext für llama 3.3 70b fp8 auf einer h200 für 8 Nutzer", "de",
-     "Längster Kontext auf 1x H200 SXM für 8 Nutzer: je 26.321 Tokens nach der Regel · je 25.312 Tokens unter vLLM"),
+     "Längster Kontext auf 1x H200 SXM für 8 Nutzer: je 26.321 Tokens nach der Regel · je 25.104 Tokens unter vLLM"),
 ])
 def test_users_divide_the_context(question, lang, line):
     answer, text = reply(question, lang)
@@ -82,9 +82,9 @@ def test_max_context_over_one_host_is_refused(question, lang, line):
 
 @pytest.mark.parametrize(("first", "then", "lang", "line"), [
     ("max context for llama 3.3 70b fp8 on an h200", "and for 8 users?", "en",
-     "for 8 users: 26,321 tokens each by the rule · 25,312 tokens each under vLLM"),
+     "for 8 users: 26,321 tokens each by the rule · 25,104 tokens each under vLLM"),
     ("maximaler Kontext für llama 3.3 70b fp8 auf einer h200", "und für 8 Nutzer?", "de",
-     "für 8 Nutzer: je 26.321 Tokens nach der Regel · je 25.312 Tokens unter vLLM"),
+     "für 8 Nutzer: je 26.321 Tokens nach der Regel · je 25.104 Tokens unter vLLM"),
 ])
 async def test_a_follow_up_with_users_divides_the_context_through_the_bot(bot, first, then, lang, line):  # noqa: F811
     await bot.send(71, first, language_code=lang)
