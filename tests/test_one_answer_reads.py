@@ -75,7 +75,7 @@ def test_a_max_context_answer_shows_no_default_context():
 
 @pytest.mark.parametrize(("text", "lang", "line"), [
     ("qwen3 32b fp8 on an h100 for 32 users", "en",
-     "🚀 vLLM: starts on 1x H100 SXM — room for 142,768 tokens (17 users at 8k), not the 32 asked at once"),
+     "🚀 vLLM: starts on 1x H100 SXM — room for 142,864 tokens (17 users at 8k), not the 32 asked at once"),
     ("ollama qwen3:32b on an A5000", "en",
      "🚀 llama.cpp: starts on 1x RTX A5000 — room for 11,764 tokens (1 user at 8k), but the sizing rule above "
      "refuses this layout"),

@@ -114,9 +114,9 @@ async def test_a_named_layout_without_room_or_over_a_host_is_no_yes(bot, text, l
     ("maximaler Kontext für Qwen3 32B AWQ auf einer 4090", "de",
      "📏 Längster Kontext auf 1x RTX 4090: 10.131 Tokens nach der Regel · 3.776 Tokens unter vLLM"),
     ("max context for llama 3.3 70b fp8 on an h200 for 8 users", "en",
-     "for 8 users: 26,321 tokens each by the rule · 25,312 tokens each under vLLM"),
+     "for 8 users: 26,321 tokens each by the rule · 25,104 tokens each under vLLM"),
     ("maximaler Kontext für Llama 3.3 70B FP8 auf einer H200 für 8 Nutzer", "de",
-     "für 8 Nutzer: je 26.321 Tokens nach der Regel · je 25.312 Tokens unter vLLM"),
+     "für 8 Nutzer: je 26.321 Tokens nach der Regel · je 25.104 Tokens unter vLLM"),
 ])
 async def test_a_reverse_answer_stands_alone(bot, text, lang, line):
     await bot.send(USER, text, language_code=lang)
@@ -125,9 +125,9 @@ async def test_a_reverse_answer_stands_alone(bot, text, lang, line):
 
 
 @pytest.mark.parametrize(("first", "then", "lang", "line"), [
-    ("max context for llama 3.3 70b fp8 on an h200", "and for 8 users?", "en", "25,312 tokens each under vLLM"),
+    ("max context for llama 3.3 70b fp8 on an h200", "and for 8 users?", "en", "25,104 tokens each under vLLM"),
     ("maximaler Kontext für Llama 3.3 70B FP8 auf einer H200", "und für 8 Nutzer?", "de",
-     "je 25.312 Tokens unter vLLM"),
+     "je 25.104 Tokens unter vLLM"),
 ])
 async def test_users_divide_the_context_as_a_follow_up(bot, first, then, lang, line):
     await bot.send(USER, first, language_code=lang)
