@@ -177,6 +177,7 @@ def test_only_releases_of_the_same_shape_are_siblings():
         "phi-3-mini": ["phi-3-mini-128k", "phi-3-mini-4k"],
         "phi-3-small": ["phi-3-small-128k", "phi-3-small-8k"],
         "phi-3-medium": ["phi-3-medium-128k", "phi-3-medium-4k"],
+        "qwen2.5-7b": ["qwen2.5-7b", "qwen2.5-7b-1m"],  # the base release's id is the stem
     }
 
 
