@@ -263,8 +263,9 @@ def resolve(request: SizeRequest, policy: SizingPolicy, registry: Registry | Non
     checkpoint = _named_checkpoint(request, shape, quant if weight_bytes is not None else None, registry)
     if checkpoint is not None and quant is not None:
         notes.append(_checkpoint_note(checkpoint, quant, shape))
-    # a published release's size needs no note on what a real 4-bit checkpoint weighs (weight_bytes None)
-    notes.extend(weights_notes(shape, params_b, precision if workload == "inference" and weight_bytes is not None else "",
+    # a published release's size (weight_bytes None) needs no note on what a real 4-bit checkpoint weighs
+    sized_bits = workload == "inference" and weight_bytes is not None
+    notes.extend(weights_notes(shape, params_b, precision if sized_bits else "",
                                quant if weight_bytes is not None else None))
     kv_precision = _resolve_kv_precision(request, policy)
     matters = sequence_matters(request, shape, workload, policy)
