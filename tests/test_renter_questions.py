@@ -81,14 +81,15 @@ def test_mxfp4_weights_under_llama_cpp_need_no_fp8_card_and_load_a_gguf():
 
 @pytest.mark.parametrize(("text", "lang", "said"), [
     ("Kimi K2.5 INT4 for 32 users at 128k", "en",
-     "❌ Nothing in the catalog holds it: 809.9 GB fits in total on 8x MI300X (1,536 GB), but not per GPU: "
-     "each card needs 360.9 GB of 192 GB"),
+     "❌ Nothing in the catalog holds it: 891.7 GB fits in total on 8x MI300X (1,536 GB), but not per GPU: "
+     "each card needs 371.1 GB of 192 GB"),
     ("Kimi K2.5 INT4 für 32 Nutzer bei 128k", "de",
-     "❌ Nichts im Katalog fasst das: 809,9 GB passen insgesamt auf 8x MI300X (1.536 GB), aber nicht pro GPU: "
-     "jede Karte braucht 360,9 GB von 192 GB"),
+     "❌ Nichts im Katalog fasst das: 891,7 GB passen insgesamt auf 8x MI300X (1.536 GB), aber nicht pro GPU: "
+     "jede Karte braucht 371,1 GB von 192 GB"),
 ])
 def test_memory_one_host_holds_in_total_but_no_card_holds_is_said_per_gpu(text, lang, said):
-    """The MLA latent cache is held whole on every GPU: 'more than one host ... about 1 nodes' contradicted itself."""
+    """The MLA latent cache is held whole on every GPU: 'more than one host ... about 1 nodes' contradicted itself.
+    The weights are the published INT4 checkpoint (595 GB, 74.4 GB per GPU at TP 8)."""
     reply = plain(render_answer(_ask(text), lang))
     assert said in reply and "1 nodes" not in reply and "1 Knoten" not in reply
 

@@ -263,7 +263,9 @@ def resolve(request: SizeRequest, policy: SizingPolicy, registry: Registry | Non
     checkpoint = _named_checkpoint(request, shape, quant if weight_bytes is not None else None, registry)
     if checkpoint is not None and quant is not None:
         notes.append(_checkpoint_note(checkpoint, quant, shape))
-    notes.extend(weights_notes(shape, params_b, precision if workload == "inference" else "",
+    # a published release's size (weight_bytes None) needs no note on what a real 4-bit checkpoint weighs
+    sized_bits = workload == "inference" and weight_bytes is not None
+    notes.extend(weights_notes(shape, params_b, precision if sized_bits else "",
                                quant if weight_bytes is not None else None))
     kv_precision = _resolve_kv_precision(request, policy)
     matters = sequence_matters(request, shape, workload, policy)
@@ -414,7 +416,9 @@ def _resolve_precision(request: SizeRequest, shape: ModelShape, workload: str, p
         precision = canonical_precision(request.precision)
         if precision is None:
             raise SizingError(f"unknown precision {request.precision!r} (use fp32, bf16, fp16, fp8, int8 or int4)")
-        return precision, PRECISION_BYTES[precision]
+        published = shape.published_weights  # the release is in the precision asked: its published size
+        if published is None or workload != "inference" or published.format.lower() != precision:
+            return precision, PRECISION_BYTES[precision]
     published = shape.published_weights
     if published is not None and workload == "inference":
         notes.append(Note(f"weights as published: {fmt_gb(published.gb)} ({published.format.upper()})",

@@ -105,6 +105,11 @@ def sequence_notes(request: AskedSequence, shape: ModelShape, workload: str, pol
         notes.append(Note(f"{context_tokens:,} tokens is beyond {shape.name}'s {shape.context_max:,}-token context "
                           f"window; sized as asked", "beyond_context", tokens=context_tokens, model=shape.name,
                           max_tokens=shape.context_max))
+        yarn = shape.yarn  # the card reaches it with YaRN: said, applied only when the user says so
+        if yarn is not None and not shape.yarn_applied and context_tokens <= yarn.window:
+            notes.append(Note(f"{shape.name}'s card reaches {yarn.window:,} tokens with YaRN (factor {yarn.factor:g}): "
+                              "add 'YaRN' to the question to size it so", "yarn_available", model=shape.name,
+                              tokens=yarn.window, factor=yarn.factor))
     if request.context_tokens is not None and not matters and shape.kv_known:
         notes.append(Note(f"the context length does not enter {workload} sizing under this provider's rules",
                           "context_unused", workload=workload))
