@@ -158,3 +158,22 @@ def test_a_context_beyond_the_window_takes_the_release_of_the_same_shape_that_ho
     answer = _ask(capsys, text)
     assert answer["request"]["model"] == "qwen2.5-7b-1m"
     assert answer["request"]["context_tokens"] == 1_010_000
+
+
+@pytest.mark.parametrize(("text", "lang", "said"), [
+    ("deepseek v4 flash at 64k", "en", "caches a short window and a compressed history per layer"),
+    ("DeepSeek V4 Pro mit 64k Kontext", "de", "speichert je Schicht ein kurzes Fenster und einen komprimierten Verlauf"),
+])
+def test_deepseek_v4_says_which_cache_it_leaves_out(text, lang, said) -> None:
+    """Its config is read (43/61 layers, one K=V vector of 512 per token in a 128-token window, a compressed history
+    at ratio 4 or 128): the KV cache is left out because no formula sizes that kind, not because a shape is missing."""
+    from bot.cli.main import ask_answer
+    from bot.texts.render import plain, render_answer
+    from catalog.loader import load_catalog
+    from engine.parse import Vocabulary
+
+    catalog = load_catalog("gpurenthub").catalog
+    answer, error, _ = ask_answer(text, catalog, Vocabulary.of_catalog(catalog))
+    assert answer is not None and error is None and answer.requirement.component("kv_cache") is None
+    reply = plain(render_answer(answer, lang))
+    assert said in reply and "not published" not in reply and "nicht veröffentlicht" not in reply

@@ -164,6 +164,9 @@ class ModelShape:
     indexer_cache: IndexerCache | None = None
     global_attention: GlobalAttention | None = None  # Gemma 4: the full-attention layers' own cache shape
     linear_state: LinearState | None = None  # Gated DeltaNet: the state each linear-attention layer keeps
+    # A cache of a kind no KV formula sizes, by its kind ("compressed_attention": DeepSeek V4's window plus
+    # compressed history); its answers leave the KV cache out and say which kind it is
+    kv_not_sized: str = ""
     context_note: str = ""
     note: str = ""  # what else a reader of this entry should know (the research's caveats)
     published_format: str | None = None  # natively quantized format even where its size was not read
@@ -197,6 +200,8 @@ class ModelShape:
             return "the sparse-attention indexer keys cached next to the MLA latent (their dtype was not read)"
         if self.layers is not None and self.no_kv_layers >= self.layers:
             return "no layer keeps a per-token KV cache"
+        if self.kv_not_sized:
+            return f"a cache of a kind no KV formula sizes ({self.kv_not_sized.replace('_', ' ')})"
         return None
 
     @property
@@ -597,7 +602,7 @@ ENTRY_KEYS = frozenset({
     "hidden_size", "intermediate_size", "vocab_size", "tie_word_embeddings", "context_max", "context_note",
     "torch_dtype", "sliding_window", "sliding_layers", "layer_pattern", "attention_chunk_size", "no_kv_layers",
     "mla", "experts", "vision_params_b", "published_weights", "indexer_cache", "quantized", "note", "source",
-    "variants", "variants_source", "global_attention", "yarn", "linear_state",
+    "variants", "variants_source", "global_attention", "yarn", "linear_state", "kv_not_sized",
 })
 
 
@@ -633,6 +638,17 @@ def _global_attention(entry: dict[str, Any]) -> GlobalAttention | None:
     if not data:
         return None
     return GlobalAttention(int(data["layers"]), int(data["kv_heads"]), int(data["head_dim"]), bool(data["k_eq_v"]))
+
+
+# Caches of a kind no KV formula sizes (registry `kv_not_sized`), each said in its own words by the answers.
+KV_NOT_SIZED_KINDS = ("compressed_attention",)
+
+
+def _kv_not_sized(entry: dict[str, Any]) -> str:
+    kind = str(entry.get("kv_not_sized") or "")
+    if kind and kind not in KV_NOT_SIZED_KINDS:
+        raise ValueError(f"model registry: {entry.get('id')!r} kv_not_sized {kind!r} is none of {KV_NOT_SIZED_KINDS}")
+    return kind
 
 
 # Bytes of the dtypes a config names for a recurrent state (mamba_ssm_dtype, torch_dtype).
@@ -720,6 +736,7 @@ def _shape_from_entry(entry: dict[str, Any]) -> ModelShape:
         indexer_cache=_indexer(entry),
         global_attention=_global_attention(entry),
         linear_state=_linear_state(entry),
+        kv_not_sized=_kv_not_sized(entry),
         context_note=str(entry.get("context_note") or ""),
         note=str(entry.get("note") or ""),
         published_format=published_format,

@@ -582,7 +582,7 @@ def _frozen_base(resolved: ResolvedRequest) -> Component:
 
 
 # The notes of _kv_unknown: no KV cache in the sum, and why.
-KV_NOT_INCLUDED = ("kv_unknown", "kv_unmodelled_indexer")
+KV_NOT_INCLUDED = ("kv_unknown", "kv_unmodelled_indexer", "kv_unmodelled_compressed")
 
 
 def _kv_unknown(shape: ModelShape) -> tuple[Note, ...]:
@@ -590,6 +590,10 @@ def _kv_unknown(shape: ModelShape) -> tuple[Note, ...]:
     formula can size (registry.ModelShape.kv_unmodelled: an indexer whose cache dtype was not read)."""
     if not shape.is_language_model:
         return ()  # a diffusion transformer has no KV cache: nothing is missing
+    if shape.kv_not_sized == "compressed_attention":
+        return (Note(f"KV cache not included: {shape.name} caches a short window and a compressed history per layer "
+                     "(compressed sparse attention), which the formula does not size", "kv_unmodelled_compressed",
+                     model=shape.name),)
     if shape.indexer_cache is not None and shape.kv_unmodelled is not None:
         return (Note(f"KV cache not included: {shape.name} also caches its sparse-attention indexer keys per token, "
                      "which the formula does not size", "kv_unmodelled_indexer", model=shape.name),)
