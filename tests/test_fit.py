@@ -195,7 +195,7 @@ def test_resolving_sizing_and_selecting_leave_their_inputs_alone():
     first, second = select(requirement, resolved, catalog), select(requirement, resolved, catalog)
     assert resolved.notes == notes_before and request.assumed == ["from the parser"]
     assert [n.code for n in first.notes] == [n.code for n in second.notes] == ["card_alias"]
-    assert [n.code for n in requirement.notes] == ["kv_unknown"]
+    assert [n.code for n in requirement.notes] == ["kv_unmodelled_compressed"]
     answer = build_answer(request, catalog)
     assert answer.assumed == ["from the parser", *resolved.notes, *requirement.notes, *first.notes]
     assert answer.to_json()["request"]["assumed"] == answer.assumed
