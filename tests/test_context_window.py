@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from bot.cli.main import main
 from bot.texts.render import plain, render_answer
 from engine.answer.build import build_answer
 from engine.answer.followup import apply_followup, delta_of
 from engine.models.registry import default_registry
 from engine.parse import default_vocabulary, parse
+from tests.support.asking import cli_answer, launch_commands, said
 from tests.support.seedmath import ask, catalog
 
 
@@ -415,24 +415,6 @@ def test_a_yarn_follow_up_keeps_the_flag_and_a_later_one_keeps_it_too():
 
 
 # -- YaRN in the serving check and the launch command ---------------------------------------------------------------
-
-def cli_answer(capsys, text: str, lang: str = "en") -> dict:
-    """`cardfit ask --json` as a user runs it."""
-    assert main(["ask", "--json", "--lang", lang, text]) == 0
-    return json.loads(capsys.readouterr().out)
-
-
-def launch_commands(data: object) -> list[str]:
-    if isinstance(data, dict):
-        return [found for value in data.values() for found in launch_commands(value)]
-    if isinstance(data, list):
-        return [found for value in data for found in launch_commands(value)]
-    return [data] if isinstance(data, str) and data.startswith(("vllm serve", "llama-server")) else []
-
-
-def said(data: dict) -> str:
-    """Every note the JSON answer carries, as one text."""
-    return json.dumps(data, ensure_ascii=False)
 
 
 OVER_MAX = "exceed the model's maximum"

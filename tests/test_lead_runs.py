@@ -10,16 +10,10 @@ from bot.texts.render import plain, render_answer
 from catalog.loader import load_catalog
 from engine.fit.selection import ROOM_GB, has_room
 from engine.parse import Vocabulary
+from tests.support.asking import answer_of as _ask
 from tests.support.botharness import Harness
 from tests.test_answers_identical import CATALOGS, corpus_texts
 from tests.test_bot_handlers import settings  # noqa: F401  (the harness's settings fixture)
-
-
-def _ask(text: str, catalog_id: str = "gpurenthub", vllm_version: str | None = None):
-    catalog = load_catalog(catalog_id).catalog
-    answer, error, _ = ask_answer(text, catalog, Vocabulary.of_catalog(catalog), vllm_version)
-    assert answer is not None and error is None, error
-    return answer
 
 
 @pytest.mark.parametrize("catalog_id", CATALOGS)

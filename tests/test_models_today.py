@@ -162,7 +162,8 @@ def test_a_context_beyond_the_window_takes_the_release_of_the_same_shape_that_ho
 
 @pytest.mark.parametrize(("text", "lang", "said"), [
     ("deepseek v4 flash at 64k", "en", "caches a short window and a compressed history per layer"),
-    ("DeepSeek V4 Pro mit 64k Kontext", "de", "speichert je Schicht ein kurzes Fenster und einen komprimierten Verlauf"),
+    ("DeepSeek V4 Pro mit 64k Kontext", "de",
+     "speichert je Schicht ein kurzes Fenster und einen komprimierten Verlauf"),
 ])
 def test_deepseek_v4_says_which_cache_it_leaves_out(text, lang, said) -> None:
     """Its config is read (43/61 layers, one K=V vector of 512 per token in a 128-token window, a compressed history

@@ -4,19 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from bot.cli.main import ask_answer
 from bot.texts.render import plain, render_answer
-from catalog.loader import load_catalog
-from engine.parse import Vocabulary
+from tests.support.asking import answer_of as _ask
 from tests.support.botharness import Harness
 from tests.test_bot_handlers import settings  # noqa: F401  (the harness's settings fixture)
-
-
-def _ask(text: str):
-    catalog = load_catalog("gpurenthub").catalog
-    answer, error, _ = ask_answer(text, catalog, Vocabulary.of_catalog(catalog))
-    assert answer is not None and error is None, error
-    return answer
 
 
 @pytest.mark.parametrize(("text", "lang", "no"), [
@@ -141,18 +132,11 @@ def test_alternatives_for_several_users_show_each_users_speed_as_the_rule_line_d
     assert "• 8x RTX 6000 Ada (384 GB) — 3.312 $/Monat, 4,60 $/Stunde, je ≈ 18 Tok./s · vLLM ✓" in german
 
 
-def _ask_in(catalog_id: str, text: str):
-    catalog = load_catalog(catalog_id).catalog
-    answer, error, _ = ask_answer(text, catalog, Vocabulary.of_catalog(catalog))
-    assert answer is not None and error is None, error
-    return answer
-
-
 def test_a_lead_holds_every_user_at_once():
     """'7B mit Batchgröße 16' led with 1x RTX 5090 above 'Platz für 122.896 Tokens (15 Nutzer bei 8k)': the rule's
     pick starts for one request but queues the 16th. The lead is a layout whose KV cache holds all 16, and the
     rule's pick says why it is not the lead."""
-    answer = _ask_in("gpuwithcrypto", "7B mit Batchgröße 16")
+    answer = _ask("7B mit Batchgröße 16", "gpuwithcrypto")
     assert answer.serving is not None and answer.serving.max_concurrency is not None
     assert answer.serving.max_concurrency >= 16
     assert (answer.rule_fit.card.id, answer.rule_fit.count) == ("rtx-5090", 1)

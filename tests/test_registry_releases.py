@@ -10,25 +10,9 @@ import pytest
 
 from bot.cli import main as cli
 from engine.models.registry import default_registry
+from tests.support.asking import cli_answer, launch_commands, said
 
 REGISTRY = default_registry()
-
-
-def _ask(capsys, text: str, lang: str = "en", catalog: str = "gpurenthub") -> dict:
-    assert cli.main(["ask", "--json", "--lang", lang, "--catalog", catalog, text]) == 0, text
-    return json.loads(capsys.readouterr().out)
-
-
-def _launches(data: object) -> list[str]:
-    if isinstance(data, dict):
-        return [found for value in data.values() for found in _launches(value)]
-    if isinstance(data, list):
-        return [found for value in data for found in _launches(value)]
-    return [data] if isinstance(data, str) and data.startswith(("vllm serve", "llama-server")) else []
-
-
-def _said(data: dict) -> str:
-    return json.dumps(data, ensure_ascii=False)
 
 
 @pytest.mark.parametrize(("text", "lang"), [("Kimi K2.5 on 8x H200", "en"),
@@ -37,13 +21,13 @@ def _said(data: dict) -> str:
 def test_kimi_k2_5_is_its_published_int4_checkpoint_and_8x_h200_hold_it(capsys, text: str, lang: str) -> None:
     """The release's routed experts are INT4 (compressed-tensors, group 32): 595 GB, not 1,026.4B x 2 B = 2,052.8 GB
     ('short by 927.4 GB' on 8x H200 before); an asked INT4 is that same checkpoint, not 0.5 B per parameter."""
-    answer = _ask(capsys, text, lang)
+    answer = cli_answer(capsys, text, lang)
     weights = next(part for part in answer["requirement"]["components"] if part["name"] == "weights")
     assert weights["gb"] == pytest.approx(595.0), weights
     assert answer["request"]["precision"] == "int4"
     assert answer["fit"]["card"] == "h200-sxm" and answer["fit"]["count"] == 8 and answer["fit"]["valid"]
-    assert "real 4-bit checkpoint" not in _said(answer) and "echter 4-Bit" not in _said(answer)
-    vllm = [line for line in _launches(answer) if line.startswith("vllm serve")]
+    assert "real 4-bit checkpoint" not in said(answer) and "echter 4-Bit" not in said(answer)
+    vllm = [line for line in launch_commands(answer) if line.startswith("vllm serve")]
     assert vllm and all(line.startswith("vllm serve moonshotai/Kimi-K2.5 ") for line in vllm), vllm
     assert not any("--quantization" in line for line in vllm), vllm
     assert answer["serving"]["starts"] is True
@@ -52,7 +36,7 @@ def test_kimi_k2_5_is_its_published_int4_checkpoint_and_8x_h200_hold_it(capsys, 
 @pytest.mark.parametrize(("text", "lang"), [("moonshotai/Kimi-K2.5 how much VRAM", "en"),
                                             ("Wie viel VRAM braucht moonshotai/Kimi-K2.5?", "de")])
 def test_the_kimi_k2_5_repo_id_is_sized_as_published(capsys, text: str, lang: str) -> None:
-    answer = _ask(capsys, text, lang)
+    answer = cli_answer(capsys, text, lang)
     assert answer["request"]["model"] == "kimi-k2.5"
     assert answer["requirement"]["total_gb"] < 700  # 595 GB of weights, not 2,052.8 GB of BF16
 
@@ -79,10 +63,10 @@ def test_deepseek_v4_says_why_its_kv_cache_is_not_sized(model_id: str) -> None:
                                             ("nemotron 3 nano on an H100", "en"),
                                             ("Nemotron 3 Nano auf einer H100", "de")])
 def test_the_serving_check_uses_the_models_own_shape_not_a_llama_like_one(capsys, text: str, lang: str) -> None:
-    answer = _ask(capsys, text, lang)
-    said = _said(answer)
+    answer = cli_answer(capsys, text, lang)
+    text_said = said(answer)
     assert answer["serving"] is not None
-    assert "Llama-like" not in said and "Llama-ähnlich" not in said, text
+    assert "Llama-like" not in text_said and "Llama-ähnlich" not in text_said, text
 
 
 def test_the_fields_read_from_the_config_copies() -> None:
@@ -95,10 +79,10 @@ def test_the_fields_read_from_the_config_copies() -> None:
 @pytest.mark.parametrize(("text", "lang"), [("magistral small 2509 at 128k on an A100", "en"),
                                             ("Magistral Small 2509 mit 128k Kontext auf einer A100", "de")])
 def test_magistral_small_2509_is_capped_at_its_window(capsys, text: str, lang: str) -> None:
-    answer = _ask(capsys, text, lang)
-    said = _said(answer)
+    answer = cli_answer(capsys, text, lang)
+    text_said = said(answer)
     assert REGISTRY.get("magistral-small-2509").context_max == 131072
-    assert "not published" not in said and "nicht veröffentlicht" not in said
+    assert "not published" not in text_said and "nicht veröffentlicht" not in text_said
     assert answer["serving"]["starts"] is True
 
 
@@ -106,9 +90,9 @@ def test_magistral_small_2509_is_capped_at_its_window(capsys, text: str, lang: s
                                             ("SmolLM3 mit YaRN und 128k Kontext auf einer L4", "de")])
 def test_smollm3_with_yarn_reaches_its_cards_128k(capsys, text: str, lang: str) -> None:
     """The card: 65,536 in config.json, 131,072 with YaRN factor 2; said, checked and passed to vLLM."""
-    answer = _ask(capsys, text, lang)
+    answer = cli_answer(capsys, text, lang)
     assert answer["serving"]["starts"] is True
-    vllm = [line for line in _launches(answer) if line.startswith("vllm serve HuggingFaceTB/SmolLM3-3B ")]
+    vllm = [line for line in launch_commands(answer) if line.startswith("vllm serve HuggingFaceTB/SmolLM3-3B ")]
     assert vllm and all("--max-model-len 131072" in line for line in vllm), vllm
     overrides = json.loads(vllm[0].split("--hf-overrides '", 1)[1].split("'", 1)[0])
     assert overrides["rope_parameters"] == {"rope_type": "yarn", "factor": 2.0,

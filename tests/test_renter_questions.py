@@ -6,18 +6,9 @@ import dataclasses
 
 import pytest
 
-from bot.cli.main import ask_answer
 from bot.texts.render import plain, render_answer
-from catalog.loader import load_catalog
-from engine.parse import Vocabulary
 from engine.speed.layout import decodes
-
-
-def _ask(text: str, catalog_name: str = "gpurenthub"):
-    catalog = load_catalog(catalog_name).catalog
-    answer, error, _ = ask_answer(text, catalog, Vocabulary.of_catalog(catalog))
-    assert answer is not None and error is None, error
-    return answer
+from tests.support.asking import answer_of as _ask
 
 
 @pytest.mark.parametrize(("text", "lang", "said"), [

@@ -4,19 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from bot.cli.main import ask_answer
 from bot.texts.render import plain, render_answer
-from catalog.loader import load_catalog
-from engine.parse import Vocabulary
+from tests.support.asking import answer_of as _ask
 from tests.support.botharness import Harness
 from tests.test_bot_handlers import settings  # noqa: F401  (the harness's settings fixture)
-
-
-def _ask(text: str, catalog_id: str = "gpurenthub"):
-    catalog = load_catalog(catalog_id).catalog
-    answer, error, _ = ask_answer(text, catalog, Vocabulary.of_catalog(catalog))
-    assert answer is not None and error is None, error
-    return answer
 
 
 @pytest.mark.parametrize("text, language", [
