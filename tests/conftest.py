@@ -1,7 +1,9 @@
 """Shared pytest fixtures: a started Telegram Bot API emulator on 127.0.0.1; the parser's vocabulary of the
 bundled catalogs."""
 
+import atexit
 import os
+import shutil
 import tempfile
 
 import pytest
@@ -17,6 +19,7 @@ from tests.support.botapi_emulator import BotApiEmulator
 # anything imports it; tests of the lookup point it at tests/support/hubserver.py. Port 9 (discard) refuses.
 os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"
 os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="cardfit-hf-home-")
+atexit.register(shutil.rmtree, os.environ["HF_HOME"], ignore_errors=True)  # one per run and worker: not left behind
 os.environ.pop("HF_HUB_OFFLINE", None)
 
 # A syntactically valid token (id:secret) that can never work against the real API.
