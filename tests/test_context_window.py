@@ -178,6 +178,7 @@ def test_only_releases_of_the_same_shape_are_siblings():
         "phi-3-small": ["phi-3-small-128k", "phi-3-small-8k"],
         "phi-3-medium": ["phi-3-medium-128k", "phi-3-medium-4k"],
         "qwen2.5-7b": ["qwen2.5-7b", "qwen2.5-7b-1m"],  # the base release's id is the stem
+        "qwen2.5-14b": ["qwen2.5-14b", "qwen2.5-14b-1m"],  # 14.7 is the headline of the same 14.77B
     }
 
 

@@ -151,12 +151,15 @@ def test_cardfit_models_lists_a_natively_quantized_release_once(capsys) -> None:
     assert line.count("MXFP4") == 1 and line.rstrip().endswith("MXFP4 65.3 GB")
 
 
-@pytest.mark.parametrize("text", ["qwen2.5 7b at 1M context", "Qwen2.5 7B mit 1M Kontext"])
-def test_a_context_beyond_the_window_takes_the_release_of_the_same_shape_that_holds_it(capsys, text: str) -> None:
+@pytest.mark.parametrize(("text", "model_id"), [("qwen2.5 7b at 1M context", "qwen2.5-7b-1m"),
+                                               ("Qwen2.5 7B mit 1M Kontext", "qwen2.5-7b-1m"),
+                                               ("qwen2.5 14b with 1M context", "qwen2.5-14b-1m")])
+def test_a_context_beyond_the_window_takes_the_release_of_the_same_shape_that_holds_it(capsys, text: str,
+                                                                                       model_id: str) -> None:
     """Qwen2.5 7B (131,072 tokens) and Qwen2.5 7B Instruct 1M (1,010,000) share their shape: '1M' is the 1M
     release, as 'phi-3 medium at 128k' is Phi-3 Medium 128K, said in a note."""
     answer = _ask(capsys, text)
-    assert answer["request"]["model"] == "qwen2.5-7b-1m"
+    assert answer["request"]["model"] == model_id
     assert answer["request"]["context_tokens"] == 1_010_000
 
 

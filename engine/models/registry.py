@@ -863,5 +863,6 @@ def releases_by_window(models: tuple[ModelShape, ...]) -> dict[str, tuple[ModelS
 
 
 def _shape_key(model: ModelShape) -> tuple[object, ...]:
-    return (model.family, model.params_b, model.layers, model.attention_heads, model.kv_heads, model.head_dim,
-            model.hidden_size, model.kind)
+    # the exact count where read: a headline (Qwen2.5 14B's 14.7) may differ from its sibling's exact 14.77
+    return (model.family, model.params_exact_b or model.params_b, model.layers, model.attention_heads, model.kv_heads,
+            model.head_dim, model.hidden_size, model.kind)
