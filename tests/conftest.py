@@ -14,6 +14,7 @@ from catalog.schema import Card
 from engine.models.registry import default_registry
 from engine.parse import Vocabulary
 from tests.support.botapi_emulator import BotApiEmulator
+from tests.support.botharness import Harness
 
 # No test reaches the Hugging Face Hub: huggingface_hub reads these at import, so they are set before
 # anything imports it; tests of the lookup point it at tests/support/hubserver.py. Port 9 (discard) refuses.
@@ -31,6 +32,14 @@ async def emulator():
     """A fresh, started BotApiEmulator per test; stopped (long polls released) at teardown."""
     async with BotApiEmulator(token=EMULATOR_TOKEN) as emu:
         yield emu
+
+
+@pytest_asyncio.fixture
+async def bot(settings):
+    """The real Application on the test's `settings` fixture (each bot test module says which settings), through
+    the Harness's fake Bot API transport."""
+    async with Harness(settings) as harness:
+        yield harness
 
 
 def bundled_cards() -> tuple[Card, ...]:

@@ -22,12 +22,6 @@ def settings(tmp_path):
                          rate_limit_messages=QUESTIONS_PER_WINDOW, rate_limit_window_s=60)
 
 
-@pytest.fixture
-async def bot(settings):
-    async with Harness(settings) as harness:
-        yield harness
-
-
 async def test_post_init_sets_commands_in_en_and_de(bot):
     calls = bot.request.sent("setMyCommands")
     languages = {c.params.get("language_code") for c in calls}

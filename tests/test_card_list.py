@@ -43,12 +43,6 @@ def settings(tmp_path):
 
 
 @pytest.fixture
-async def bot(settings):
-    async with Harness(settings) as harness:
-        yield harness
-
-
-@pytest.fixture
 def big_settings(tmp_path):
     return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), topup_secret="test-secret-0123456789",
                          catalog=str(big_catalog(tmp_path / "big.yaml")), catalog_settle_s=0)

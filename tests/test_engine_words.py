@@ -4,17 +4,14 @@ engine Cardfit has no check for (SGLang, TensorRT-LLM, TGI) is named in a note w
 engine stays through a follow-up ("and with 32k?"); a button keeps it through the GGUF format it implies."""
 from __future__ import annotations
 
-import re
-
 import pytest
 
-from bot.config import load_settings
 from bot.features.ask import ask_blocking
 from catalog.loader import load_catalog
 from engine.answer.followup import request_from_json, request_to_json
 from engine.parse import Vocabulary, parse
 from engine.sizing.payload import decode_request, encode_request
-from tests.support.botharness import TOKEN, Harness
+from tests.support.botharness import harness_settings
 
 USER = 72
 
@@ -75,41 +72,31 @@ def test_the_engine_is_kept_with_the_question_and_a_gguf_button_implies_it():
 
 @pytest.fixture
 def settings(tmp_path):
-    return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), topup_secret="topup-key-for-tests",
-                         rate_limit_messages=30, rate_limit_window_s=60)
+    return harness_settings(tmp_path, rate_limit_messages=30)
 
-
-@pytest.fixture
-async def bot(settings):
-    async with Harness(settings) as harness:
-        yield harness
-
-
-def plain(bot: Harness) -> str:
-    return re.sub(r"<[^>]+>", "", bot.last_text(USER)).replace("&#x27;", "'")
 
 
 async def test_an_engine_stays_through_a_follow_up(bot):
     await bot.send(USER, "qwen3 32b fp16 with llama.cpp on 2x a100")
-    text = plain(bot)
+    text = bot.last_plain(USER)
     assert "llama.cpp named: its serving check runs" in text and "llama.cpp: starts on" in text
     assert "Not understood" not in text
     await bot.send(USER, "and with 32k?")
-    text = plain(bot)
+    text = bot.last_plain(USER)
     assert "llama.cpp: starts on" in text and "🚀 vLLM" not in text
     await bot.send(USER, "Qwen3 32B fp16 mit llama.cpp auf 2x A100", language_code="de")
-    text = plain(bot)
+    text = bot.last_plain(USER)
     assert "llama.cpp genannt: seine Startprüfung läuft" in text and "llama.cpp: startet auf" in text
     await bot.send(USER, "und mit 32k?", language_code="de")
-    text = plain(bot)
+    text = bot.last_plain(USER)
     assert "llama.cpp: startet auf" in text and "🚀 vLLM" not in text
 
 
 async def test_an_unchecked_engine_is_named_in_both_languages(bot):
     await bot.send(USER, "qwen3 32b fp8 with SGLang on an H100")
-    assert "SGLang is not checked by Cardfit: vLLM's check stands in" in plain(bot)
+    assert "SGLang is not checked by Cardfit: vLLM's check stands in" in bot.last_plain(USER)
     await bot.send(USER, "Qwen3 32B fp8 mit SGLang auf einer H100", language_code="de")
-    assert "SGLang prüft Cardfit nicht: die Prüfung von vLLM steht dafür" in plain(bot)
+    assert "SGLang prüft Cardfit nicht: die Prüfung von vLLM steht dafür" in bot.last_plain(USER)
 
 
 # ---- llama-server's slots: --parallel / -np split -c
@@ -132,11 +119,11 @@ def test_llama_server_slots_are_users_with_their_share_of_the_context(text, each
 
 async def test_the_answer_says_what_each_slot_gets(bot):
     await bot.send(USER, "llama-server -m Qwen3-32B-Q4_K_M.gguf --parallel 4 -c 32768 -ngl 99 on an A40")
-    text = plain(bot)
+    text = bot.last_plain(USER)
     assert "--parallel 4: llama.cpp splits -c 32,768 over 4 slots: each user gets 8,192 tokens" in text
     assert "8,192 tokens · batch 4" in text and "Not understood" not in text
     await bot.send(USER, "llama-server -m Qwen3-32B-Q4_K_M.gguf -np 4 -c 32768 auf einer A40", language_code="de")
-    text = plain(bot)
+    text = bot.last_plain(USER)
     assert "-np 4: llama.cpp teilt -c 32.768 auf 4 Slots auf: jeder Nutzer bekommt 8.192 Token" in text
 
 

@@ -13,7 +13,7 @@ from bot.config import load_settings
 from bot.store import CONTEXT_TTL_S, Store
 from engine.sizing.payload import decode_request
 from engine.sizing.rule import SizeRequest
-from tests.support.botharness import BOT_USERNAME, TOKEN, Harness, buttons
+from tests.support.botharness import BOT_USERNAME, Harness, buttons, harness_settings
 
 USER = 61
 GROUP = -1001
@@ -21,14 +21,7 @@ GROUP = -1001
 
 @pytest.fixture
 def settings(tmp_path):
-    return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), topup_secret="topup-key-for-tests",
-                         rate_limit_messages=8, rate_limit_window_s=60)
-
-
-@pytest.fixture
-async def bot(settings):
-    async with Harness(settings) as harness:
-        yield harness
+    return harness_settings(tmp_path, rate_limit_messages=8)
 
 
 async def test_follow_ups_in_a_private_chat(bot):

@@ -8,8 +8,7 @@ import re
 
 import pytest
 
-from bot.config import load_settings
-from tests.support.botharness import TOKEN, Harness, buttons
+from tests.support.botharness import buttons, harness_settings
 
 USER = 81
 LEAD_RE = re.compile(r"^✅ (?:Fits on|Passt auf) (\d+x [^(]+?) \(", re.M)
@@ -18,14 +17,7 @@ STARTS_RE = re.compile(r"^🚀 [\w.]+: (?:starts on|startet auf) (\d+x [^—]+?)
 
 @pytest.fixture
 def settings(tmp_path):
-    return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), topup_secret="topup-key-for-tests",
-                         rate_limit_messages=60, rate_limit_window_s=60)
-
-
-@pytest.fixture
-async def bot(settings):
-    async with Harness(settings) as harness:
-        yield harness
+    return harness_settings(tmp_path, rate_limit_messages=60)
 
 
 def plain(html: str) -> str:

@@ -9,7 +9,7 @@ from bot.cli.main import ask_answer
 from bot.texts.render import plain, render_answer
 from catalog.loader import load_catalog
 from engine.parse import Vocabulary
-from tests.test_followup_bot import bot, settings  # noqa: F401  (the harness and its settings, as fixtures)
+from tests.test_followup_bot import settings  # noqa: F401  (the harness's settings, as a fixture)
 
 CATALOG = load_catalog("gpurenthub").catalog
 VOCABULARY = Vocabulary.of_catalog(CATALOG)

@@ -26,12 +26,6 @@ def settings(tmp_path, request):
                          topup_secret="test-secret-0123456789", **getattr(request, "param", {}))
 
 
-@pytest.fixture
-async def bot(settings):
-    async with Harness(settings) as harness:
-        yield harness
-
-
 def attempts(bot: Harness, chat_id: int, method: str = "sendMessage") -> list[str]:
     return [c.method for c in bot.request.calls if c.params.get("chat_id") == chat_id and c.method.startswith(method)]
 

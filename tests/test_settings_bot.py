@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.config import load_settings
-from tests.support.botharness import BOT_USERNAME, TOKEN, Harness
+from tests.support.botharness import BOT_USERNAME, Harness, harness_settings
 
 QUESTION = "Qwen3-32B on one H100 at 16k"
 # `cardfit ask "Qwen3-32B on one H100 at 16k"` with and without --vllm-version 0.11 (the CLI's own numbers): 0.11
@@ -16,14 +15,7 @@ ROOM_0_11 = "room for 18,544 tokens"
 
 @pytest.fixture
 def settings(tmp_path):
-    return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), topup_secret="topup-key-for-tests",
-                         rate_limit_messages=50, rate_limit_window_s=60)
-
-
-@pytest.fixture
-async def bot(settings):
-    async with Harness(settings) as harness:
-        yield harness
+    return harness_settings(tmp_path, rate_limit_messages=50)
 
 
 def store(bot: Harness):

@@ -10,12 +10,11 @@ import re
 
 import pytest
 
-from bot.config import load_settings
 from catalog.loader import load_catalog
 from engine.answer.build import build_answer
 from engine.models.registry import default_registry
 from engine.parse import Vocabulary, parse
-from tests.support.botharness import TOKEN, Harness, buttons
+from tests.support.botharness import buttons, harness_settings
 
 CATALOG = load_catalog("gpurenthub").catalog
 VOCABULARY = Vocabulary.build(default_registry(), CATALOG.cards, CATALOG.regions)
@@ -75,14 +74,7 @@ def test_cardfit_size_target_flag(capsys):
 
 @pytest.fixture
 def settings(tmp_path):
-    return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), topup_secret="topup-key-for-tests",
-                         rate_limit_messages=20, rate_limit_window_s=60)
-
-
-@pytest.fixture
-async def bot(settings):
-    async with Harness(settings) as harness:
-        yield harness
+    return harness_settings(tmp_path, rate_limit_messages=20)
 
 
 async def test_bot_answers_a_speed_target_in_english(bot):

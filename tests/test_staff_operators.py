@@ -46,12 +46,6 @@ def edit_catalog(path: Path, **prices) -> None:
     path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
-@pytest.fixture
-async def bot(settings):
-    async with Harness(settings) as harness:
-        yield harness
-
-
 def admin_texts(bot: Harness) -> list[str]:
     return [p["text"] for p in to(bot, ADMIN)]
 

@@ -9,7 +9,7 @@ from bot.config import load_settings
 from bot.features.reply import CallbackResult, Reply
 from bot.operators.announcements import split_message
 from bot.texts.render import CAPTION_LIMIT, TELEGRAM_LIMIT, clip, telegram_length, utf16_prefix
-from tests.support.botharness import TOKEN, Harness
+from tests.support.botharness import TOKEN
 
 EMOJI = "🚀"  # U+1F680: one code point, two UTF-16 units
 assert len(EMOJI) == 1 and telegram_length(EMOJI) == 2
@@ -18,12 +18,6 @@ assert len(EMOJI) == 1 and telegram_length(EMOJI) == 2
 @pytest.fixture
 def settings(tmp_path):
     return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), topup_secret="test-secret-0123456789")
-
-
-@pytest.fixture
-async def bot(settings):
-    async with Harness(settings) as harness:
-        yield harness
 
 
 def no_lone_surrogate(text: str) -> bool:

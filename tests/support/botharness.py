@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -25,6 +26,13 @@ BOT_ID = 777000
 BOT_USERNAME = "CardfitTestBot"
 TOKEN = f"{BOT_ID}:TEST-token-not-real-0123456789"
 BUNDLED_CATALOG = Path(__file__).resolve().parents[2] / "catalog" / "data" / "gpurenthub.yaml"
+
+
+def harness_settings(tmp_path: Path, rate_limit_messages: int) -> Settings:
+    """The bot on the bundled catalog with a fresh SQLite store under `tmp_path`, a top-up secret, and a flood limit
+    of `rate_limit_messages` a minute (a test module's own: how many questions its users send)."""
+    return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), topup_secret="topup-key-for-tests",
+                         rate_limit_messages=rate_limit_messages, rate_limit_window_s=60)
 
 
 def copied_catalog_settings(tmp_path: Path) -> Settings:
@@ -191,6 +199,10 @@ class Harness:
 
     def last_text(self, chat_id: int | None = None) -> str:
         return self.replies(chat_id)[-1]["text"]
+
+    def last_plain(self, chat_id: int) -> str:
+        """The last reply to `chat_id` without its HTML tags."""
+        return re.sub(r"<[^>]+>", "", self.last_text(chat_id)).replace("&#x27;", "'")
 
 
 def network_error() -> NetworkError:
