@@ -14,7 +14,7 @@ from catalog.schema import Card
 from engine.models.registry import default_registry
 from engine.parse import Vocabulary
 from tests.support.botapi_emulator import BotApiEmulator
-from tests.support.botharness import Harness
+from tests.support.botharness import BUNDLED_CATALOG, Harness
 
 # No test reaches the Hugging Face Hub: huggingface_hub reads these at import, so they are set before
 # anything imports it; tests of the lookup point it at tests/support/hubserver.py. Port 9 (discard) refuses.
@@ -32,6 +32,14 @@ async def emulator():
     """A fresh, started BotApiEmulator per test; stopped (long polls released) at teardown."""
     async with BotApiEmulator(token=EMULATOR_TOKEN) as emu:
         yield emu
+
+
+@pytest.fixture
+def catalog_file(tmp_path):
+    """A copy of the bundled GPU Rent Hub catalog that a test may edit (the bot reloads it)."""
+    path = tmp_path / "catalog.yaml"
+    shutil.copy(BUNDLED_CATALOG, path)
+    return path
 
 
 @pytest_asyncio.fixture

@@ -20,13 +20,6 @@ BUNDLED = Path(__file__).resolve().parents[1] / "catalog" / "data" / "gpurenthub
 
 
 @pytest.fixture
-def catalog_file(tmp_path):
-    path = tmp_path / "catalog.yaml"
-    shutil.copy(BUNDLED, path)
-    return path
-
-
-@pytest.fixture
 async def bot(tmp_path, catalog_file):
     settings = load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), admin_ids=f"{ADMIN}",
                              catalog=str(catalog_file), catalog_settle_s=0)

@@ -4,7 +4,6 @@ and a renamed catalog id. The SIGKILL tests of a real process are in tests/test_
 from __future__ import annotations
 
 import asyncio
-import shutil
 from pathlib import Path
 
 import httpx
@@ -23,13 +22,6 @@ from tests.support.botharness import TOKEN, Harness
 ADMIN, CUSTOMER = 42, 44
 CHANNEL = "@cardfit_news"
 BUNDLED = Path(__file__).resolve().parents[1] / "catalog" / "data" / "gpurenthub.yaml"
-
-
-@pytest.fixture
-def catalog_file(tmp_path):
-    path = tmp_path / "catalog.yaml"
-    shutil.copy(BUNDLED, path)
-    return path
 
 
 def make_settings(tmp_path: Path, catalog_file: Path, **overrides) -> Settings:

@@ -4,19 +4,13 @@ whole conversation causes, read from /metrics: tests/test_e2e.py (polling) and t
 from __future__ import annotations
 
 import asyncio
-import shutil
-from pathlib import Path
 from types import SimpleNamespace
-
-import pytest
-import yaml
 
 from bot import metrics
 from bot.config import load_settings
 from bot.store.hub_models import HubEntry
-from tests.support.botharness import TOKEN, Harness
+from tests.support.botharness import TOKEN, Harness, edit_catalog
 
-BUNDLED = Path(__file__).resolve().parents[1] / "catalog" / "data" / "gpurenthub.yaml"
 ADMIN, CUSTOMER = 42, 44
 
 
@@ -40,21 +34,6 @@ def test_every_series_carries_the_replica(monkeypatch):
     assert samples and all('replica="bot-7"' in line for line in samples)
     monkeypatch.delenv("CARDFIT_REPLICA")
     assert metrics.replica_name().rsplit(":", 1)[1].isdigit()  # host:pid
-
-
-@pytest.fixture
-def catalog_file(tmp_path):
-    path = tmp_path / "catalog.yaml"
-    shutil.copy(BUNDLED, path)
-    return path
-
-
-def edit_catalog(path: Path, **prices) -> None:
-    data = yaml.safe_load(path.read_text())
-    for card in data["cards"]:
-        if card["id"] in prices:
-            card["price_monthly_usd"] = prices[card["id"]]
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
 async def test_flood_drops_reloads_rejections_and_alerts_are_counted(tmp_path, catalog_file):

@@ -3,25 +3,14 @@ other reads, a catalog change both see is announced once, alerts both deliver at
 from __future__ import annotations
 
 import asyncio
-import shutil
-from pathlib import Path
 
 import pytest
-import yaml
 
 from bot.config import load_settings
-from tests.support.botharness import TOKEN, Harness
+from tests.support.botharness import TOKEN, Harness, edit_catalog
 
 ADMIN = 42
 CHANNEL = "@cardfit_news"
-BUNDLED = Path(__file__).resolve().parents[1] / "catalog" / "data" / "gpurenthub.yaml"
-
-
-@pytest.fixture
-def catalog_file(tmp_path):
-    path = tmp_path / "catalog.yaml"
-    shutil.copy(BUNDLED, path)
-    return path
 
 
 @pytest.fixture
@@ -30,14 +19,6 @@ def settings(postgres_server, catalog_file):
     return load_settings(bot_token=TOKEN, db=postgres_server.create_database(), admin_ids=f"{ADMIN}",
                          announce_chat=CHANNEL, announce_auto=True, catalog=str(catalog_file),
                          rate_limit_messages=1000, send_rate_per_s=10_000)
-
-
-def edit_catalog(path: Path, **prices) -> None:
-    data = yaml.safe_load(path.read_text())
-    for card in data["cards"]:
-        if card["id"] in prices:
-            card["price_monthly_usd"] = prices[card["id"]]
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
 def alerts_to(bot: Harness, chat_id: int) -> list[dict]:

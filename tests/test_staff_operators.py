@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
 import threading
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from bot.store import Store
 from catalog.loader import load_catalog
 from engine.sizing.payload import decode_request, encode_request
 from engine.sizing.rule import SizeRequest
-from tests.support.botharness import BOT_USERNAME, TOKEN, Harness, buttons
+from tests.support.botharness import BOT_USERNAME, TOKEN, Harness, buttons, edit_catalog
 
 ADMIN, STAFF, CUSTOMER = 42, 43, 44
 CHANNEL = "@cardfit_news"
@@ -25,25 +24,10 @@ BUNDLED = Path(__file__).resolve().parents[1] / "catalog" / "data" / "gpurenthub
 
 
 @pytest.fixture
-def catalog_file(tmp_path):
-    path = tmp_path / "catalog.yaml"
-    shutil.copy(BUNDLED, path)
-    return path
-
-
-@pytest.fixture
 def settings(tmp_path, catalog_file):
     return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), admin_ids=f"{ADMIN},99",
                          staff_ids=f"{STAFF}", announce_chat=CHANNEL, catalog=str(catalog_file),
                          topup_secret="topup-key-for-tests", rate_limit_messages=50)
-
-
-def edit_catalog(path: Path, **prices) -> None:
-    data = yaml.safe_load(path.read_text())
-    for card in data["cards"]:
-        if card["id"] in prices:
-            card["price_monthly_usd"] = prices[card["id"]]
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
 def admin_texts(bot: Harness) -> list[str]:

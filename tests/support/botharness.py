@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
+import yaml
 from telegram import Update
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
@@ -33,6 +34,15 @@ def harness_settings(tmp_path: Path, rate_limit_messages: int) -> Settings:
     of `rate_limit_messages` a minute (a test module's own: how many questions its users send)."""
     return load_settings(bot_token=TOKEN, db=str(tmp_path / "cardfit.sqlite3"), topup_secret="topup-key-for-tests",
                          rate_limit_messages=rate_limit_messages, rate_limit_window_s=60)
+
+
+def edit_catalog(path: Path, **prices: float) -> None:
+    """Reprice cards of a catalog file in place (card id -> monthly USD), as an operator's edit does."""
+    data = yaml.safe_load(path.read_text())
+    for card in data["cards"]:
+        if card["id"] in prices:
+            card["price_monthly_usd"] = prices[card["id"]]
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
 def copied_catalog_settings(tmp_path: Path) -> Settings:
