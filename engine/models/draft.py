@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.models.hub import DTYPE_BYTES, layer_roles, shape_from_hub, text_config
-from engine.models.registry import ModelShape, Registry
+from engine.models.registry import STATE_DTYPE_BYTES, ModelShape, Registry
 
 # Tensor-name parts of a vision tower and its projector in transformers' and vLLM's checkpoints (Qwen2.5-VL
 # "visual.", Gemma 3 / Mistral 3 "vision_tower." + "multi_modal_projector.", Llama 3.2 Vision "vision_model.",
@@ -169,7 +169,7 @@ class _Entry:
         self.put("no_kv_layers", roles.no_kv, "layers without a per-token KV cache" if roles.no_kv else "")
         state = shape.linear_state
         if state is not None:
-            dtype = {4: "float32", 2: "bfloat16"}[state.recurrent_bytes]
+            dtype = next(name for name, size in STATE_DTYPE_BYTES.items() if size == state.recurrent_bytes)
             self.rows.append(f"    linear_state: {{key_heads: {state.key_heads}, value_heads: {state.value_heads}, "
                              f"key_dim: {state.key_dim}, value_dim: {state.value_dim}, "
                              f"conv_kernel: {state.conv_kernel}, recurrent_dtype: {dtype}}}")
